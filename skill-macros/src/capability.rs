@@ -1,0 +1,132 @@
+//! `#[capability(...)]`: declare a capability on a struct.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{ItemStruct, LitStr, Path, Type};
+
+use crate::args::{List, NodeKind};
+use crate::ast::{Choice, choice, doc_text, nodes, str_lit};
+use crate::ctxt::Ctxt;
+
+const KEYS: &[&str] = &["id", "effect", "operation", "resource", "crate"];
+
+pub fn expand(args: List, item: ItemStruct) -> TokenStream {
+    let cx = Ctxt::new();
+    let mut id: Option<LitStr> = None;
+    let mut effect: Option<Choice> = None;
+    let mut operation: Option<Choice> = None;
+    let mut resource: Option<Type> = None;
+    let mut krate: Option<Path> = None;
+    for node in nodes(&cx, args, "#[capability]", KEYS, &[]) {
+        match node.key().as_str() {
+            "id" => id = str_lit(&cx, &node),
+            "effect" => {
+                effect = choice(
+                    &cx,
+                    &node,
+                    &[
+                        ("database", "Database"),
+                        ("file", "File"),
+                        ("api", "Api"),
+                        ("event", "Event"),
+                        ("cache", "Cache"),
+                        ("network", "Network"),
+                        ("process", "Process"),
+                        ("none", "None"),
+                    ],
+                )
+            }
+            "operation" => {
+                operation = choice(
+                    &cx,
+                    &node,
+                    &[("read", "Read"), ("write", "Write"), ("delete", "Delete"), ("upsert", "Upsert"), ("execute", "Execute")],
+                )
+            }
+            "resource" => match &node.kind {
+                NodeKind::Value(syn::Expr::Path(p)) => {
+                    let path = &p.path;
+                    resource = Some(syn::parse_quote!(#path));
+                },
+                _ => cx.error_at(node.span(), "`resource` takes a type, like `resource = SeoDb`"),
+            },
+            _ => {
+                krate = str_lit(&cx, &node).and_then(|s| {
+                    s.parse::<Path>()
+                        .map_err(|_| cx.error_spanned(&s, "`crate` takes a path, like `crate = \"::skill_runtime\"`"))
+                        .ok()
+                })
+            }
+        }
+    }
+    let ident = &item.ident;
+    if id.is_none() {
+        cx.error_spanned(ident, "#[capability] needs `id = \"domain.verb\"`, like `id = \"database.write\"`");
+    }
+    if effect.is_none() {
+        cx.error_spanned(ident, "#[capability] needs `effect = \"...\"`: database, file, api, event, cache, network, process or none");
+    }
+    if operation.is_none() {
+        cx.error_spanned(ident, "#[capability] needs `operation = \"...\"`: read, write, delete, upsert or execute");
+    }
+    if let Some(id) = &id {
+        if !is_capability_id(&id.value()) {
+            cx.error_spanned(id, format!("capability id \"{}\" is not of the form `domain.verb` (two lowercase snake_case words joined by one dot, like \"database.write\")", id.value()));
+        }
+    }
+    if !item.generics.params.is_empty() {
+        cx.error_spanned(&item.generics, "a capability is a plain struct without generics");
+    }
+    let description = doc_text(&item.attrs);
+    if description.is_none() {
+        cx.error_spanned(ident, "capability has no description; add a doc comment saying what it allows");
+    }
+    if let Err(e) = cx.check() {
+        let e = e.into_compile_error();
+        return quote!(#e #item);
+    }
+    let (Some(id), Some(effect), Some(operation), Some((description, _))) = (id, effect, operation, description) else {
+        return quote!(#item);
+    };
+    let krate = krate.unwrap_or_else(|| syn::parse_quote!(::skill_runtime));
+    let p = quote!(#krate::__private);
+    let resource = resource.unwrap_or_else(|| syn::parse_quote!(()));
+    let resource_name = quote!(#resource).to_string().replace(' ', "");
+    let effect = syn::Ident::new(effect.variant, Span::call_site());
+    let operation = syn::Ident::new(operation.variant, Span::call_site());
+    let name = ident.to_string();
+    quote! {
+        #item
+        const _: () = {
+            impl #p::Capability for #ident {
+                type Resource = #resource;
+                const INFO: #p::CapabilityInfo = #p::CapabilityInfo {
+                    id: #id,
+                    description: #description,
+                    effect: #p::EffectType::#effect,
+                    operation: #p::Operation::#operation,
+                    rust_path: ::core::concat!(::core::module_path!(), "::", #name),
+                    resource: ::core::any::TypeId::of::<#resource>,
+                    resource_name: #resource_name,
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                };
+            }
+            #p::inventory::submit! {
+                #p::CapabilityEntry(&<#ident as #p::Capability>::INFO)
+            }
+        };
+    }
+}
+
+/// Mirrors `skill_runtime::capability::is_capability_id`.
+fn is_capability_id(id: &str) -> bool {
+    let mut parts = id.split('.');
+    let word = |w: Option<&str>| {
+        w.is_some_and(|w| {
+            w.starts_with(|c: char| c.is_ascii_lowercase())
+                && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+    };
+    word(parts.next()) && word(parts.next()) && parts.next().is_none()
+}

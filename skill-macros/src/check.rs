@@ -1,0 +1,252 @@
+//! Rules over a whole `#[skill]` that no single argument can check alone. One
+//! `check_*` function per rule; each reports every violation it finds.
+
+use crate::ast::{SkillArgs, SkillFn, same_path};
+use crate::ctxt::Ctxt;
+
+/// The longest description the AI-COS skill model allows.
+pub const MAX_DESCRIPTION: usize = 200;
+
+pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+    check_name(cx, args, func);
+    check_versions(cx, args);
+    check_description(cx, args, func);
+    check_deprecation(cx, args);
+    check_side_effects_declared(cx, args);
+    check_mcp(cx, args);
+    check_limits(cx, args);
+    check_words(cx, args);
+    check_condition_arity(cx, args);
+}
+
+/// Skill names are snake_case (Brain OS registry v2), because every consumer
+/// uses them as identifiers.
+fn check_name(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+    match &args.name {
+        Some(name) if !is_snake_case(&name.value()) => cx.error_spanned(
+            name,
+            format!(
+                "skill name \"{}\" is not snake_case; use lowercase words joined by `_`, like \"{}\"",
+                name.value(),
+                to_snake_case(&name.value())
+            ),
+        ),
+        None => {
+            let ident = func.item.sig.ident.to_string();
+            let ident = ident.trim_start_matches("r#");
+            if !is_snake_case(ident) {
+                cx.error_spanned(
+                    &func.item.sig.ident,
+                    format!("skill name `{ident}` (from the function name) is not snake_case; rename the function or add `name = \"{}\"`", to_snake_case(ident)),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Versions are semver so registries can compare them and `diff` can demand bumps.
+fn check_versions(cx: &Ctxt, args: &SkillArgs) {
+    let versions = [args.version.as_ref(), args.deprecation.as_ref().and_then(|d| d.removal_version.as_ref())];
+    for v in versions.into_iter().flatten() {
+        if !is_semver(&v.value()) {
+            cx.error_spanned(v, format!("\"{}\" is not a semver version; write MAJOR.MINOR.PATCH, like \"1.0.0\"", v.value()));
+        }
+    }
+}
+
+/// Every skill has a short description (explicit, or the doc comment's first
+/// paragraph): LLM routers choose tools by it, and the AI-COS model caps it.
+fn check_description(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+    let (text, span) = match (&args.description, &func.doc) {
+        (Some(d), _) => (d.value(), d.span()),
+        (None, Some((doc, span))) => (doc.clone(), *span),
+        (None, None) => {
+            cx.error_spanned(
+                &func.item.sig.ident,
+                "skill has no description; add a doc comment (`/// What it does.`) or `description = \"...\"`",
+            );
+            return;
+        }
+    };
+    let n = text.chars().count();
+    if text.trim().is_empty() {
+        cx.error_at(span, "skill description is empty; say what the skill does");
+    } else if n > MAX_DESCRIPTION {
+        cx.error_at(
+            span,
+            format!("skill description is {n} characters, over the limit of {MAX_DESCRIPTION}; shorten the first paragraph of the doc comment or set `description = \"...\"`"),
+        );
+    }
+}
+
+/// A deprecated skill says what replaces it and how to migrate; a live one has no
+/// deprecation metadata.
+fn check_deprecation(cx: &Ctxt, args: &SkillArgs) {
+    let deprecated = args.status.is_some_and(|s| s.variant == "Deprecated");
+    match (&args.deprecation, args.status) {
+        (None, Some(s)) if deprecated => cx.error_at(
+            s.span,
+            "`status = \"deprecated\"` needs deprecation metadata: add `deprecation(notes = \"how to migrate\", replaced_by = \"...\", removal_version = \"...\")`",
+        ),
+        (Some(d), _) if !deprecated => cx.error_at(
+            d.span,
+            "deprecation(...) is only for deprecated skills; add `status = \"deprecated\"` or remove it",
+        ),
+        (Some(d), _) if d.notes.is_none() => cx.error_at(
+            d.span,
+            "deprecation(...) needs `notes = \"...\"`: deprecations must include migration notes",
+        ),
+        _ => {}
+    }
+}
+
+/// A side effect is a use of a declared capability; an undeclared one would let
+/// the manifest promise less than the code does.
+fn check_side_effects_declared(cx: &Ctxt, args: &SkillArgs) {
+    for s in &args.side_effects {
+        if !args.capabilities.iter().any(|c| same_path(c, &s.capability)) {
+            let name = crate::args::path_text(&s.capability);
+            cx.error_spanned(
+                &s.capability,
+                format!("side effect `{name}` is not a declared capability; add `{name}` to `capabilities(...)`"),
+            );
+        }
+    }
+}
+
+/// MCP tool names follow the spec's naming rule.
+fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
+    let Some(mcp) = &args.mcp else { return };
+    if let Some(t) = &mcp.tool_name {
+        let name = t.value();
+        let ok = (1..=128).contains(&name.len())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !ok {
+            cx.error_spanned(t, "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`");
+        }
+    }
+    for p in &mcp.permissions {
+        if p.value().is_empty() || p.value().chars().any(char::is_whitespace) {
+            cx.error_spanned(p, "MCP permissions are non-empty words without spaces, like \"database:read\"");
+        }
+    }
+}
+
+/// Zero limits would make a skill that can never run.
+fn check_limits(cx: &Ctxt, args: &SkillArgs) {
+    for (lit, what) in [(&args.rate_limit, "max_per_minute"), (&args.timeout_ms, "timeout_ms")] {
+        if let Some(l) = lit {
+            if l.base10_parse::<u64>().ok() == Some(0) {
+                cx.error_spanned(l, format!("`{what}` of 0 would never let the skill run; use at least 1"));
+            }
+        }
+    }
+    for (lit, max, what) in [
+        (&args.rate_limit, u64::from(u32::MAX), "max_per_minute"),
+        (&args.retries, u64::from(u32::MAX), "retries"),
+    ] {
+        if let Some(l) = lit {
+            if l.base10_parse::<u64>().is_ok_and(|v| v > max) {
+                cx.error_spanned(l, format!("`{what}` is at most {max}"));
+            }
+        }
+    }
+}
+
+/// Domains, owners, tags and redacted fields are identifiers consumers match on.
+fn check_words(cx: &Ctxt, args: &SkillArgs) {
+    if let Some(d) = &args.domain {
+        if !is_snake_case(&d.value()) {
+            cx.error_spanned(d, format!("domain \"{}\" is not lowercase snake_case, like \"seo\"", d.value()));
+        }
+    }
+    for l in args.owners.iter().chain(&args.policy_tags) {
+        if l.value().trim().is_empty() {
+            cx.error_spanned(l, "empty string; remove it");
+        }
+    }
+    for l in args.redact_inputs.iter().chain(&args.redact_outputs) {
+        if l.value().is_empty() || l.value().contains('/') {
+            cx.error_spanned(l, "redaction names a top-level field of the input or output, like \"query\"");
+        }
+    }
+}
+
+pub fn is_snake_case(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && !s.ends_with('_')
+        && !s.contains("__")
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+pub fn to_snake_case(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+/// Semantic Versioning 2.0.0: MAJOR.MINOR.PATCH, optional `-pre` and `+build`.
+pub fn is_semver(s: &str) -> bool {
+    let (rest, build) = match s.split_once('+') {
+        Some((r, b)) => (r, Some(b)),
+        None => (s, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (rest, None),
+    };
+    let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'));
+    let ident = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| numeric(p))
+        && pre.is_none_or(|p| p.split('.').all(|x| ident(x) && (!x.bytes().all(|b| b.is_ascii_digit()) || numeric(x))))
+        && build.is_none_or(|b| b.split('.').all(ident))
+}
+
+/// Conditions are closures (or function paths) called with fixed arguments; a
+/// closure with another number of parameters cannot be called.
+pub fn check_condition_arity(cx: &Ctxt, args: &SkillArgs) {
+    let pre = args.preconditions.iter().filter_map(|p| p.check.as_ref()).map(|e| (e, "precondition", "`|input| ...` or `|input, caller| ...`"));
+    let post = args.postconditions.iter().filter_map(|p| p.check.as_ref()).map(|e| (e, "postcondition", "`|output| ...` or `|input, output| ...`"));
+    let rules = args.validation_rules.iter().filter_map(|r| r.check.as_ref()).map(|e| (e, "validation_rule", "`|output| ...` or `|input, output| ...`"));
+    for (e, what, forms) in pre.chain(post).chain(rules) {
+        match e {
+            syn::Expr::Closure(c) if !(1..=2).contains(&c.inputs.len()) => cx.error_spanned(
+                &c.inputs,
+                format!("a {what} check takes 1 or 2 parameters: {forms}"),
+            ),
+            syn::Expr::Closure(c) if c.asyncness.is_some() => {
+                cx.error_spanned(c.asyncness, format!("a {what} check is a plain closure, not `async`"))
+            }
+            syn::Expr::Closure(_) | syn::Expr::Path(_) => {}
+            other => cx.error_spanned(
+                other,
+                format!("a {what} check is a closure or a function path: {forms}; the closure is type checked against the skill's types"),
+            ),
+        }
+    }
+}
+
+/// How many arguments a condition is called with: a closure's own count, and the
+/// full count for a function path.
+pub fn arity(e: &syn::Expr) -> usize {
+    match e {
+        syn::Expr::Closure(c) => c.inputs.len(),
+        _ => 2,
+    }
+}

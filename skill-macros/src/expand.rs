@@ -1,0 +1,334 @@
+//! Code generation for `#[skill]`. Cannot fail: everything was checked before.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ItemFn, LitStr, Path, Type};
+
+use crate::args::path_text;
+use crate::ast::{Choice, SkillArgs, SkillFn, same_path};
+use crate::check::arity;
+use crate::source_text::source_text;
+
+pub fn runtime_path(args: &SkillArgs) -> Path {
+    args.krate.clone().unwrap_or_else(|| syn::parse_quote!(::skill_runtime))
+}
+
+/// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
+pub fn user_fn(func: &SkillFn, krate: &Path) -> ItemFn {
+    let mut item = func.item.clone();
+    let ident = item.sig.ident.clone();
+    if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker) {
+        if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i) {
+            let span = t.ty.span();
+            *t.ty = syn::parse_quote_spanned!(span=> #krate::__private::Ctx<#ident>);
+        }
+    }
+    item
+}
+
+/// The zero-sized marker type named like the function. A braced struct lives in
+/// the type namespace only, so it does not collide with the function.
+pub fn marker(func: &SkillFn) -> TokenStream {
+    let ident = &func.item.sig.ident;
+    let vis = &func.item.vis;
+    let doc = format!(
+        "The skill marker of [`{ident}()`]: the type to name in `Ctx<{ident}>`, `calls({ident})` and typed calls."
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #ident {}
+    }
+}
+
+/// `impl Declares<C>` and `impl Calls<T>` for what the skill declares.
+pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
+    let ident = &func.item.sig.ident;
+    let caps = args.capabilities.iter().map(|c| {
+        quote_spanned!(c.span()=> impl #krate::__private::Declares<#c> for #ident {})
+    });
+    let calls = args.calls.iter().map(|t| {
+        quote_spanned!(t.span()=> impl #krate::__private::Calls<#t> for #ident {})
+    });
+    quote!(#(#caps)* #(#calls)*)
+}
+
+pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
+    let krate = runtime_path(args);
+    let p = quote!(#krate::__private);
+    let ident = &func.item.sig.ident;
+    let user_fn = user_fn(func, &krate);
+    let marker = marker(func);
+    let grants = grants(args, func, &krate);
+
+    let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let error_ty: Type = func.error.clone().unwrap_or_else(|| syn::parse_quote!(#p::Never));
+    let call_args = if func.ctx_param.is_some() { quote!(ctx, input) } else { quote!(input) };
+    let drop_ctx = if func.ctx_param.is_some() { quote!() } else { quote!(::core::mem::drop(ctx);) };
+    let run_body = if func.error.is_some() {
+        quote!(#drop_ctx #ident(#call_args))
+    } else {
+        quote!(#drop_ctx let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
+    };
+
+    let manifest = manifest(args, func, &p);
+    let preconditions = args.preconditions.iter().map(|c| {
+        let (Some(code), Some(message), Some(check)) = (&c.code, &c.message, &c.check) else {
+            return quote!();
+        };
+        let text = source_text(check);
+        let call = if arity(check) == 2 { quote!((input, caller)) } else { quote!((input)) };
+        quote_spanned! {check.span()=>
+            #p::Precondition::<#ident> {
+                error_code: #code,
+                message: #message,
+                condition: #text,
+                check: {
+                    #[allow(clippy::redundant_closure_call, unused_variables)]
+                    fn __skill_check(input: &#input_ty, caller: &#p::Caller) -> bool {
+                        (#check) #call
+                    }
+                    __skill_check
+                },
+            },
+        }
+    });
+    let io_check = |check: &syn::Expr| {
+        let call = if arity(check) == 2 { quote!((input, output)) } else { quote!((output)) };
+        quote_spanned! {check.span()=>
+            {
+                #[allow(clippy::redundant_closure_call, unused_variables)]
+                fn __skill_check(input: &#input_ty, output: &#output_ty) -> bool {
+                    (#check) #call
+                }
+                __skill_check
+            }
+        }
+    };
+    let postconditions = args.postconditions.iter().filter_map(|c| {
+        let check = c.check.as_ref()?;
+        let text = source_text(check);
+        let rollback = opt_str(&c.rollback);
+        let f = io_check(check);
+        Some(quote! {
+            #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
+        })
+    });
+    let rules = args.validation_rules.iter().filter_map(|r| {
+        let (Some(id), Some(severity), Some(message), Some(check)) = (&r.id, r.severity, &r.message, &r.check) else {
+            return None;
+        };
+        let text = source_text(check);
+        let severity = variant(&p, "Severity", severity);
+        let f = io_check(check);
+        Some(quote! {
+            #p::ValidationRule::<#ident> {
+                rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
+            },
+        })
+    });
+    let effect_checks = effect_checks(args, func, &p);
+
+    quote! {
+        #user_fn
+        #marker
+
+        const _: () = {
+            impl #p::Skill for #ident {
+                type Input = #input_ty;
+                type Output = #output_ty;
+                type Error = #error_ty;
+                const MANIFEST: &'static #p::Manifest = &#manifest;
+                const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
+                const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
+                const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
+
+                fn run(
+                    ctx: #p::Ctx<Self>,
+                    input: Self::Input,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<Self::Output, Self::Error>,
+                > + ::core::marker::Send {
+                    #run_body
+                }
+            }
+            #grants
+            #effect_checks
+            #p::inventory::submit! {
+                #p::SkillEntry::of::<#ident>()
+            }
+        };
+    }
+}
+
+fn opt_str(s: &Option<LitStr>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn variant(p: &TokenStream, ty: &str, c: Choice) -> TokenStream {
+    let ty = Ident::new(ty, Span::call_site());
+    let v = Ident::new(c.variant, c.span);
+    quote!(#p::#ty::#v)
+}
+
+fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
+    let ident = &func.item.sig.ident;
+    let fn_name = ident.to_string().trim_start_matches("r#").to_owned();
+    let name = args.name.as_ref().map(|n| quote!(#n)).unwrap_or_else(|| quote!(#fn_name));
+    let title = opt_str(&args.title);
+    let version = args
+        .version
+        .as_ref()
+        .map(|v| quote!(#v))
+        .unwrap_or_else(|| quote!(::core::env!("CARGO_PKG_VERSION")));
+    let description = match (&args.description, &func.doc) {
+        (Some(d), _) => d.value(),
+        (None, Some((doc, _))) => doc.clone(),
+        (None, None) => String::new(),
+    };
+    let domain = opt_str(&args.domain);
+    let owners = &args.owners;
+    let status = variant(p, "Status", args.status.unwrap_or(Choice { variant: "Enabled", span: Span::call_site() }));
+    let deprecation = match &args.deprecation {
+        Some(d) => {
+            let replaced_by = opt_str(&d.replaced_by);
+            let removal = opt_str(&d.removal_version);
+            let notes = d.notes.as_ref().map(LitStr::value).unwrap_or_default();
+            quote!(::core::option::Option::Some(#p::Deprecation {
+                replaced_by: #replaced_by, removal_version: #removal, notes: #notes,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let kind = variant(p, "Kind", args.kind.unwrap_or(Choice { variant: "Logic", span: Span::call_site() }));
+    let autonomy = variant(p, "Autonomy", args.autonomy.unwrap_or(Choice { variant: "L0", span: Span::call_site() }));
+    let tags = &args.policy_tags;
+    let rate_limit = match &args.rate_limit {
+        Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
+        None => quote!(::core::option::Option::None),
+    };
+    let (ri, ro) = (&args.redact_inputs, &args.redact_outputs);
+    let timeout = args.timeout_ms.as_ref().map(|t| quote!(#t)).unwrap_or_else(|| quote!(#p::Execution::DEFAULT.timeout_ms));
+    let retries = args.retries.as_ref().map(|t| quote!(#t)).unwrap_or_else(|| quote!(#p::Execution::DEFAULT.retries));
+    let backoff = args
+        .backoff
+        .map(|b| variant(p, "Backoff", b))
+        .unwrap_or_else(|| quote!(#p::Execution::DEFAULT.backoff));
+    let idempotent = args.idempotent;
+    let destructive = args.destructive;
+    let hitl = args.requires_hitl;
+    let sandbox = variant(p, "Sandbox", args.sandbox.unwrap_or(Choice { variant: "Local", span: Span::call_site() }));
+    let source = variant(p, "Origin", args.source.unwrap_or(Choice { variant: "Local", span: Span::call_site() }));
+    let mcp = match &args.mcp {
+        Some(m) => {
+            let exposed = m.exposed;
+            let tool = opt_str(&m.tool_name);
+            let perms = &m.permissions;
+            quote!(#p::Mcp { exposed: #exposed, tool_name: #tool, permissions: &[#(#perms),*] })
+        }
+        None => quote!(#p::Mcp::HIDDEN),
+    };
+    let reuse = args.reusable_by.iter().map(|(role, level)| {
+        let role = variant(p, "AgentRole", *role);
+        let level = variant(p, "PermissionLevel", *level);
+        quote!(#p::Reuse { agent_role: #role, permission_level: #level })
+    });
+    let caps = args.capabilities.iter().map(|c| {
+        quote_spanned!(c.span()=> &<#c as #p::Capability>::INFO)
+    });
+    let effects = args.side_effects.iter().map(|s| {
+        let c = &s.capability;
+        let target = s.target.as_ref().map(LitStr::value).unwrap_or_default();
+        let reversible = s.reversible.unwrap_or(false);
+        let description = opt_str(&s.description);
+        quote_spanned!(c.span()=> #p::SideEffect {
+            capability: &<#c as #p::Capability>::INFO,
+            target: #target,
+            reversible: #reversible,
+            description: #description,
+        })
+    });
+    let calls = args.calls.iter().map(|t| {
+        quote_spanned!(t.span()=> #p::CallTarget {
+            kind: #p::TargetKind::Skill,
+            name: <#t as #p::Skill>::MANIFEST.name,
+            version: ::core::option::Option::Some(<#t as #p::Skill>::MANIFEST.version),
+        })
+    });
+    let loc = quote_spanned!(ident.span()=> #p::Location {
+        file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),
+    });
+    quote! {
+        #p::Manifest {
+            name: #name,
+            title: #title,
+            version: #version,
+            description: #description,
+            domain: #domain,
+            owners: &[#(#owners),*],
+            status: #status,
+            deprecation: #deprecation,
+            kind: #kind,
+            autonomy: #autonomy,
+            policy_tags: &[#(#tags),*],
+            rate_limit: #rate_limit,
+            redaction: #p::Redaction { inputs: &[#(#ri),*], outputs: &[#(#ro),*] },
+            execution: #p::Execution {
+                timeout_ms: #timeout, retries: #retries, backoff: #backoff, idempotent: #idempotent,
+            },
+            constraints: #p::Constraints {
+                is_destructive: #destructive, requires_hitl: #hitl, sandbox_type: #sandbox, source: #source,
+            },
+            mcp: #mcp,
+            reusable_by: &[#(#reuse),*],
+            capabilities: &[#(#caps),*],
+            side_effects: &[#(#effects),*],
+            call_targets: &[#(#calls),*],
+            entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name },
+            location: #loc,
+        }
+    }
+}
+
+/// Compile-time checks that need the capability's declaration, which lives in
+/// another item (often another crate): they run as constant evaluation, so a
+/// broken rule fails the build with our message, spanned at the capability.
+fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
+    let skill = func.item.sig.ident.to_string();
+    let mut out = TokenStream::new();
+    for c in &args.capabilities {
+        if args.side_effects.iter().any(|s| same_path(&s.capability, c)) {
+            continue;
+        }
+        let name = path_text(c);
+        let msg = format!(
+            "skill `{skill}` declares capability `{name}`, which writes, deletes, upserts, reaches the network or spawns processes, but does not list it as a side effect; add `{name}(target = \"...\", reversible = ...)` to `side_effects(...)`"
+        );
+        out.extend(quote_spanned! {c.span()=>
+            const _: () = if <#c as #p::Capability>::INFO.is_effectful() {
+                ::core::panic!(#msg)
+            };
+        });
+    }
+    if !args.destructive {
+        for s in args.side_effects.iter().filter(|s| s.reversible == Some(false)) {
+            let c = &s.capability;
+            let name = path_text(c);
+            let msg = format!(
+                "skill `{skill}` has an irreversible delete (`{name}`, reversible = false) but is not marked destructive; add `destructive` to #[skill(...)]"
+            );
+            out.extend(quote_spanned! {c.span()=>
+                const _: () = if ::core::matches!(<#c as #p::Capability>::INFO.operation, #p::Operation::Delete) {
+                    ::core::panic!(#msg)
+                };
+            });
+        }
+    }
+    out
+}

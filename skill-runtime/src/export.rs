@@ -1,0 +1,260 @@
+//! The JSON artifacts: `skill-registry.json` (Brain OS registry v2 field names, with
+//! the other seeds' fields as additional fields) and `capabilities.json`.
+//!
+//! Output is canonical: object keys sorted, two-space indentation, one trailing
+//! newline, arrays in registry order. Same code, same bytes.
+
+use serde_json::{Map, Value, json};
+
+use crate::capability::CapabilityInfo;
+use crate::manifest::Status;
+use crate::registry::{RegisteredSkill, Registry};
+
+/// Version of the `skill-registry.json` format this crate writes; it is also the
+/// `registry_version` of every export. Bump it (and `skill-registry.schema.json`)
+/// whenever the format changes.
+pub const REGISTRY_FORMAT_VERSION: &str = "2.0.0";
+
+/// Version of the `capabilities.json` format.
+pub const CAPABILITIES_FORMAT_VERSION: &str = "1.0.0";
+
+/// The published JSON Schema of `skill-registry.json`.
+pub const REGISTRY_SCHEMA: &str = include_str!("../skill-registry.schema.json");
+
+impl Registry {
+    /// The registry as the `skill-registry.json` value.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "registry_version": REGISTRY_FORMAT_VERSION,
+            "skills": self.skills().iter().map(skill_json).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The capability catalog as the `capabilities.json` value.
+    pub fn capabilities_json(&self) -> Value {
+        json!({
+            "catalog_version": CAPABILITIES_FORMAT_VERSION,
+            "capabilities": self.catalog().iter().map(|c| capability_json(c)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The canonical bytes of `skill-registry.json`.
+    pub fn export(&self) -> String {
+        canonical(&self.to_json())
+    }
+
+    /// The canonical bytes of `capabilities.json`.
+    pub fn export_capabilities(&self) -> String {
+        canonical(&self.capabilities_json())
+    }
+}
+
+fn capability_json(c: &CapabilityInfo) -> Value {
+    json!({
+        "id": c.id,
+        "description": c.description,
+        "effect_type": c.effect.as_str(),
+        "operation": c.operation.as_str(),
+    })
+}
+
+fn strs(v: &[&str]) -> Value {
+    Value::Array(v.iter().map(|s| Value::from(*s)).collect())
+}
+
+fn skill_json(s: &RegisteredSkill) -> Value {
+    let m = s.entry.manifest;
+    let mut o = Map::new();
+    let mut put = |k: &str, v: Value| {
+        o.insert(k.to_owned(), v);
+    };
+    // Brain OS registry v2: required fields.
+    put("name", m.name.into());
+    put("version", m.version.into());
+    put("status", m.status.as_str().into());
+    put("description", m.description.into());
+    put("kind", m.kind.as_str().into());
+    put("inputs_schema", s.input_schema.clone());
+    put("outputs_schema", s.output_schema.clone());
+    put(
+        "capabilities",
+        Value::Array(m.capabilities.iter().map(|c| c.id.into()).collect()),
+    );
+    put("autonomy", m.autonomy.as_str().into());
+    put(
+        "failure_modes",
+        Value::Array(
+            s.entry
+                .failure_modes
+                .iter()
+                .map(|f| json!({"code": f.code, "description": f.description, "retryable": f.retryable}))
+                .collect(),
+        ),
+    );
+    // Brain OS registry v2: optional fields.
+    put(
+        "side_effects",
+        Value::Array(m.side_effects.iter().map(|e| e.capability.id.into()).collect()),
+    );
+    put("policy_tags", strs(m.policy_tags));
+    put("owners", strs(m.owners));
+    if let Some(r) = m.rate_limit {
+        put("rate_limit", json!({"max_per_minute": r.max_per_minute}));
+    }
+    put(
+        "redaction",
+        json!({"inputs": strs(m.redaction.inputs), "outputs": strs(m.redaction.outputs)}),
+    );
+    if let (Status::Deprecated, Some(d)) = (m.status, &m.deprecation) {
+        let mut dep = Map::new();
+        dep.insert("deprecated".into(), true.into());
+        if let Some(r) = d.replaced_by {
+            dep.insert("replaced_by".into(), r.into());
+        }
+        if let Some(v) = d.removal_version {
+            dep.insert("removal_version".into(), v.into());
+        }
+        dep.insert("notes".into(), d.notes.into());
+        put("deprecation", Value::Object(dep));
+    }
+    // Logic skills.
+    put(
+        "entrypoint",
+        json!({"runtime": "native", "module": m.entrypoint.module, "handler": m.entrypoint.handler}),
+    );
+    put(
+        "call_targets",
+        Value::Array(
+            m.call_targets
+                .iter()
+                .map(|t| {
+                    let mut o = Map::new();
+                    o.insert("kind".into(), t.kind.as_str().into());
+                    o.insert("name".into(), t.name.into());
+                    if let Some(v) = t.version {
+                        o.insert("version".into(), v.into());
+                    }
+                    Value::Object(o)
+                })
+                .collect(),
+        ),
+    );
+    // Additional fields from the AI-COS skill model and the ADR.
+    if let Some(t) = m.title {
+        put("title", t.into());
+    }
+    if let Some(d) = m.domain {
+        put("domain", d.into());
+    }
+    put(
+        "side_effect_details",
+        Value::Array(
+            m.side_effects
+                .iter()
+                .map(|e| {
+                    json!({
+                        "capability": e.capability.id,
+                        "type": e.capability.effect.as_str(),
+                        "target": e.target,
+                        "operation": e.capability.operation.as_str(),
+                        "reversible": e.reversible,
+                        "description": e.description.unwrap_or(e.capability.description),
+                    })
+                })
+                .collect(),
+        ),
+    );
+    let c = &s.conditions;
+    put(
+        "preconditions",
+        Value::Array(
+            c.preconditions
+                .iter()
+                .map(|p| json!({"condition": p.condition, "error_code": p.error_code, "message": p.message}))
+                .collect(),
+        ),
+    );
+    put(
+        "postconditions",
+        Value::Array(
+            c.postconditions
+                .iter()
+                .map(|p| json!({"assertion": p.assertion, "rollback_action": p.rollback_action}))
+                .collect(),
+        ),
+    );
+    put(
+        "validation_rules",
+        Value::Array(
+            c.validation_rules
+                .iter()
+                .map(|r| {
+                    json!({
+                        "rule_id": r.rule_id,
+                        "expression": r.expression,
+                        "severity": r.severity.as_str(),
+                        "message": r.message,
+                    })
+                })
+                .collect(),
+        ),
+    );
+    put(
+        "reusable_by",
+        Value::Array(
+            m.reusable_by
+                .iter()
+                .map(|r| json!({"agent_role": r.agent_role.as_str(), "permission_level": r.permission_level.as_str()}))
+                .collect(),
+        ),
+    );
+    let e = m.execution;
+    put(
+        "execution",
+        json!({
+            "timeout_ms": e.timeout_ms,
+            "retries": e.retries,
+            "retry_backoff": e.backoff.as_str(),
+            "idempotent": e.idempotent,
+        }),
+    );
+    let k = m.constraints;
+    put(
+        "constraints",
+        json!({
+            "is_destructive": k.is_destructive,
+            "requires_hitl": k.requires_hitl,
+            "sandbox_type": k.sandbox_type.as_str(),
+            "source": k.source.as_str(),
+        }),
+    );
+    put(
+        "mcp",
+        json!({
+            "exposed": m.mcp.exposed,
+            "tool_name": m.mcp.tool_name.unwrap_or(m.name),
+            "permissions": strs(m.mcp.permissions),
+        }),
+    );
+    Value::Object(o)
+}
+
+/// Canonical text of `value`: keys sorted at every level, two-space indentation,
+/// a trailing newline.
+pub fn canonical(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}

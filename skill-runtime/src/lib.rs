@@ -1,0 +1,85 @@
+//! Compile-time checked skills.
+//!
+//! `#[skill(...)]` turns an `async fn` into a skill: a handler with a manifest
+//! (identity, JSON Schemas of its input and output, capabilities, side effects,
+//! execution policy, MCP exposure, ...). The manifest is checked when the code
+//! compiles, and once more when the [`Registry`] is built from every linked crate.
+//!
+//! ```
+//! use skill_runtime::prelude::*;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! pub struct GreetInput {
+//!     /// Who to greet.
+//!     pub name: String,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! pub struct GreetOutput {
+//!     pub greeting: String,
+//! }
+//!
+//! /// Greet someone by name.
+//! #[skill(version = "1.0.0", autonomy = "L3")]
+//! pub async fn greet(input: GreetInput) -> GreetOutput {
+//!     GreetOutput { greeting: format!("Hello, {}!", input.name) }
+//! }
+//!
+//! let registry = Registry::from_inventory().unwrap();
+//! assert_eq!(registry.get("greet").unwrap().name(), "greet");
+//! ```
+
+pub mod capability;
+mod ctx;
+mod entry;
+pub mod export;
+pub mod failure;
+mod invoke;
+pub mod manifest;
+pub mod registry;
+pub mod schema;
+mod skill;
+
+pub use capability::{Calls, Capability, CapabilityInfo, Declares, EffectType, Operation};
+pub use ctx::{Caller, Ctx, Resources};
+pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
+pub use failure::{FailureMode, FailureModes, Never};
+pub use invoke::{InvokeError, MissingResources, Outcome, RuleNote, Runtime};
+pub use manifest::Manifest;
+pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};
+pub use skill::{Postcondition, Precondition, Severity, Skill, ValidationRule};
+
+/// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
+pub use skill_macros::skill;
+
+/// `#[capability(id = "domain.verb", effect = "...", operation = "...")]` on a unit
+/// struct declares a capability; its doc comment is the description.
+pub use skill_macros::capability;
+
+/// `#[derive(FailureModes)]` on a skill's error enum.
+pub use skill_macros::FailureModes;
+
+/// What skill authors import.
+pub mod prelude {
+    pub use crate::{
+        Caller, Ctx, FailureModes, Never, Registry, Resources, Skill, capability, skill,
+    };
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Paths the generated code uses. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::capability::{CapabilityEntry, is_capability_id};
+    pub use crate::entry::SkillEntry;
+    pub use crate::manifest::*;
+    pub use crate::{
+        Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType, FailureMode,
+        FailureModes, Never, Operation, Postcondition, Precondition, Severity, Skill,
+        ValidationRule,
+    };
+    pub use core;
+    pub use inventory;
+
+}

@@ -1,0 +1,331 @@
+//! The static manifest every skill carries: identity, policy and contract metadata.
+//!
+//! Everything here is `const`-constructible so that `#[skill]` can emit one
+//! `&'static Manifest` per skill and submit it to `inventory` without running code.
+//! What the types already know (input/output schemas, failure modes, typed
+//! conditions) lives on the [`crate::Skill`] trait instead, so it cannot drift.
+
+use crate::capability::CapabilityInfo;
+
+/// The static part of a skill's contract.
+#[derive(Debug)]
+pub struct Manifest {
+    /// snake_case, unique per version in a registry.
+    pub name: &'static str,
+    /// Human display name (the AI-COS model's `name`).
+    pub title: Option<&'static str>,
+    /// semver.
+    pub version: &'static str,
+    /// Short purpose statement, at most 200 characters.
+    pub description: &'static str,
+    pub domain: Option<&'static str>,
+    pub owners: &'static [&'static str],
+    pub status: Status,
+    pub deprecation: Option<Deprecation>,
+    pub kind: Kind,
+    pub autonomy: Autonomy,
+    pub policy_tags: &'static [&'static str],
+    pub rate_limit: Option<RateLimit>,
+    pub redaction: Redaction,
+    pub execution: Execution,
+    pub constraints: Constraints,
+    pub mcp: Mcp,
+    pub reusable_by: &'static [Reuse],
+    pub capabilities: &'static [&'static CapabilityInfo],
+    pub side_effects: &'static [SideEffect],
+    pub call_targets: &'static [CallTarget],
+    pub entrypoint: Entrypoint,
+    /// Where the skill is defined, for build errors (never exported).
+    pub location: Location,
+}
+
+/// Lifecycle state (Brain OS registry v2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Enabled,
+    Disabled,
+    Deprecated,
+}
+
+impl Status {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Enabled => "enabled",
+            Status::Disabled => "disabled",
+            Status::Deprecated => "deprecated",
+        }
+    }
+}
+
+/// Required when [`Status::Deprecated`]; the seed asks for explicit migration notes.
+#[derive(Clone, Copy, Debug)]
+pub struct Deprecation {
+    pub replaced_by: Option<&'static str>,
+    pub removal_version: Option<&'static str>,
+    pub notes: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Logic,
+    Pipeline,
+}
+
+impl Kind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::Logic => "logic",
+            Kind::Pipeline => "pipeline",
+        }
+    }
+}
+
+/// How much a skill may do without a human: L0 (suggest only) to L3 (fully autonomous).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Autonomy {
+    L0,
+    L1,
+    L2,
+    L3,
+}
+
+impl Autonomy {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Autonomy::L0 => "L0",
+            Autonomy::L1 => "L1",
+            Autonomy::L2 => "L2",
+            Autonomy::L3 => "L3",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimit {
+    pub max_per_minute: u32,
+}
+
+/// Input and output fields that never reach a record or a log line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redaction {
+    pub inputs: &'static [&'static str],
+    pub outputs: &'static [&'static str],
+}
+
+/// Execution policy. Defaults follow the AI-COS skill model: 60 s, 3 retries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Execution {
+    pub timeout_ms: u64,
+    pub retries: u32,
+    pub backoff: Backoff,
+    pub idempotent: bool,
+}
+
+impl Execution {
+    pub const DEFAULT: Execution = Execution {
+        timeout_ms: 60_000,
+        retries: 3,
+        backoff: Backoff::Exponential,
+        idempotent: false,
+    };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    None,
+    Linear,
+    Exponential,
+}
+
+impl Backoff {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Backoff::None => "none",
+            Backoff::Linear => "linear",
+            Backoff::Exponential => "exponential",
+        }
+    }
+}
+
+/// The UnifiedSkillContract v1 constraints (ADR-0002).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Constraints {
+    pub is_destructive: bool,
+    pub requires_hitl: bool,
+    pub sandbox_type: Sandbox,
+    pub source: Origin,
+}
+
+impl Constraints {
+    pub const DEFAULT: Constraints = Constraints {
+        is_destructive: false,
+        requires_hitl: false,
+        sandbox_type: Sandbox::Local,
+        source: Origin::Local,
+    };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sandbox {
+    Docker,
+    Wasm,
+    Local,
+}
+
+impl Sandbox {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Sandbox::Docker => "DOCKER",
+            Sandbox::Wasm => "WASM",
+            Sandbox::Local => "LOCAL",
+        }
+    }
+}
+
+/// Where a skill comes from (the ADR's `metadata.source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Global,
+    Local,
+}
+
+impl Origin {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Origin::Global => "GLOBAL",
+            Origin::Local => "LOCAL",
+        }
+    }
+}
+
+/// MCP exposure. `tool_name: None` means the skill name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mcp {
+    pub exposed: bool,
+    pub tool_name: Option<&'static str>,
+    pub permissions: &'static [&'static str],
+}
+
+impl Mcp {
+    pub const HIDDEN: Mcp = Mcp {
+        exposed: false,
+        tool_name: None,
+        permissions: &[],
+    };
+}
+
+/// Who may reuse a skill (AI-COS `reusable_by`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reuse {
+    pub agent_role: AgentRole,
+    pub permission_level: PermissionLevel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AgentRole {
+    Architect,
+    Analyzer,
+    Executor,
+    Validator,
+    Orchestrator,
+}
+
+impl AgentRole {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AgentRole::Architect => "architect",
+            AgentRole::Analyzer => "analyzer",
+            AgentRole::Executor => "executor",
+            AgentRole::Validator => "validator",
+            AgentRole::Orchestrator => "orchestrator",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PermissionLevel {
+    Read,
+    Execute,
+    Admin,
+}
+
+impl PermissionLevel {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PermissionLevel::Read => "read",
+            PermissionLevel::Execute => "execute",
+            PermissionLevel::Admin => "admin",
+        }
+    }
+}
+
+/// One declared side effect. Its type and operation come from the capability.
+#[derive(Clone, Copy, Debug)]
+pub struct SideEffect {
+    pub capability: &'static CapabilityInfo,
+    pub target: &'static str,
+    pub reversible: bool,
+    pub description: Option<&'static str>,
+}
+
+/// A skill or op this skill may call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallTarget {
+    pub kind: TargetKind,
+    pub name: &'static str,
+    pub version: Option<&'static str>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    Skill,
+    Op,
+}
+
+impl TargetKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Skill => "skill",
+            TargetKind::Op => "op",
+        }
+    }
+}
+
+/// In-process Rust code: `module` is the Rust module path, `handler` the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entrypoint {
+    pub module: &'static str,
+    pub handler: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub file: &'static str,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// snake_case: lowercase ASCII letters, digits and single underscores, starting
+/// with a letter.
+pub const fn is_snake_case(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_lowercase() || b[b.len() - 1] == b'_' {
+        return false;
+    }
+    let mut i = 1;
+    while i < b.len() {
+        let c = b[i];
+        let ok = c.is_ascii_lowercase() || c.is_ascii_digit() || (c == b'_' && b[i - 1] != b'_');
+        if !ok {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

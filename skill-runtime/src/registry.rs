@@ -1,0 +1,461 @@
+//! The registry: every skill of every linked crate, checked once and sorted.
+//!
+//! What one macro call cannot know (duplicate names across crates, call targets,
+//! catalog membership, schema validity) is checked here, and every problem is
+//! reported, each naming the skill and where it is defined.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::capability::{self, CapabilityInfo, Operation, is_capability_id};
+use crate::entry::{Conditions, SkillEntry};
+use crate::manifest::{Kind, Location, Status, TargetKind, is_snake_case};
+use crate::schema::CompiledSchema;
+
+/// The longest description the AI-COS model allows.
+pub const MAX_DESCRIPTION: usize = 200;
+
+/// One skill after the registry checked it.
+pub struct RegisteredSkill {
+    pub entry: &'static SkillEntry,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    pub conditions: Conditions,
+    pub(crate) input_validator: Arc<CompiledSchema>,
+    pub(crate) output_validator: Arc<CompiledSchema>,
+    version: semver::Version,
+}
+
+impl RegisteredSkill {
+    pub fn name(&self) -> &'static str {
+        self.entry.manifest.name
+    }
+
+    pub fn version(&self) -> &semver::Version {
+        &self.version
+    }
+
+    /// The crate the skill is defined in (first segment of its module path).
+    pub fn crate_name(&self) -> &'static str {
+        crate_of(self.entry.manifest.entrypoint.module)
+    }
+
+    /// Check `input` against the compiled input schema.
+    pub fn input_violations(&self, input: &Value) -> Vec<crate::schema::SchemaViolation> {
+        self.input_validator.violations(input)
+    }
+
+    /// Check `output` against the compiled output schema.
+    pub fn output_violations(&self, output: &Value) -> Vec<crate::schema::SchemaViolation> {
+        self.output_validator.violations(output)
+    }
+}
+
+impl fmt::Debug for RegisteredSkill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name(), self.version)
+    }
+}
+
+pub(crate) fn crate_of(module: &str) -> &str {
+    module.split("::").next().unwrap_or(module)
+}
+
+/// Every skill and capability, sorted, checked and with compiled schemas.
+#[derive(Debug)]
+pub struct Registry {
+    skills: Vec<RegisteredSkill>,
+    catalog: Vec<&'static CapabilityInfo>,
+}
+
+/// Everything wrong with a set of skills, one problem per line.
+#[derive(Debug, thiserror::Error)]
+pub struct RegistryError {
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        writeln!(f, "the skill registry has {n} problem{}:", if n == 1 { "" } else { "s" })?;
+        for p in &self.problems {
+            writeln!(f, "  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One registry problem: the skill (or capability) it concerns, where that is
+/// defined, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub subject: String,
+    pub location: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.subject, self.location, self.message)
+    }
+}
+
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn skill(&mut self, e: &SkillEntry, message: impl Into<String>) {
+        let m = e.manifest;
+        self.0.push(Problem {
+            subject: format!("skill `{}@{}`", m.name, m.version),
+            location: m.location.to_string(),
+            message: message.into(),
+        });
+    }
+}
+
+impl Registry {
+    /// Collect every skill and capability submitted by the crates linked into this
+    /// binary, and check them.
+    pub fn from_inventory() -> Result<Registry, RegistryError> {
+        let entries: Vec<&'static SkillEntry> = inventory::iter::<SkillEntry>().collect();
+        Registry::build(entries, capability::catalog())
+    }
+
+    /// Check `entries` against each other and against `catalog`, compile every
+    /// schema once, and sort by name then version.
+    pub fn build(
+        entries: Vec<&'static SkillEntry>,
+        catalog: Vec<&'static CapabilityInfo>,
+    ) -> Result<Registry, RegistryError> {
+        let mut problems = Problems(Vec::new());
+        check_catalog(&catalog, &mut problems);
+
+        let mut skills = Vec::with_capacity(entries.len());
+        for entry in entries {
+            if let Some(s) = check_skill(entry, &catalog, &mut problems) {
+                skills.push(s);
+            }
+        }
+        skills.sort_by(|a: &RegisteredSkill, b| {
+            a.name()
+                .cmp(b.name())
+                .then_with(|| a.version.cmp(&b.version))
+                .then_with(|| a.entry.manifest.location.file.cmp(b.entry.manifest.location.file))
+        });
+        check_duplicates(&skills, &mut problems);
+        check_cross_references(&skills, &mut problems);
+
+        if problems.0.is_empty() {
+            Ok(Registry { skills, catalog })
+        } else {
+            Err(RegistryError {
+                problems: problems.0,
+            })
+        }
+    }
+
+    /// All skills, sorted by name then version.
+    pub fn skills(&self) -> &[RegisteredSkill] {
+        &self.skills
+    }
+
+    /// Every capability of the linked crates, sorted by id.
+    pub fn catalog(&self) -> &[&'static CapabilityInfo] {
+        &self.catalog
+    }
+
+    /// Resolve `name` or `name@version`; without a version, the highest one.
+    pub fn get(&self, reference: &str) -> Option<&RegisteredSkill> {
+        let (name, version) = match reference.split_once('@') {
+            Some((n, v)) => (n, Some(v)),
+            None => (reference, None),
+        };
+        let mut matching = self.skills.iter().filter(|s| s.name() == name);
+        match version {
+            Some(v) => {
+                let v = semver::Version::parse(v).ok()?;
+                matching.find(|s| s.version == v)
+            }
+            None => matching.last(),
+        }
+    }
+
+    /// The names of the crates that contributed at least one skill or capability.
+    pub fn contributing_crates(&self) -> BTreeSet<&'static str> {
+        let mut crates: BTreeSet<&'static str> =
+            self.skills.iter().map(RegisteredSkill::crate_name).collect();
+        crates.extend(self.catalog.iter().map(|c| crate_of(c.rust_path)));
+        crates
+    }
+}
+
+/// Capability ids are `domain.verb` and name exactly one capability type.
+fn check_catalog(catalog: &[&'static CapabilityInfo], problems: &mut Problems) {
+    let mut seen: BTreeMap<&str, &CapabilityInfo> = BTreeMap::new();
+    for c in catalog {
+        let loc = format!("{}:{}", c.file, c.line);
+        if !is_capability_id(c.id) {
+            problems.0.push(Problem {
+                subject: format!("capability `{}`", c.rust_path),
+                location: loc.clone(),
+                message: format!("id `{}` is not of the form `domain.verb`", c.id),
+            });
+        }
+        if let Some(first) = seen.insert(c.id, c) {
+            if first.rust_path != c.rust_path {
+                problems.0.push(Problem {
+                    subject: format!("capability `{}`", c.id),
+                    location: loc,
+                    message: format!(
+                        "declared twice: by `{}` at {}:{} and by `{}`",
+                        first.rust_path, first.file, first.line, c.rust_path
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// The rules of one skill on its own, then its schemas.
+fn check_skill(
+    entry: &'static SkillEntry,
+    catalog: &[&'static CapabilityInfo],
+    problems: &mut Problems,
+) -> Option<RegisteredSkill> {
+    let m = entry.manifest;
+    let before = problems.0.len();
+    if !is_snake_case(m.name) {
+        problems.skill(entry, format!("name `{}` is not snake_case", m.name));
+    }
+    let version = match semver::Version::parse(m.version) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.skill(entry, format!("version `{}` is not semver: {e}", m.version));
+            None
+        }
+    };
+    if m.description.trim().is_empty() {
+        problems.skill(entry, "description is empty");
+    } else if m.description.chars().count() > MAX_DESCRIPTION {
+        problems.skill(
+            entry,
+            format!("description is longer than {MAX_DESCRIPTION} characters"),
+        );
+    }
+    if m.kind == Kind::Pipeline {
+        problems.skill(entry, "pipeline skills are declared with steps, not a handler");
+    }
+    match (m.status, &m.deprecation) {
+        (Status::Deprecated, None) => {
+            problems.skill(entry, "status is `deprecated` but there is no deprecation metadata")
+        }
+        (Status::Enabled | Status::Disabled, Some(_)) => problems.skill(
+            entry,
+            "has deprecation metadata but its status is not `deprecated`",
+        ),
+        (_, Some(d)) => {
+            if let Some(v) = d.removal_version {
+                if semver::Version::parse(v).is_err() {
+                    problems.skill(entry, format!("removal_version `{v}` is not semver"));
+                }
+            }
+        }
+        _ => {}
+    }
+
+    for c in m.capabilities {
+        if !catalog.iter().any(|k| k.id == c.id && k.rust_path == c.rust_path) {
+            problems.skill(
+                entry,
+                format!(
+                    "capability `{}` ({}) is not in the capability catalog; is the crate that declares it linked?",
+                    c.id, c.rust_path
+                ),
+            );
+        }
+        if c.is_effectful() && !m.side_effects.iter().any(|s| s.capability.id == c.id) {
+            problems.skill(
+                entry,
+                format!(
+                    "capability `{}` changes the world ({} {}) but is not listed in side_effects",
+                    c.id,
+                    c.effect.as_str(),
+                    c.operation.as_str()
+                ),
+            );
+        }
+    }
+    for s in m.side_effects {
+        if !m.capabilities.iter().any(|c| c.id == s.capability.id) {
+            problems.skill(
+                entry,
+                format!("side effect `{}` is not among the declared capabilities", s.capability.id),
+            );
+        }
+        if s.capability.operation == Operation::Delete && !s.reversible && !m.constraints.is_destructive {
+            problems.skill(
+                entry,
+                format!(
+                    "side effect `{}` is an irreversible delete but the skill is not marked destructive",
+                    s.capability.id
+                ),
+            );
+        }
+    }
+
+    let mut codes = BTreeSet::new();
+    for f in entry.failure_modes {
+        if !is_snake_case(f.code) {
+            problems.skill(entry, format!("failure mode code `{}` is not snake_case", f.code));
+        }
+        if !codes.insert(f.code) {
+            problems.skill(entry, format!("failure mode code `{}` appears twice", f.code));
+        }
+    }
+    if m.mcp.exposed {
+        let tool = m.mcp.tool_name.unwrap_or(m.name);
+        if !is_mcp_tool_name(tool) {
+            problems.skill(
+                entry,
+                format!("MCP tool name `{tool}` must be 1 to 128 of A-Z a-z 0-9 _ - ."),
+            );
+        }
+    }
+
+    let input_schema = (entry.input_schema)();
+    let output_schema = (entry.output_schema)();
+    let input_validator = compile(entry, "input", &input_schema, problems);
+    let output_validator = compile(entry, "output", &output_schema, problems);
+    for (side, fields, schema) in [
+        ("input", m.redaction.inputs, &input_schema),
+        ("output", m.redaction.outputs, &output_schema),
+    ] {
+        for field in fields {
+            if schema.pointer(&format!("/properties/{field}")).is_none() {
+                problems.skill(
+                    entry,
+                    format!("redacted {side} field `{field}` is not a property of the {side} schema"),
+                );
+            }
+        }
+    }
+    if problems.0.len() > before {
+        return None;
+    }
+    Some(RegisteredSkill {
+        entry,
+        conditions: (entry.conditions)(),
+        input_schema,
+        output_schema,
+        input_validator: Arc::new(input_validator?),
+        output_validator: Arc::new(output_validator?),
+        version: version?,
+    })
+}
+
+/// MCP's tool naming rule: 1 to 128 characters of `A-Za-z0-9_-.`.
+pub fn is_mcp_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+fn compile(
+    entry: &SkillEntry,
+    side: &str,
+    schema: &Value,
+    problems: &mut Problems,
+) -> Option<CompiledSchema> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        problems.skill(
+            entry,
+            format!(
+                "the {side} type must serialize to a JSON object (a struct with named fields); its schema is {schema}"
+            ),
+        );
+        return None;
+    }
+    match CompiledSchema::compile(schema) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            problems.skill(entry, format!("{side} schema: {e}"));
+            None
+        }
+    }
+}
+
+/// No two skills share a name and version; the error names both definitions.
+fn check_duplicates(skills: &[RegisteredSkill], problems: &mut Problems) {
+    for pair in skills.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.name() == b.name() && a.version == b.version {
+            let (la, lb): (Location, Location) =
+                (a.entry.manifest.location, b.entry.manifest.location);
+            problems.skill(
+                b.entry,
+                format!(
+                    "defined twice: in crate `{}` at {la} and in crate `{}` at {lb}",
+                    a.crate_name(),
+                    b.crate_name()
+                ),
+            );
+        }
+    }
+}
+
+/// Call targets and `replaced_by` name skills that exist; exposed MCP tool names
+/// are unique.
+fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
+    let exists = |name: &str, version: Option<&str>| {
+        skills.iter().any(|s| {
+            s.name() == name && version.is_none_or(|v| semver::Version::parse(v).is_ok_and(|v| v == s.version))
+        })
+    };
+    let mut tools: BTreeMap<&str, &RegisteredSkill> = BTreeMap::new();
+    for s in skills {
+        let m = s.entry.manifest;
+        for t in m.call_targets {
+            match t.kind {
+                TargetKind::Skill if !exists(t.name, t.version) => problems.skill(
+                    s.entry,
+                    format!(
+                        "call target skill `{}{}` is not in the registry; is its crate linked?",
+                        t.name,
+                        t.version.map(|v| format!("@{v}")).unwrap_or_default()
+                    ),
+                ),
+                TargetKind::Op => problems.skill(
+                    s.entry,
+                    format!("call target op `{}`: ops are not supported yet", t.name),
+                ),
+                TargetKind::Skill => {}
+            }
+        }
+        if let Some(d) = &m.deprecation {
+            if let Some(r) = d.replaced_by {
+                if !exists(r, None) {
+                    problems.skill(s.entry, format!("replaced_by names skill `{r}`, which is not in the registry"));
+                }
+            }
+        }
+        if m.mcp.exposed {
+            let tool = m.mcp.tool_name.unwrap_or(m.name);
+            if let Some(other) = tools.insert(tool, s) {
+                if other.name() != s.name() {
+                    problems.skill(
+                        s.entry,
+                        format!(
+                            "MCP tool name `{tool}` is also used by skill `{}` at {}",
+                            other.name(),
+                            other.entry.manifest.location
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
