@@ -1,1 +1,144 @@
-//! placeholder
+//! Export the skill registry from a build script.
+//!
+//! A skills crate cannot export its own registry (it would be its own
+//! build-dependency), so a downstream package lists the skills crates as
+//! build-dependencies and exports from its `build.rs`:
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     skill_build::export_or_exit(skill_build::link!(/* seed_skills, team_skills */));
+//! }
+//! ```
+//!
+//! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`,
+//! and the same registry bytes to `$SKILL_REGISTRY_OUT` when that is set. Every
+//! problem (a crate listed in `link!` that contributed nothing, duplicate
+//! skills, dangling call targets, invalid schemas) fails the build.
+
+use std::path::{Path, PathBuf};
+use std::{env, fs, io};
+
+use skill_runtime::Registry;
+
+/// The skills crates a build script expects to contribute, as listed in [`link!`].
+#[derive(Clone, Copy, Debug)]
+pub struct Linked {
+    crates: &'static [&'static str],
+}
+
+impl Linked {
+    #[doc(hidden)]
+    pub const fn new(crates: &'static [&'static str]) -> Self {
+        Linked { crates }
+    }
+
+    pub fn crates(&self) -> &'static [&'static str] {
+        self.crates
+    }
+}
+
+/// Reference every skills crate so the linker keeps their registrations (an
+/// unreferenced crate's `inventory` entries are silently dropped), and record
+/// which crates the export must find skills or capabilities from.
+#[macro_export]
+macro_rules! link {
+    ($($krate:ident),* $(,)?) => {{
+        $(
+            #[allow(unused_imports)]
+            use $krate as _;
+        )*
+        $crate::Linked::new(&[$(::core::stringify!($krate)),*])
+    }};
+}
+
+/// What went wrong in an export.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{0}")]
+    Registry(#[from] skill_runtime::RegistryError),
+    #[error(
+        "crate `{0}` is listed in skill_build::link! but contributed no skills or capabilities; \
+         is it the right crate, and does it define skills?"
+    )]
+    NothingFrom(String),
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("{0} is not set; skill_build::export runs from a build script")]
+    MissingEnv(&'static str),
+}
+
+/// The files an export wrote.
+#[derive(Debug)]
+pub struct Exported {
+    pub registry: PathBuf,
+    pub capabilities: PathBuf,
+    pub extra: Option<PathBuf>,
+    pub skills: usize,
+}
+
+/// Build the registry of `linked` crates and check that each contributed.
+pub fn registry(linked: Linked) -> Result<Registry, ExportError> {
+    let registry = Registry::from_inventory()?;
+    let contributing = registry.contributing_crates();
+    if let Some(missing) = linked.crates.iter().find(|c| !contributing.contains(*c)) {
+        return Err(ExportError::NothingFrom((*missing).to_owned()));
+    }
+    Ok(registry)
+}
+
+/// Export from a build script: write the registry and catalog into `$OUT_DIR`
+/// and, when set, the registry into `$SKILL_REGISTRY_OUT`.
+pub fn export(linked: Linked) -> Result<Exported, ExportError> {
+    println!("cargo::rerun-if-env-changed=SKILL_REGISTRY_OUT");
+    let out_dir = env::var_os("OUT_DIR").ok_or(ExportError::MissingEnv("OUT_DIR"))?;
+    let extra = env::var_os("SKILL_REGISTRY_OUT")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    export_to(linked, Path::new(&out_dir), extra.as_deref())
+}
+
+/// Like [`export`], with the directories given.
+pub fn export_to(linked: Linked, dir: &Path, extra: Option<&Path>) -> Result<Exported, ExportError> {
+    let registry = registry(linked)?;
+    let bytes = registry.export();
+    let out = Exported {
+        registry: dir.join("skill-registry.json"),
+        capabilities: dir.join("capabilities.json"),
+        extra: extra.map(Path::to_path_buf),
+        skills: registry.skills().len(),
+    };
+    write_if_changed(&out.registry, &bytes)?;
+    write_if_changed(&out.capabilities, &registry.export_capabilities())?;
+    if let Some(path) = &out.extra {
+        write_if_changed(path, &bytes)?;
+    }
+    Ok(out)
+}
+
+/// [`export`], printing any error and exiting non-zero, which fails the build.
+pub fn export_or_exit(linked: Linked) -> Exported {
+    match export(linked) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: skill registry export failed\n{e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Write only when the bytes differ, so an unchanged registry does not touch the
+/// file's modification time (and does not trigger downstream rebuilds).
+fn write_if_changed(path: &Path, bytes: &str) -> Result<(), ExportError> {
+    if fs::read(path).is_ok_and(|old| old == bytes.as_bytes()) {
+        return Ok(());
+    }
+    let err = |source| ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(err)?;
+    }
+    fs::write(path, bytes).map_err(err)
+}

@@ -10,7 +10,7 @@ use crate::ctx::{Ctx, Invocation};
 use crate::failure::{FailureMode, FailureModes};
 use crate::invoke::{InvokeError, Outcome, RuleNote};
 use crate::manifest::Manifest;
-use crate::schema::{CompiledSchema, schema_for};
+use crate::schema::{CompiledSchema, input_schema_for, output_schema_for};
 use crate::skill::{Severity, Skill};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -33,8 +33,8 @@ impl SkillEntry {
         SkillEntry {
             manifest: S::MANIFEST,
             failure_modes: <S::Error as FailureModes>::FAILURE_MODES,
-            input_schema: schema_for::<S::Input>,
-            output_schema: schema_for::<S::Output>,
+            input_schema: input_schema_for::<S::Input>,
+            output_schema: output_schema_for::<S::Output>,
             conditions: conditions_of::<S>,
             invoke: invoke_json::<S>,
         }

@@ -6,9 +6,21 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::Value;
 
-/// The schema of `T`, self-contained: its own `$defs`, no references outside it.
-pub fn schema_for<T: JsonSchema>() -> Value {
+/// The schema of what a caller may send as `T`, self-contained: its own `$defs`,
+/// no references outside it. Fields with defaults are optional.
+pub fn input_schema_for<T: JsonSchema>() -> Value {
     let schema: Schema = SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    schema.to_value()
+}
+
+/// The schema of what serializing `T` produces: every field that is always
+/// written is required, so consumers can rely on it.
+pub fn output_schema_for<T: JsonSchema>() -> Value {
+    let schema: Schema = SchemaSettings::draft2020_12()
+        .for_serialize()
         .into_generator()
         .into_root_schema_for::<T>();
     schema.to_value()

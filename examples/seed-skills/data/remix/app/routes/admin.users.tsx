@@ -1,0 +1,2 @@
+export const handle = { pageRole: "R3" };
+export default function AdminUsers() { return null; }

@@ -1,0 +1,2 @@
+export const handle = { pageRole: "R1" };
+export default function Freinage() { return null; }

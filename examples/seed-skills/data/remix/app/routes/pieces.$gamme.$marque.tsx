@@ -1,0 +1,2 @@
+export const handle = { pageRole: "R2" };
+export default function Pieces() { return null; }

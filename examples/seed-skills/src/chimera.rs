@@ -1,0 +1,97 @@
+//! The Chimera workflow examples: `echo` (a checkpoint) and `normalize_handle`.
+
+use skill_runtime::prelude::*;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EchoInput {
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EchoOutput {
+    pub message: String,
+}
+
+/// Return the message unchanged; a checkpoint in workflows.
+#[skill(version = "1.0.0", autonomy = "L3", owners("chimera"), idempotent, retries = 0, mcp)]
+pub async fn echo(input: EchoInput) -> EchoOutput {
+    EchoOutput { message: input.message }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Twitter,
+    Instagram,
+    Tiktok,
+    Youtube,
+    Github,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NormalizeHandleInput {
+    /// A handle as typed or pasted: `@Name`, ` name `, or a profile URL.
+    #[schemars(length(min = 1, max = 256))]
+    pub handle: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NormalizeHandleOutput {
+    /// Canonical form: `@` and the lowercase name.
+    pub handle: String,
+    /// The platform, when the input was a profile URL.
+    pub platform: Option<Platform>,
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum HandleError {
+    /// Nothing that looks like a handle is left after normalization.
+    #[error("`{0}` is not a social handle: {1}")]
+    InvalidHandle(String, &'static str),
+}
+
+const HOSTS: &[(&str, Platform)] = &[
+    ("twitter.com/", Platform::Twitter),
+    ("x.com/", Platform::Twitter),
+    ("instagram.com/", Platform::Instagram),
+    ("tiktok.com/", Platform::Tiktok),
+    ("youtube.com/", Platform::Youtube),
+    ("github.com/", Platform::Github),
+];
+
+/// Canonicalize a social handle: trim, strip profile URLs and `@`, lowercase.
+#[skill(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("chimera"),
+    idempotent,
+    retries = 0,
+    postcondition(check = |o: &NormalizeHandleOutput| o.handle.starts_with('@') && o.handle.len() > 1),
+    mcp,
+)]
+pub async fn normalize_handle(input: NormalizeHandleInput) -> Result<NormalizeHandleOutput, HandleError> {
+    let raw = input.handle.trim();
+    let mut rest = raw;
+    for prefix in ["https://", "http://", "www."] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let mut platform = None;
+    for (host, p) in HOSTS {
+        if let Some(r) = rest.strip_prefix(host) {
+            platform = Some(*p);
+            rest = r;
+        }
+    }
+    let name = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let name = name.trim_start_matches('@').to_lowercase();
+    if name.is_empty() {
+        return Err(HandleError::InvalidHandle(raw.to_owned(), "it is empty"));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) {
+        return Err(HandleError::InvalidHandle(raw.to_owned(), "only letters, digits, `_`, `.` and `-` are allowed"));
+    }
+    Ok(NormalizeHandleOutput {
+        handle: format!("@{name}"),
+        platform,
+    })
+}

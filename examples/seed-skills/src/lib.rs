@@ -1,0 +1,38 @@
+//! The skill examples of the seed documents, as real skills:
+//!
+//! - AI-COS skill model: [`seo_role_audit`], [`rag_reindex`], [`vlevel_calculator`],
+//!   [`routes_sync`];
+//! - Brain OS registry v2: [`search_notes`], [`read_note`], [`summarize_text`];
+//! - Chimera workflows: [`echo`], [`normalize_handle`].
+//!
+//! They work on local data under [`DATA_DIR`] (an Obsidian-style vault, a Remix
+//! routes folder, RAG documents, an SEO page table), loaded by [`demo_resources`].
+
+pub mod caps;
+pub mod stores;
+
+mod aicos;
+mod brain;
+mod chimera;
+
+pub use aicos::*;
+pub use brain::*;
+pub use chimera::*;
+
+use std::path::Path;
+
+use skill_runtime::Resources;
+
+/// The example data shipped with this crate.
+pub const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+
+/// Every resource the seed skills' capabilities grant, over the data in `dir`.
+pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
+    Ok(Resources::new()
+        .with(stores::SeoDb::load(&dir.join("seo"))?)
+        .with(stores::Vault::new(dir.join("vault")))
+        .with(stores::RoutesDir::new(dir.join("remix/app/routes")))
+        .with(stores::RagCorpus::new(dir.join("rag")))
+        .with(stores::VectorStore::default())
+        .with(stores::VersionCache::default()))
+}

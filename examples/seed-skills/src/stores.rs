@@ -1,0 +1,152 @@
+//! The local stores the seed skills work on: small, real, and under the example's
+//! control (JSON and Markdown files in `data/`, in-memory tables behind locks).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+
+/// Lock a mutex even if a panicking holder poisoned it: every writer here leaves
+/// the data consistent before it can panic.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One page of the SEO page table.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct PageRecord {
+    pub url: String,
+    /// PageRole: R1 router (listing) ... R4 expert content.
+    pub role: String,
+    pub has_expert_content: bool,
+    pub product_count: u32,
+}
+
+/// A row of the `__seo_routes` table.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub struct RouteRow {
+    pub role: Option<String>,
+}
+
+/// A row of the `__seo_audit_log` table.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditLogEntry {
+    pub trace_id: String,
+    pub audited: usize,
+    pub violations: usize,
+}
+
+/// The SEO database: pages (read), the audit log (write), routes (upsert).
+#[derive(Debug, Default)]
+pub struct SeoDb {
+    pub pages: BTreeMap<String, PageRecord>,
+    pub audit_log: Mutex<Vec<AuditLogEntry>>,
+    pub routes: Mutex<BTreeMap<String, RouteRow>>,
+}
+
+impl SeoDb {
+    /// Load `pages.json` and `routes.json` from `dir`.
+    pub fn load(dir: &Path) -> io::Result<SeoDb> {
+        let pages: Vec<PageRecord> = read_json(&dir.join("pages.json"))?;
+        let routes: BTreeMap<String, RouteRow> = read_json(&dir.join("routes.json"))?;
+        Ok(SeoDb {
+            pages: pages.into_iter().map(|p| (p.url.clone(), p)).collect(),
+            audit_log: Mutex::default(),
+            routes: Mutex::new(routes),
+        })
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
+    let text = std::fs::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+}
+
+/// Resolve `relative` under `root`, refusing anything that could leave it.
+pub(crate) fn inside(root: &Path, relative: &str) -> Option<PathBuf> {
+    let rel = Path::new(relative);
+    let safe = !relative.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+    safe.then(|| root.join(rel))
+}
+
+/// An Obsidian-style vault: a folder of Markdown notes.
+#[derive(Debug)]
+pub struct Vault {
+    pub root: PathBuf,
+}
+
+impl Vault {
+    pub fn new(root: PathBuf) -> Self {
+        Vault { root }
+    }
+
+    /// Every note, as (path relative to the vault with `/` separators, text), sorted.
+    pub fn notes(&self) -> io::Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    let rel = path.strip_prefix(&self.root).unwrap_or(&path);
+                    let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                    out.push((rel.join("/"), std::fs::read_to_string(&path)?));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// A Remix `app/routes` folder (flat-routes naming).
+#[derive(Debug)]
+pub struct RoutesDir {
+    pub root: PathBuf,
+}
+
+impl RoutesDir {
+    pub fn new(root: PathBuf) -> Self {
+        RoutesDir { root }
+    }
+}
+
+/// RAG source documents: `<root>/<namespace with ':' as '_'>/<document id>.md`.
+#[derive(Debug)]
+pub struct RagCorpus {
+    pub root: PathBuf,
+}
+
+impl RagCorpus {
+    pub fn new(root: PathBuf) -> Self {
+        RagCorpus { root }
+    }
+
+    pub fn namespace_dir(&self, namespace: &str) -> PathBuf {
+        self.root.join(namespace.replace(':', "_"))
+    }
+}
+
+/// One published index version of a namespace.
+#[derive(Clone, Debug, Default)]
+pub struct IndexVersion {
+    pub version: u64,
+    /// document id -> (content hash, embedding)
+    pub vectors: BTreeMap<String, (u64, Vec<f32>)>,
+}
+
+/// An in-memory vector store; each namespace's index is replaced atomically.
+#[derive(Debug, Default)]
+pub struct VectorStore {
+    pub namespaces: Mutex<BTreeMap<String, IndexVersion>>,
+}
+
+/// A key-value cache (the seed's `redis::rag_version`).
+#[derive(Debug, Default)]
+pub struct VersionCache {
+    pub entries: Mutex<BTreeMap<String, String>>,
+}
