@@ -12,7 +12,8 @@
 //! ```
 //!
 //! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`,
-//! and the same registry bytes to `$SKILL_REGISTRY_OUT` when that is set. Every
+//! and the same registry bytes to `$SKILL_REGISTRY_OUT` when that is set (with
+//! `capabilities.json` beside it). Every
 //! problem (a crate listed in `link!` that contributed nothing, duplicate
 //! skills, dangling call targets, invalid schemas) fails the build.
 
@@ -112,6 +113,10 @@ pub fn export_to(linked: Linked, dir: &Path, extra: Option<&Path>) -> Result<Exp
     write_if_changed(&out.capabilities, &registry.export_capabilities())?;
     if let Some(path) = &out.extra {
         write_if_changed(path, &bytes)?;
+        let beside = path.with_file_name("capabilities.json");
+        if beside != *path {
+            write_if_changed(&beside, &registry.export_capabilities())?;
+        }
     }
     Ok(out)
 }

@@ -15,13 +15,18 @@ pub fn runtime_path(args: &SkillArgs) -> Path {
 }
 
 /// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
-pub fn user_fn(func: &SkillFn, krate: &Path) -> ItemFn {
+pub fn user_fn(func: &SkillFn) -> ItemFn {
     let mut item = func.item.clone();
     let ident = item.sig.ident.clone();
     if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker) {
+        // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their import
+        // stays used and the type they named is the one they get.
         if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i) {
-            let span = t.ty.span();
-            *t.ty = syn::parse_quote_spanned!(span=> #krate::__private::Ctx<#ident>);
+            if let Type::Path(p) = &mut *t.ty {
+                if let Some(last) = p.path.segments.last_mut() {
+                    last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+                }
+            }
         }
     }
     item
@@ -59,7 +64,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
     let p = quote!(#krate::__private);
     let ident = &func.item.sig.ident;
-    let user_fn = user_fn(func, &krate);
+    let user_fn = user_fn(func);
     let marker = marker(func);
     let grants = grants(args, func, &krate);
 

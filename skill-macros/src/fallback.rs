@@ -14,7 +14,7 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
     let krate = expand::runtime_path(args);
-    let user_fn = expand::user_fn(func, &krate);
+    let user_fn = expand::user_fn(func);
     let marker = expand::marker(func);
     let grants = expand::grants(args, func, &krate);
     quote! {

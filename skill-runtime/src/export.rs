@@ -11,15 +11,13 @@ use crate::manifest::Status;
 use crate::registry::{RegisteredSkill, Registry};
 
 /// Version of the `skill-registry.json` format this crate writes; it is also the
-/// `registry_version` of every export. Bump it (and `skill-registry.schema.json`)
-/// whenever the format changes.
+/// `registry_version` of every export. The format is published as
+/// `skill-registry.schema.json` at the repository root; changing it means a new
+/// version here and there, and a note in `docs/registry-format.md`.
 pub const REGISTRY_FORMAT_VERSION: &str = "2.0.0";
 
 /// Version of the `capabilities.json` format.
 pub const CAPABILITIES_FORMAT_VERSION: &str = "1.0.0";
-
-/// The published JSON Schema of `skill-registry.json`.
-pub const REGISTRY_SCHEMA: &str = include_str!("../skill-registry.schema.json");
 
 impl Registry {
     /// The registry as the `skill-registry.json` value.

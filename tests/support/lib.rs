@@ -1,1 +1,82 @@
-//! Helpers for the workspace tests.
+//! Helpers shared by the workspace tests: paths, running cargo, and the
+//! independent checks every exported registry must pass.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `cargo` as the test was run with, in the workspace root, with the outer
+/// build's variables that would confuse a nested build removed.
+pub fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    for var in ["SKILL_REGISTRY_OUT", "CARGO_TARGET_DIR", "RUSTC_WRAPPER", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Run `cmd`, panicking with its output when it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A fresh empty directory under `target/test-tmp`.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = root().join("target/test-tmp").join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Every way `registry` breaks the published format `skill-registry.schema.json`.
+pub fn format_violations(registry: &Value) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("skill-registry.schema.json")).expect("published schema");
+    let schema: Value = serde_json::from_str(&text).expect("published schema is JSON");
+    jsonschema::meta::validate(&schema).expect("published schema is a valid JSON Schema");
+    let validator = jsonschema::draft202012::new(&schema).expect("published schema compiles");
+    validator
+        .iter_errors(registry)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// Every inputs/outputs schema in `registry` that is not a valid JSON Schema.
+pub fn invalid_skill_schemas(registry: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    for skill in registry["skills"].as_array().expect("skills array") {
+        for side in ["inputs_schema", "outputs_schema"] {
+            let schema = &skill[side];
+            if let Err(e) = jsonschema::meta::validate(schema) {
+                bad.push(format!("{}.{side}: {e}", skill["name"]));
+            } else if let Err(e) = jsonschema::draft202012::new(schema) {
+                bad.push(format!("{}.{side}: does not compile: {e}", skill["name"]));
+            }
+        }
+    }
+    bad
+}
+
+/// Run the independent Brain OS registry v2 validator (`tests/brainos_validator.py`).
+pub fn brainos_validate(registry: &Path, capabilities: &Path) -> Output {
+    Command::new("python3")
+        .arg(root().join("tests/brainos_validator.py"))
+        .arg(registry)
+        .arg(capabilities)
+        .output()
+        .expect("python3 runs the Brain OS validator")
+}
