@@ -12,6 +12,12 @@ fn duplicate_name_across_crates_names_both_locations() {
     assert_eq!(err.problems.len(), 1, "{text}");
     assert!(text.contains("skill `lookup@1.0.0`"), "{text}");
     assert!(text.contains("defined twice"), "{text}");
-    assert!(text.contains("crate `dup_a` at tests/fixtures/dup-a/src/lib.rs:"), "{text}");
-    assert!(text.contains("crate `dup_b` at tests/fixtures/dup-b/src/lib.rs:"), "{text}");
+    assert!(
+        text.contains("crate `dup_a` at tests/fixtures/dup-a/src/lib.rs:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("crate `dup_b` at tests/fixtures/dup-b/src/lib.rs:"),
+        "{text}"
+    );
 }

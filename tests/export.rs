@@ -6,7 +6,11 @@ use serde_json::Value;
 use skill_tests::*;
 
 fn build_with_out(path: &std::path::Path) {
-    run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]).env("SKILL_REGISTRY_OUT", path));
+    run_ok(
+        cargo()
+            .args(["build", "-q", "-p", "skill-examples"])
+            .env("SKILL_REGISTRY_OUT", path),
+    );
 }
 
 #[test]
@@ -19,12 +23,31 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let a = fs::read(&first).expect("SKILL_REGISTRY_OUT written");
     let b = fs::read(&second).expect("SKILL_REGISTRY_OUT written on the second build");
     assert_eq!(a, b, "two builds wrote different bytes");
-    assert!(dir.join("first/capabilities.json").is_file(), "capabilities.json beside the registry");
+    assert!(
+        dir.join("first/capabilities.json").is_file(),
+        "capabilities.json beside the registry"
+    );
 
     let cli = run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export"])).stdout;
-    assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&cli), "`export` prints the exported bytes");
-    let caps_cli = run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export", "--capabilities"])).stdout;
-    assert_eq!(fs::read(dir.join("first/capabilities.json")).unwrap(), caps_cli);
+    assert_eq!(
+        String::from_utf8_lossy(&a),
+        String::from_utf8_lossy(&cli),
+        "`export` prints the exported bytes"
+    );
+    let caps_cli = run_ok(cargo().args([
+        "run",
+        "-q",
+        "-p",
+        "skill-examples",
+        "--",
+        "export",
+        "--capabilities",
+    ]))
+    .stdout;
+    assert_eq!(
+        fs::read(dir.join("first/capabilities.json")).unwrap(),
+        caps_cli
+    );
 
     let registry: Value = serde_json::from_slice(&a).expect("registry is JSON");
     assert_eq!(format_violations(&registry), Vec::<String>::new());
@@ -50,10 +73,19 @@ fn out_dir_holds_both_artifacts() {
         .map(|e| e.path().join("out"))
         .filter(|p| p.join("skill-registry.json").is_file())
         .collect();
-    assert!(!out_dirs.is_empty(), "no OUT_DIR with skill-registry.json under {}", build.display());
+    assert!(
+        !out_dirs.is_empty(),
+        "no OUT_DIR with skill-registry.json under {}",
+        build.display()
+    );
     for dir in out_dirs {
-        let caps: Value = serde_json::from_slice(&fs::read(dir.join("capabilities.json")).unwrap()).unwrap();
-        assert!(caps["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
+        let caps: Value =
+            serde_json::from_slice(&fs::read(dir.join("capabilities.json")).unwrap()).unwrap();
+        assert!(
+            caps["capabilities"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        );
     }
 }
 
@@ -68,12 +100,28 @@ fn published_format_rejects_what_the_seed_forbids() {
     };
     assert!(!mutate(&|v| v["skills"][0]["name"] = "NotSnake".into()).is_empty());
     assert!(!mutate(&|v| v["skills"][0]["version"] = "1.0".into()).is_empty());
-    assert!(!mutate(&|v| { v["skills"][0].as_object_mut().unwrap().remove("failure_modes"); }).is_empty());
+    assert!(
+        !mutate(&|v| {
+            v["skills"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("failure_modes");
+        })
+        .is_empty()
+    );
     assert!(!mutate(&|v| v["skills"][0]["status"] = "deprecated".into()).is_empty());
     assert!(!mutate(&|v| v["skills"][0]["capabilities"] = serde_json::json!(["nodot"])).is_empty());
-    assert!(!mutate(&|v| { v["skills"][0].as_object_mut().unwrap().remove("entrypoint"); }).is_empty());
+    assert!(
+        !mutate(&|v| {
+            v["skills"][0].as_object_mut().unwrap().remove("entrypoint");
+        })
+        .is_empty()
+    );
 }
 
 fn run_cli_export() -> String {
-    String::from_utf8(run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export"])).stdout).unwrap()
+    String::from_utf8(
+        run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export"])).stdout,
+    )
+    .unwrap()
 }

@@ -22,12 +22,23 @@ fn collects_every_skill_of_both_crates_sorted() {
     assert_eq!(
         names,
         [
-            "echo", "handle_profile", "normalize_handle", "rag_reindex", "read_note", "routes_sync",
-            "search_notes", "seo_role_audit", "summarize_text", "vlevel_calculator"
+            "echo",
+            "handle_profile",
+            "normalize_handle",
+            "rag_reindex",
+            "read_note",
+            "routes_sync",
+            "search_notes",
+            "seo_role_audit",
+            "summarize_text",
+            "vlevel_calculator"
         ]
     );
     let crates = r.contributing_crates();
-    assert!(crates.contains("seed_skills") && crates.contains("team_skills"), "{crates:?}");
+    assert!(
+        crates.contains("seed_skills") && crates.contains("team_skills"),
+        "{crates:?}"
+    );
     assert_eq!(r.get("handle_profile").unwrap().crate_name(), "team_skills");
 }
 
@@ -36,22 +47,42 @@ fn manifests_carry_the_seed_fields() {
     let r = registry();
     let m = r.get("seo_role_audit").unwrap().entry.manifest;
     assert_eq!(m.title, Some("SEO Role Audit"));
-    assert_eq!(m.description, "Audit PageRole assignments and detect R1/R4 confusion.");
-    assert_eq!(m.execution, Execution { timeout_ms: 120_000, retries: 2, backoff: Backoff::Exponential, idempotent: true });
+    assert_eq!(
+        m.description,
+        "Audit PageRole assignments and detect R1/R4 confusion."
+    );
+    assert_eq!(
+        m.execution,
+        Execution {
+            timeout_ms: 120_000,
+            retries: 2,
+            backoff: Backoff::Exponential,
+            idempotent: true
+        }
+    );
     assert_eq!(m.mcp.tool_name, Some("ai_cos_seo_role_audit"));
     assert_eq!(m.mcp.permissions, ["database:read", "seo:audit"]);
     let caps: Vec<&str> = m.capabilities.iter().map(|c| c.id).collect();
     assert_eq!(caps, ["database.read", "seo.audit", "database.write"]);
     assert_eq!(m.side_effects.len(), 1);
     assert_eq!(m.side_effects[0].target, "__seo_audit_log");
-    assert_eq!(m.side_effects[0].capability.operation, skill_runtime::Operation::Write);
+    assert_eq!(
+        m.side_effects[0].capability.operation,
+        skill_runtime::Operation::Write
+    );
     let c = &r.get("seo_role_audit").unwrap().conditions;
     assert_eq!(c.preconditions[0].error_code, "EMPTY_INPUT");
-    assert_eq!(c.preconditions[0].condition, "|i: &AuditInput| !i.urls.is_empty()");
+    assert_eq!(
+        c.preconditions[0].condition,
+        "|i: &AuditInput| !i.urls.is_empty()"
+    );
     assert_eq!(c.validation_rules[0].rule_id, "no_r1_expert_content");
 
     let search = r.get("search_notes").unwrap();
-    assert_eq!(search.entry.manifest.rate_limit, Some(RateLimit { max_per_minute: 10 }));
+    assert_eq!(
+        search.entry.manifest.rate_limit,
+        Some(RateLimit { max_per_minute: 10 })
+    );
     assert_eq!(search.entry.manifest.redaction.inputs, ["query"]);
     assert_eq!(search.entry.failure_modes[0].code, "search_failed");
     assert!(search.entry.failure_modes[0].retryable);
@@ -60,14 +91,27 @@ fn manifests_carry_the_seed_fields() {
     let codes: Vec<&str> = read.entry.failure_modes.iter().map(|f| f.code).collect();
     assert_eq!(codes, ["invalid_path", "note_not_found", "read_failed"]);
     // A skill without an error type has no failure modes.
-    assert!(r.get("vlevel_calculator").unwrap().entry.failure_modes.is_empty());
+    assert!(
+        r.get("vlevel_calculator")
+            .unwrap()
+            .entry
+            .failure_modes
+            .is_empty()
+    );
 }
 
 #[test]
 fn call_targets_resolve_across_crates() {
     let r = registry();
     let targets = r.get("handle_profile").unwrap().entry.manifest.call_targets;
-    assert_eq!(targets, [CallTarget { kind: TargetKind::Skill, name: "normalize_handle", version: Some("1.0.0") }]);
+    assert_eq!(
+        targets,
+        [CallTarget {
+            kind: TargetKind::Skill,
+            name: "normalize_handle",
+            version: Some("1.0.0")
+        }]
+    );
 }
 
 #[test]
@@ -79,7 +123,12 @@ fn catalog_holds_every_declared_capability() {
     assert_eq!(ids, sorted);
     for s in r.skills() {
         for c in s.entry.manifest.capabilities {
-            assert!(ids.contains(&c.id), "{} uses {} outside the catalog", s.name(), c.id);
+            assert!(
+                ids.contains(&c.id),
+                "{} uses {} outside the catalog",
+                s.name(),
+                c.id
+            );
         }
     }
 }
@@ -92,27 +141,75 @@ async fn invoke_validates_input_runs_and_validates_output() {
     )
     .unwrap();
     let ok = rt
-        .invoke_json("handle_profile", json!({"handle": " https://github.com/Ada_Lovelace "}), Caller::default())
+        .invoke_json(
+            "handle_profile",
+            json!({"handle": " https://github.com/Ada_Lovelace "}),
+            Caller::default(),
+        )
         .await
         .unwrap();
-    assert_eq!(ok.output, json!({"handle": "@ada_lovelace", "platform": "github", "display_name": "Ada Lovelace", "slug": "github-ada-lovelace"}));
+    assert_eq!(
+        ok.output,
+        json!({"handle": "@ada_lovelace", "platform": "github", "display_name": "Ada Lovelace", "slug": "github-ada-lovelace"})
+    );
 
-    let err = rt.invoke_json("seo_role_audit", json!({"urls": ["not a uri"], "check_content": "yes"}), Caller::default()).await;
-    let Err(InvokeError::InvalidInput { violations, .. }) = err else { panic!("{err:?}") };
-    let paths: Vec<&str> = violations.iter().map(|v| v.instance_path.as_str()).collect();
-    assert!(paths.contains(&"/urls/0") && paths.contains(&"/check_content"), "{violations:?}");
+    let err = rt
+        .invoke_json(
+            "seo_role_audit",
+            json!({"urls": ["not a uri"], "check_content": "yes"}),
+            Caller::default(),
+        )
+        .await;
+    let Err(InvokeError::InvalidInput { violations, .. }) = err else {
+        panic!("{err:?}")
+    };
+    let paths: Vec<&str> = violations
+        .iter()
+        .map(|v| v.instance_path.as_str())
+        .collect();
+    assert!(
+        paths.contains(&"/urls/0") && paths.contains(&"/check_content"),
+        "{violations:?}"
+    );
 
-    let err = rt.invoke_json("read_note", json!({"path": "../secrets"}), Caller::default()).await;
-    assert!(matches!(&err, Err(InvokeError::Failed { code, retryable: false, .. }) if code == "invalid_path"), "{err:?}");
+    let err = rt
+        .invoke_json(
+            "read_note",
+            json!({"path": "../secrets"}),
+            Caller::default(),
+        )
+        .await;
+    assert!(
+        matches!(&err, Err(InvokeError::Failed { code, retryable: false, .. }) if code == "invalid_path"),
+        "{err:?}"
+    );
 
-    let err = rt.invoke_json("routes_sync", json!({"dryRun": false}), Caller::default()).await;
-    assert!(matches!(&err, Err(InvokeError::Precondition { error_code, .. }) if error_code == "PERMISSION_DENIED"), "{err:?}");
-    let admin = Caller { permission_level: Some(PermissionLevel::Admin), ..Caller::default() };
-    let done = rt.invoke_json("routes_sync", json!({"dryRun": false}), admin).await.unwrap();
-    assert_eq!(done.output["added"], json!(["/guide/:slug", "/pieces/:gamme/:marque"]));
+    let err = rt
+        .invoke_json("routes_sync", json!({"dryRun": false}), Caller::default())
+        .await;
+    assert!(
+        matches!(&err, Err(InvokeError::Precondition { error_code, .. }) if error_code == "PERMISSION_DENIED"),
+        "{err:?}"
+    );
+    let admin = Caller {
+        permission_level: Some(PermissionLevel::Admin),
+        ..Caller::default()
+    };
+    let done = rt
+        .invoke_json("routes_sync", json!({"dryRun": false}), admin)
+        .await
+        .unwrap();
+    assert_eq!(
+        done.output["added"],
+        json!(["/guide/:slug", "/pieces/:gamme/:marque"])
+    );
 
     let warn = rt
-        .invoke_json("vlevel_calculator", json!({"page_data": {"url": "https://a.example/x", "gamme": "g", "ktypnr": "1"}}), Caller::default())
+        .invoke_json(
+            "vlevel_calculator",
+            json!({"page_data": {"url": "https://a.example/x", "gamme": "g", "ktypnr": "1"}}),
+            Caller::default(),
+        )
         .await
         .unwrap();
     assert_eq!(warn.output["vlevel"], "V5");
@@ -124,9 +221,16 @@ async fn invoke_validates_input_runs_and_validates_output() {
 
 #[test]
 fn runtime_refuses_to_start_without_declared_resources() {
-    let Err(err) = Runtime::new(Arc::new(registry()), Resources::new()) else { panic!("must fail") };
+    let Err(err) = Runtime::new(Arc::new(registry()), Resources::new()) else {
+        panic!("must fail")
+    };
     let text = err.to_string();
-    assert!(text.contains("skill `read_note@1.0.0` declares `obsidian.read`, which needs a `Vault` in Resources"), "{text}");
+    assert!(
+        text.contains(
+            "skill `read_note@1.0.0` declares `obsidian.read`, which needs a `Vault` in Resources"
+        ),
+        "{text}"
+    );
 }
 
 // A hand-written skill: the trait path, without the macro.
@@ -151,12 +255,21 @@ impl Skill for Double {
         name: "double",
         version: "2.0.0",
         description: "Double a number.",
-        entrypoint: Entrypoint { module: module_path!(), handler: "Double" },
-        location: Location { file: file!(), line: line!(), column: column!() },
+        entrypoint: Entrypoint {
+            module: module_path!(),
+            handler: "Double",
+        },
+        location: Location {
+            file: file!(),
+            line: line!(),
+            column: column!(),
+        },
         ..Manifest::DEFAULT
     };
     async fn run(_ctx: Ctx<Self>, input: Num) -> Result<Doubled, Never> {
-        Ok(Doubled { doubled: input.n * 2 })
+        Ok(Doubled {
+            doubled: input.n * 2,
+        })
     }
 }
 
@@ -171,9 +284,20 @@ impl Skill for Broken {
         version: "1.0",
         description: "",
         status: Status::Deprecated,
-        entrypoint: Entrypoint { module: module_path!(), handler: "Broken" },
-        location: Location { file: file!(), line: line!(), column: column!() },
-        call_targets: &[CallTarget { kind: TargetKind::Skill, name: "missing_skill", version: None }],
+        entrypoint: Entrypoint {
+            module: module_path!(),
+            handler: "Broken",
+        },
+        location: Location {
+            file: file!(),
+            line: line!(),
+            column: column!(),
+        },
+        call_targets: &[CallTarget {
+            kind: TargetKind::Skill,
+            name: "missing_skill",
+            version: None,
+        }],
         ..Manifest::DEFAULT
     };
     async fn run(_ctx: Ctx<Self>, input: Num) -> Result<Vec<i64>, Never> {
@@ -188,7 +312,10 @@ static BROKEN: SkillEntry = SkillEntry::of::<Broken>();
 async fn hand_written_skills_register_and_run() {
     let r = Registry::build(vec![&DOUBLE], catalog()).unwrap();
     let rt = Runtime::new(Arc::new(r), Resources::new()).unwrap();
-    let out = rt.invoke_json("double@2.0.0", json!({"n": 21}), Caller::default()).await.unwrap();
+    let out = rt
+        .invoke_json("double@2.0.0", json!({"n": 21}), Caller::default())
+        .await
+        .unwrap();
     assert_eq!(out.output, json!({"doubled": 42}));
 }
 
@@ -205,6 +332,8 @@ fn registry_reports_every_problem_of_a_broken_manifest() {
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
-    assert!(text.contains("tests/registry.rs:"), "problems name the source location:\n{text}");
+    assert!(
+        text.contains("tests/registry.rs:"),
+        "problems name the source location:\n{text}"
+    );
 }
-

@@ -28,13 +28,26 @@ fn exported_input_schemas_agree_with_the_seeds() {
     let registry = Registry::from_inventory().unwrap();
     let mut checked = 0;
     for (name, seed) in seeds["skills"].as_object().unwrap() {
-        let ours = validator(&registry.get(name).unwrap_or_else(|| panic!("no skill {name}")).input_schema);
+        let ours = validator(
+            &registry
+                .get(name)
+                .unwrap_or_else(|| panic!("no skill {name}"))
+                .input_schema,
+        );
         let theirs = validator(&seed["schema"]);
         for (verdict, key) in [(true, "accept"), (false, "reject")] {
             for sample in seed[key].as_array().unwrap() {
                 let sample = expand(sample);
-                assert_eq!(theirs.is_valid(&sample), verdict, "{name}: the seed schema's verdict on {sample} is not {key}");
-                assert_eq!(ours.is_valid(&sample), verdict, "{name}: exported schema disagrees with the seed on {sample}");
+                assert_eq!(
+                    theirs.is_valid(&sample),
+                    verdict,
+                    "{name}: the seed schema's verdict on {sample} is not {key}"
+                );
+                assert_eq!(
+                    ours.is_valid(&sample),
+                    verdict,
+                    "{name}: exported schema disagrees with the seed on {sample}"
+                );
                 checked += 1;
             }
         }

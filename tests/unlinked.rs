@@ -4,9 +4,17 @@ use skill_tests::*;
 
 #[test]
 fn link_of_a_crate_without_skills_fails_the_export() {
-    let err = skill_build::registry(skill_build::link!(no_skills)).expect_err("no_skills contributes nothing");
-    assert!(matches!(&err, skill_build::ExportError::NothingFrom(c) if c == "no_skills"), "{err}");
-    assert!(err.to_string().contains("crate `no_skills` is listed in skill_build::link! but contributed no skills"));
+    let err = skill_build::registry(skill_build::link!(no_skills))
+        .expect_err("no_skills contributes nothing");
+    assert!(
+        matches!(&err, skill_build::ExportError::NothingFrom(c) if c == "no_skills"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(
+            "crate `no_skills` is listed in skill_build::link! but contributed no skills"
+        )
+    );
 }
 
 #[test]
@@ -23,5 +31,10 @@ fn real_build_of_an_app_expecting_missing_skills_fails() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the build must fail:\n{stderr}");
     assert!(stderr.contains("skill registry export failed"), "{stderr}");
-    assert!(stderr.contains("crate `no_skills` is listed in skill_build::link! but contributed no skills"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "crate `no_skills` is listed in skill_build::link! but contributed no skills"
+        ),
+        "{stderr}"
+    );
 }

@@ -4,6 +4,10 @@
 fn main() {
     let exported = skill_build::export_or_exit(skill_build::link!(seed_skills, team_skills));
     if let Some(path) = exported.extra {
-        println!("cargo::warning=skill registry ({} skills) written to {}", exported.skills, path.display());
+        println!(
+            "cargo::warning=skill registry ({} skills) written to {}",
+            exported.skills,
+            path.display()
+        );
     }
 }

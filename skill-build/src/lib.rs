@@ -100,7 +100,11 @@ pub fn export(linked: Linked) -> Result<Exported, ExportError> {
 }
 
 /// Like [`export`], with the directories given.
-pub fn export_to(linked: Linked, dir: &Path, extra: Option<&Path>) -> Result<Exported, ExportError> {
+pub fn export_to(
+    linked: Linked,
+    dir: &Path,
+    extra: Option<&Path>,
+) -> Result<Exported, ExportError> {
     let registry = registry(linked)?;
     let bytes = registry.export();
     let out = Exported {

@@ -3,7 +3,10 @@
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, FnArg, GenericArgument, ItemFn, Lit, LitInt, LitStr, Path, PathArguments, ReturnType, Type};
+use syn::{
+    Expr, ExprLit, FnArg, GenericArgument, ItemFn, Lit, LitInt, LitStr, Path, PathArguments,
+    ReturnType, Type,
+};
 
 use crate::args::{Entry, List, Node, NodeKind};
 use crate::ctxt::Ctxt;
@@ -11,10 +14,35 @@ use crate::suggest::hint;
 
 /// Keys `#[skill(...)]` accepts, in documentation order.
 pub const SKILL_KEYS: &[&str] = &[
-    "name", "title", "version", "description", "domain", "owners", "status", "deprecation", "kind",
-    "autonomy", "policy_tags", "rate_limit", "redaction", "timeout_ms", "retries", "backoff",
-    "idempotent", "destructive", "requires_hitl", "sandbox", "source", "mcp", "reusable_by",
-    "capabilities", "side_effects", "calls", "precondition", "postcondition", "validation_rule",
+    "name",
+    "title",
+    "version",
+    "description",
+    "domain",
+    "owners",
+    "status",
+    "deprecation",
+    "kind",
+    "autonomy",
+    "policy_tags",
+    "rate_limit",
+    "redaction",
+    "timeout_ms",
+    "retries",
+    "backoff",
+    "idempotent",
+    "destructive",
+    "requires_hitl",
+    "sandbox",
+    "source",
+    "mcp",
+    "reusable_by",
+    "capabilities",
+    "side_effects",
+    "calls",
+    "precondition",
+    "postcondition",
+    "validation_rule",
     "crate",
 ];
 
@@ -118,24 +146,51 @@ impl SkillArgs {
                 "domain" => a.domain = str_lit(cx, &node),
                 "owners" => a.owners = str_list(cx, &node),
                 "status" => {
-                    a.status = choice(cx, &node, &[("enabled", "Enabled"), ("disabled", "Disabled"), ("deprecated", "Deprecated")])
+                    a.status = choice(
+                        cx,
+                        &node,
+                        &[
+                            ("enabled", "Enabled"),
+                            ("disabled", "Disabled"),
+                            ("deprecated", "Deprecated"),
+                        ],
+                    )
                 }
                 "deprecation" => a.deprecation = deprecation(cx, node),
                 "kind" => a.kind = choice(cx, &node, &[("logic", "Logic")]),
                 "autonomy" => {
-                    a.autonomy = choice(cx, &node, &[("L0", "L0"), ("L1", "L1"), ("L2", "L2"), ("L3", "L3")])
+                    a.autonomy = choice(
+                        cx,
+                        &node,
+                        &[("L0", "L0"), ("L1", "L1"), ("L2", "L2"), ("L3", "L3")],
+                    )
                 }
                 "policy_tags" => a.policy_tags = str_list(cx, &node),
                 "rate_limit" => {
-                    for n in nodes(cx, sub_list(cx, node), "rate_limit(...)", &["max_per_minute"], &[]) {
+                    for n in nodes(
+                        cx,
+                        sub_list(cx, node),
+                        "rate_limit(...)",
+                        &["max_per_minute"],
+                        &[],
+                    ) {
                         a.rate_limit = int_lit(cx, &n);
                     }
                     if a.rate_limit.is_none() && !cx.has_errors() {
-                        cx.error_at(Span::call_site(), "rate_limit(...) needs `max_per_minute = N`");
+                        cx.error_at(
+                            Span::call_site(),
+                            "rate_limit(...) needs `max_per_minute = N`",
+                        );
                     }
                 }
                 "redaction" => {
-                    for n in nodes(cx, sub_list(cx, node), "redaction(...)", &["inputs", "outputs"], &[]) {
+                    for n in nodes(
+                        cx,
+                        sub_list(cx, node),
+                        "redaction(...)",
+                        &["inputs", "outputs"],
+                        &[],
+                    ) {
                         match n.key().as_str() {
                             "inputs" => a.redact_inputs = str_list(cx, &n),
                             _ => a.redact_outputs = str_list(cx, &n),
@@ -145,13 +200,29 @@ impl SkillArgs {
                 "timeout_ms" => a.timeout_ms = int_lit(cx, &node),
                 "retries" => a.retries = int_lit(cx, &node),
                 "backoff" => {
-                    a.backoff = choice(cx, &node, &[("none", "None"), ("linear", "Linear"), ("exponential", "Exponential")])
+                    a.backoff = choice(
+                        cx,
+                        &node,
+                        &[
+                            ("none", "None"),
+                            ("linear", "Linear"),
+                            ("exponential", "Exponential"),
+                        ],
+                    )
                 }
                 "idempotent" => a.idempotent = flag(cx, &node),
                 "destructive" => a.destructive = flag(cx, &node),
                 "requires_hitl" => a.requires_hitl = flag(cx, &node),
-                "sandbox" => a.sandbox = choice(cx, &node, &[("local", "Local"), ("docker", "Docker"), ("wasm", "Wasm")]),
-                "source" => a.source = choice(cx, &node, &[("local", "Local"), ("global", "Global")]),
+                "sandbox" => {
+                    a.sandbox = choice(
+                        cx,
+                        &node,
+                        &[("local", "Local"), ("docker", "Docker"), ("wasm", "Wasm")],
+                    )
+                }
+                "source" => {
+                    a.source = choice(cx, &node, &[("local", "Local"), ("global", "Global")])
+                }
                 "mcp" => a.mcp = Some(mcp(cx, node)),
                 "reusable_by" => a.reusable_by = reusable_by(cx, node),
                 "capabilities" => a.capabilities = path_list(cx, node, "capabilities"),
@@ -169,7 +240,10 @@ impl SkillArgs {
 
 /// `nodes` already rejected unknown keys; reaching this is our bug, reported as one.
 fn unreachable_key(cx: &Ctxt, node: &Node) {
-    cx.error_at(node.span(), format!("internal error: unhandled key `{}`", node.key()));
+    cx.error_at(
+        node.span(),
+        format!("internal error: unhandled key `{}`", node.key()),
+    );
 }
 
 /// The named entries of `list`, with unknown and duplicate keys reported (each
@@ -181,17 +255,26 @@ pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&s
         let node = match entry {
             Entry::Node(n) => n,
             Entry::Lit(l) => {
-                cx.error_spanned(&l, format!("expected `key = value` in {what}, found a literal"));
+                cx.error_spanned(
+                    &l,
+                    format!("expected `key = value` in {what}, found a literal"),
+                );
                 continue;
             }
         };
         let key = node.key();
         if !known.contains(&key.as_str()) {
-            cx.error_at(node.span(), format!("unknown {what} argument `{key}`{}", hint(&key, known)));
+            cx.error_at(
+                node.span(),
+                format!("unknown {what} argument `{key}`{}", hint(&key, known)),
+            );
             continue;
         }
         if seen.contains(&key) && !repeatable.contains(&key.as_str()) {
-            cx.error_at(node.span(), format!("duplicate {what} argument `{key}`; remove one of them"));
+            cx.error_at(
+                node.span(),
+                format!("duplicate {what} argument `{key}`; remove one of them"),
+            );
             continue;
         }
         seen.push(key);
@@ -214,7 +297,10 @@ fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a Expr> {
     match &node.kind {
         NodeKind::Value(e) => Some(e),
         _ => {
-            cx.error_at(node.span(), format!("expected `{} = {expected}`", node.key()));
+            cx.error_at(
+                node.span(),
+                format!("expected `{} = {expected}`", node.key()),
+            );
             None
         }
     }
@@ -233,7 +319,14 @@ pub fn str_lit(cx: &Ctxt, node: &Node) -> Option<LitStr> {
     match lit(e) {
         Some(Lit::Str(s)) => Some(s.clone()),
         _ => {
-            cx.error_spanned(e, format!("`{}` takes a string literal, like `{} = \"...\"`", node.key(), node.key()));
+            cx.error_spanned(
+                e,
+                format!(
+                    "`{}` takes a string literal, like `{} = \"...\"`",
+                    node.key(),
+                    node.key()
+                ),
+            );
             None
         }
     }
@@ -244,7 +337,14 @@ fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
     match lit(e) {
         Some(Lit::Int(i)) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
         _ => {
-            cx.error_spanned(e, format!("`{}` takes a non-negative integer literal, like `{} = 1000`", node.key(), node.key()));
+            cx.error_spanned(
+                e,
+                format!(
+                    "`{}` takes a non-negative integer literal, like `{} = 1000`",
+                    node.key(),
+                    node.key()
+                ),
+            );
             None
         }
     }
@@ -257,12 +357,23 @@ pub fn flag(cx: &Ctxt, node: &Node) -> bool {
         NodeKind::Value(e) => match lit(e) {
             Some(Lit::Bool(b)) => b.value,
             _ => {
-                cx.error_spanned(e, format!("`{}` takes `true` or `false`, or no value", node.key()));
+                cx.error_spanned(
+                    e,
+                    format!("`{}` takes `true` or `false`, or no value", node.key()),
+                );
                 false
             }
         },
         NodeKind::List(_, span) => {
-            cx.error_at(*span, format!("`{}` takes no list; write `{}` or `{} = true`", node.key(), node.key(), node.key()));
+            cx.error_at(
+                *span,
+                format!(
+                    "`{}` takes no list; write `{}` or `{} = true`",
+                    node.key(),
+                    node.key(),
+                    node.key()
+                ),
+            );
             false
         }
     }
@@ -272,10 +383,16 @@ pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Optio
     let s = str_lit(cx, node)?;
     let v = s.value();
     match options.iter().find(|(word, _)| *word == v) {
-        Some((_, variant)) => Some(Choice { variant, span: s.span() }),
+        Some((_, variant)) => Some(Choice {
+            variant,
+            span: s.span(),
+        }),
         None => {
             let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
-            cx.error_spanned(&s, format!("`{}` cannot be \"{v}\"{}", node.key(), hint(&v, &words)));
+            cx.error_spanned(
+                &s,
+                format!("`{}` cannot be \"{v}\"{}", node.key(), hint(&v, &words)),
+            );
             None
         }
     }
@@ -283,14 +400,20 @@ pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Optio
 
 fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
     let NodeKind::List(list, _) = &node.kind else {
-        cx.error_at(node.span(), format!("expected `{}(\"...\", ...)`", node.key()));
+        cx.error_at(
+            node.span(),
+            format!("expected `{}(\"...\", ...)`", node.key()),
+        );
         return Vec::new();
     };
     let mut out = Vec::new();
     for e in &list.0 {
         match e {
             Entry::Lit(Lit::Str(s)) => out.push(s.clone()),
-            other => cx.error_at(other.span(), format!("`{}(...)` takes string literals", node.key())),
+            other => cx.error_at(
+                other.span(),
+                format!("`{}(...)` takes string literals", node.key()),
+            ),
         }
     }
     out
@@ -329,7 +452,10 @@ fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
     match s.parse::<Path>() {
         Ok(p) => Some(p),
         Err(_) => {
-            cx.error_spanned(s, "`crate` takes a path to the runtime crate, like `crate = \"::my_skills_runtime\"`");
+            cx.error_spanned(
+                s,
+                "`crate` takes a path to the runtime crate, like `crate = \"::my_skills_runtime\"`",
+            );
             None
         }
     }
@@ -343,7 +469,13 @@ fn deprecation(cx: &Ctxt, node: Node) -> Option<DeprecationArgs> {
         removal_version: None,
         notes: None,
     };
-    for n in nodes(cx, sub_list(cx, node), "deprecation(...)", &["replaced_by", "removal_version", "notes"], &[]) {
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "deprecation(...)",
+        &["replaced_by", "removal_version", "notes"],
+        &[],
+    ) {
         match n.key().as_str() {
             "replaced_by" => d.replaced_by = str_lit(cx, &n),
             "removal_version" => d.removal_version = str_lit(cx, &n),
@@ -362,7 +494,13 @@ fn mcp(cx: &Ctxt, node: Node) -> McpArgs {
     if let NodeKind::Bare = node.kind {
         return m;
     }
-    for n in nodes(cx, sub_list(cx, node), "mcp(...)", &["exposed", "tool_name", "permissions"], &[]) {
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "mcp(...)",
+        &["exposed", "tool_name", "permissions"],
+        &[],
+    ) {
         match n.key().as_str() {
             "exposed" => m.exposed = flag(cx, &n),
             "tool_name" => m.tool_name = str_lit(cx, &n),
@@ -390,7 +528,13 @@ fn reusable_by(cx: &Ctxt, node: Node) -> Vec<(Choice, Choice)> {
             let key = n.key();
             let role = ROLES.iter().find(|(r, _)| *r == key)?;
             let level = choice(cx, &n, LEVELS)?;
-            Some((Choice { variant: role.1, span: n.span() }, level))
+            Some((
+                Choice {
+                    variant: role.1,
+                    span: n.span(),
+                },
+                level,
+            ))
         })
         .collect()
 }
@@ -399,7 +543,10 @@ fn reusable_by(cx: &Ctxt, node: Node) -> Vec<(Choice, Choice)> {
 fn side_effects(cx: &Ctxt, node: Node) -> Vec<SideEffectArgs> {
     let span = node.span();
     let NodeKind::List(list, _) = node.kind else {
-        cx.error_at(span, "expected `side_effects(Capability(target = \"...\", reversible = ...), ...)`");
+        cx.error_at(
+            span,
+            "expected `side_effects(Capability(target = \"...\", reversible = ...), ...)`",
+        );
         return Vec::new();
     };
     let mut out: Vec<SideEffectArgs> = Vec::new();
@@ -410,7 +557,10 @@ fn side_effects(cx: &Ctxt, node: Node) -> Vec<SideEffectArgs> {
         };
         let capability = n.path.clone();
         if out.iter().any(|s| same_path(&s.capability, &capability)) {
-            cx.error_spanned(&capability, format!("side effect `{}` is listed twice", n.key()));
+            cx.error_spanned(
+                &capability,
+                format!("side effect `{}` is listed twice", n.key()),
+            );
             continue;
         }
         let mut s = SideEffectArgs {
@@ -458,14 +608,24 @@ fn precondition(cx: &Ctxt, node: Node) -> PreconditionArgs {
         message: None,
         check: None,
     };
-    for n in nodes(cx, sub_list(cx, node), "precondition(...)", &["code", "message", "check"], &[]) {
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "precondition(...)",
+        &["code", "message", "check"],
+        &[],
+    ) {
         match n.key().as_str() {
             "code" => p.code = str_lit(cx, &n),
             "message" => p.message = str_lit(cx, &n),
             _ => p.check = expr(cx, &n),
         }
     }
-    for (missing, what) in [(p.code.is_none(), "code = \"ERROR_CODE\""), (p.message.is_none(), "message = \"...\""), (p.check.is_none(), "check = |input| ...")] {
+    for (missing, what) in [
+        (p.code.is_none(), "code = \"ERROR_CODE\""),
+        (p.message.is_none(), "message = \"...\""),
+        (p.check.is_none(), "check = |input| ..."),
+    ] {
         if missing {
             cx.error_at(p.span, format!("precondition(...) needs `{what}`"));
         }
@@ -479,14 +639,23 @@ fn postcondition(cx: &Ctxt, node: Node) -> PostconditionArgs {
         check: None,
         rollback: None,
     };
-    for n in nodes(cx, sub_list(cx, node), "postcondition(...)", &["check", "rollback"], &[]) {
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "postcondition(...)",
+        &["check", "rollback"],
+        &[],
+    ) {
         match n.key().as_str() {
             "check" => p.check = expr(cx, &n),
             _ => p.rollback = str_lit(cx, &n),
         }
     }
     if p.check.is_none() {
-        cx.error_at(p.span, "postcondition(...) needs `check = |input, output| ...`");
+        cx.error_at(
+            p.span,
+            "postcondition(...) needs `check = |input, output| ...`",
+        );
     }
     p
 }
@@ -499,17 +668,32 @@ fn rule(cx: &Ctxt, node: Node) -> RuleArgs {
         message: None,
         check: None,
     };
-    for n in nodes(cx, sub_list(cx, node), "validation_rule(...)", &["id", "severity", "message", "check"], &[]) {
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "validation_rule(...)",
+        &["id", "severity", "message", "check"],
+        &[],
+    ) {
         match n.key().as_str() {
             "id" => r.id = str_lit(cx, &n),
-            "severity" => r.severity = choice(cx, &n, &[("error", "Error"), ("warning", "Warning"), ("info", "Info")]),
+            "severity" => {
+                r.severity = choice(
+                    cx,
+                    &n,
+                    &[("error", "Error"), ("warning", "Warning"), ("info", "Info")],
+                )
+            }
             "message" => r.message = str_lit(cx, &n),
             _ => r.check = expr(cx, &n),
         }
     }
     for (missing, what) in [
         (r.id.is_none(), "id = \"rule_id\""),
-        (r.severity.is_none(), "severity = \"error\" | \"warning\" | \"info\""),
+        (
+            r.severity.is_none(),
+            "severity = \"error\" | \"warning\" | \"info\"",
+        ),
         (r.message.is_none(), "message = \"...\""),
         (r.check.is_none(), "check = |input, output| ..."),
     ] {
@@ -547,7 +731,10 @@ impl SkillFn {
         };
         let sig = &f.item.sig;
         if sig.asyncness.is_none() {
-            cx.error_spanned(sig.fn_token, "#[skill] functions must be `async fn`; add `async` before `fn`");
+            cx.error_spanned(
+                sig.fn_token,
+                "#[skill] functions must be `async fn`; add `async` before `fn`",
+            );
         }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             cx.error_spanned(&sig.generics, "#[skill] functions cannot be generic: a skill has one input and one output type; write a skill per type");
@@ -555,8 +742,19 @@ impl SkillFn {
         let mut typed = Vec::new();
         for (i, arg) in sig.inputs.iter().enumerate() {
             match arg {
-                FnArg::Receiver(r) => cx.error_spanned(r, "#[skill] functions cannot take `self`; make it a free function"),
+                FnArg::Receiver(r) => cx.error_spanned(
+                    r,
+                    "#[skill] functions cannot take `self`; make it a free function",
+                ),
                 FnArg::Typed(t) => typed.push((i, t)),
+            }
+        }
+        // Know the context parameter even when the shape is wrong, so the fallback
+        // completes its type and the shape error stays the only error.
+        if let Some((0, first)) = typed.first() {
+            if let Some(has_args) = is_ctx(&first.ty) {
+                f.ctx_param = Some(0);
+                f.ctx_needs_marker = !has_args;
             }
         }
         match typed.as_slice() {
@@ -566,8 +764,8 @@ impl SkillFn {
                 f.ctx_needs_marker = is_ctx(&ctx.ty) == Some(false);
                 f.input = Some((*input.ty).clone());
             }
-            [] | [_] if sig.receiver().is_none() => cx.error_spanned(
-                &sig.inputs,
+            [] | [_] if sig.receiver().is_none() => cx.error_at(
+                sig.paren_token.span.join(),
                 "a #[skill] function takes its input as a parameter: `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`",
             ),
             _ if sig.receiver().is_none() => cx.error_spanned(
@@ -610,7 +808,9 @@ fn result_parts(ty: &Type) -> Option<(Type, Type)> {
     if last.ident != "Result" {
         return None;
     }
-    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
     let mut types = args.args.iter().filter_map(|a| match a {
         GenericArgument::Type(t) => Some(t.clone()),
         _ => None,
@@ -630,7 +830,12 @@ pub fn doc_text(attrs: &[syn::Attribute]) -> Option<(String, Span)> {
         if let syn::Meta::NameValue(nv) = &attr.meta {
             if let Some(Lit::Str(s)) = lit(&nv.value) {
                 span.get_or_insert(attr.span());
-                lines.extend(s.value().lines().map(|l| l.trim().to_owned()).collect::<Vec<_>>());
+                let value = s.value();
+                if value.trim().is_empty() {
+                    // An empty `///` line: a paragraph break (`"".lines()` is empty).
+                    lines.push(String::new());
+                }
+                lines.extend(value.lines().map(|l| l.trim().to_owned()));
             }
         }
     }

@@ -40,20 +40,34 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
                 operation = choice(
                     &cx,
                     &node,
-                    &[("read", "Read"), ("write", "Write"), ("delete", "Delete"), ("upsert", "Upsert"), ("execute", "Execute")],
+                    &[
+                        ("read", "Read"),
+                        ("write", "Write"),
+                        ("delete", "Delete"),
+                        ("upsert", "Upsert"),
+                        ("execute", "Execute"),
+                    ],
                 )
             }
             "resource" => match &node.kind {
                 NodeKind::Value(syn::Expr::Path(p)) => {
                     let path = &p.path;
                     resource = Some(syn::parse_quote!(#path));
-                },
-                _ => cx.error_at(node.span(), "`resource` takes a type, like `resource = SeoDb`"),
+                }
+                _ => cx.error_at(
+                    node.span(),
+                    "`resource` takes a type, like `resource = SeoDb`",
+                ),
             },
             _ => {
                 krate = str_lit(&cx, &node).and_then(|s| {
                     s.parse::<Path>()
-                        .map_err(|_| cx.error_spanned(&s, "`crate` takes a path, like `crate = \"::skill_runtime\"`"))
+                        .map_err(|_| {
+                            cx.error_spanned(
+                                &s,
+                                "`crate` takes a path, like `crate = \"::skill_runtime\"`",
+                            )
+                        })
                         .ok()
                 })
             }
@@ -61,13 +75,19 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     }
     let ident = &item.ident;
     if id.is_none() {
-        cx.error_spanned(ident, "#[capability] needs `id = \"domain.verb\"`, like `id = \"database.write\"`");
+        cx.error_spanned(
+            ident,
+            "#[capability] needs `id = \"domain.verb\"`, like `id = \"database.write\"`",
+        );
     }
     if effect.is_none() {
         cx.error_spanned(ident, "#[capability] needs `effect = \"...\"`: database, file, api, event, cache, network, process or none");
     }
     if operation.is_none() {
-        cx.error_spanned(ident, "#[capability] needs `operation = \"...\"`: read, write, delete, upsert or execute");
+        cx.error_spanned(
+            ident,
+            "#[capability] needs `operation = \"...\"`: read, write, delete, upsert or execute",
+        );
     }
     if let Some(id) = &id {
         if !is_capability_id(&id.value()) {
@@ -75,17 +95,25 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
         }
     }
     if !item.generics.params.is_empty() {
-        cx.error_spanned(&item.generics, "a capability is a plain struct without generics");
+        cx.error_spanned(
+            &item.generics,
+            "a capability is a plain struct without generics",
+        );
     }
     let description = doc_text(&item.attrs);
     if description.is_none() {
-        cx.error_spanned(ident, "capability has no description; add a doc comment saying what it allows");
+        cx.error_spanned(
+            ident,
+            "capability has no description; add a doc comment saying what it allows",
+        );
     }
     if let Err(e) = cx.check() {
         let e = e.into_compile_error();
         return quote!(#e #item);
     }
-    let (Some(id), Some(effect), Some(operation), Some((description, _))) = (id, effect, operation, description) else {
+    let (Some(id), Some(effect), Some(operation), Some((description, _))) =
+        (id, effect, operation, description)
+    else {
         return quote!(#item);
     };
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::skill_runtime));
@@ -125,7 +153,8 @@ fn is_capability_id(id: &str) -> bool {
     let word = |w: Option<&str>| {
         w.is_some_and(|w| {
             w.starts_with(|c: char| c.is_ascii_lowercase())
-                && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         })
     };
     word(parts.next()) && word(parts.next()) && parts.next().is_none()

@@ -47,10 +47,21 @@ fn check_name(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
 
 /// Versions are semver so registries can compare them and `diff` can demand bumps.
 fn check_versions(cx: &Ctxt, args: &SkillArgs) {
-    let versions = [args.version.as_ref(), args.deprecation.as_ref().and_then(|d| d.removal_version.as_ref())];
+    let versions = [
+        args.version.as_ref(),
+        args.deprecation
+            .as_ref()
+            .and_then(|d| d.removal_version.as_ref()),
+    ];
     for v in versions.into_iter().flatten() {
         if !is_semver(&v.value()) {
-            cx.error_spanned(v, format!("\"{}\" is not a semver version; write MAJOR.MINOR.PATCH, like \"1.0.0\"", v.value()));
+            cx.error_spanned(
+                v,
+                format!(
+                    "\"{}\" is not a semver version; write MAJOR.MINOR.PATCH, like \"1.0.0\"",
+                    v.value()
+                ),
+            );
         }
     }
 }
@@ -105,7 +116,11 @@ fn check_deprecation(cx: &Ctxt, args: &SkillArgs) {
 /// the manifest promise less than the code does.
 fn check_side_effects_declared(cx: &Ctxt, args: &SkillArgs) {
     for s in &args.side_effects {
-        if !args.capabilities.iter().any(|c| same_path(c, &s.capability)) {
+        if !args
+            .capabilities
+            .iter()
+            .any(|c| same_path(c, &s.capability))
+        {
             let name = crate::args::path_text(&s.capability);
             cx.error_spanned(
                 &s.capability,
@@ -121,24 +136,38 @@ fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
     if let Some(t) = &mcp.tool_name {
         let name = t.value();
         let ok = (1..=128).contains(&name.len())
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if !ok {
-            cx.error_spanned(t, "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`");
+            cx.error_spanned(
+                t,
+                "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`",
+            );
         }
     }
     for p in &mcp.permissions {
         if p.value().is_empty() || p.value().chars().any(char::is_whitespace) {
-            cx.error_spanned(p, "MCP permissions are non-empty words without spaces, like \"database:read\"");
+            cx.error_spanned(
+                p,
+                "MCP permissions are non-empty words without spaces, like \"database:read\"",
+            );
         }
     }
 }
 
 /// Zero limits would make a skill that can never run.
 fn check_limits(cx: &Ctxt, args: &SkillArgs) {
-    for (lit, what) in [(&args.rate_limit, "max_per_minute"), (&args.timeout_ms, "timeout_ms")] {
+    for (lit, what) in [
+        (&args.rate_limit, "max_per_minute"),
+        (&args.timeout_ms, "timeout_ms"),
+    ] {
         if let Some(l) = lit {
             if l.base10_parse::<u64>().ok() == Some(0) {
-                cx.error_spanned(l, format!("`{what}` of 0 would never let the skill run; use at least 1"));
+                cx.error_spanned(
+                    l,
+                    format!("`{what}` of 0 would never let the skill run; use at least 1"),
+                );
             }
         }
     }
@@ -158,7 +187,13 @@ fn check_limits(cx: &Ctxt, args: &SkillArgs) {
 fn check_words(cx: &Ctxt, args: &SkillArgs) {
     if let Some(d) = &args.domain {
         if !is_snake_case(&d.value()) {
-            cx.error_spanned(d, format!("domain \"{}\" is not lowercase snake_case, like \"seo\"", d.value()));
+            cx.error_spanned(
+                d,
+                format!(
+                    "domain \"{}\" is not lowercase snake_case, like \"seo\"",
+                    d.value()
+                ),
+            );
         }
     }
     for l in args.owners.iter().chain(&args.policy_tags) {
@@ -168,7 +203,10 @@ fn check_words(cx: &Ctxt, args: &SkillArgs) {
     }
     for l in args.redact_inputs.iter().chain(&args.redact_outputs) {
         if l.value().is_empty() || l.value().contains('/') {
-            cx.error_spanned(l, "redaction names a top-level field of the input or output, like \"query\"");
+            cx.error_spanned(
+                l,
+                "redaction names a top-level field of the input or output, like \"query\"",
+            );
         }
     }
 }
@@ -179,7 +217,8 @@ pub fn is_snake_case(s: &str) -> bool {
         && b[0].is_ascii_lowercase()
         && !s.ends_with('_')
         && !s.contains("__")
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }
 
 pub fn to_snake_case(s: &str) -> String {
@@ -209,21 +248,51 @@ pub fn is_semver(s: &str) -> bool {
         Some((c, p)) => (c, Some(p)),
         None => (rest, None),
     };
-    let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'));
-    let ident = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let numeric = |p: &str| {
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'))
+    };
+    let ident =
+        |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
         && parts.iter().all(|p| numeric(p))
-        && pre.is_none_or(|p| p.split('.').all(|x| ident(x) && (!x.bytes().all(|b| b.is_ascii_digit()) || numeric(x))))
+        && pre.is_none_or(|p| {
+            p.split('.')
+                .all(|x| ident(x) && (!x.bytes().all(|b| b.is_ascii_digit()) || numeric(x)))
+        })
         && build.is_none_or(|b| b.split('.').all(ident))
 }
 
 /// Conditions are closures (or function paths) called with fixed arguments; a
 /// closure with another number of parameters cannot be called.
 pub fn check_condition_arity(cx: &Ctxt, args: &SkillArgs) {
-    let pre = args.preconditions.iter().filter_map(|p| p.check.as_ref()).map(|e| (e, "precondition", "`|input| ...` or `|input, caller| ...`"));
-    let post = args.postconditions.iter().filter_map(|p| p.check.as_ref()).map(|e| (e, "postcondition", "`|output| ...` or `|input, output| ...`"));
-    let rules = args.validation_rules.iter().filter_map(|r| r.check.as_ref()).map(|e| (e, "validation_rule", "`|output| ...` or `|input, output| ...`"));
+    let pre = args
+        .preconditions
+        .iter()
+        .filter_map(|p| p.check.as_ref())
+        .map(|e| (e, "precondition", "`|input| ...` or `|input, caller| ...`"));
+    let post = args
+        .postconditions
+        .iter()
+        .filter_map(|p| p.check.as_ref())
+        .map(|e| {
+            (
+                e,
+                "postcondition",
+                "`|output| ...` or `|input, output| ...`",
+            )
+        });
+    let rules = args
+        .validation_rules
+        .iter()
+        .filter_map(|r| r.check.as_ref())
+        .map(|e| {
+            (
+                e,
+                "validation_rule",
+                "`|output| ...` or `|input, output| ...`",
+            )
+        });
     for (e, what, forms) in pre.chain(post).chain(rules) {
         match e {
             syn::Expr::Closure(c) if !(1..=2).contains(&c.inputs.len()) => cx.error_spanned(

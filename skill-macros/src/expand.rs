@@ -11,7 +11,9 @@ use crate::check::arity;
 use crate::source_text::source_text;
 
 pub fn runtime_path(args: &SkillArgs) -> Path {
-    args.krate.clone().unwrap_or_else(|| syn::parse_quote!(::skill_runtime))
+    args.krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::skill_runtime))
 }
 
 /// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
@@ -24,7 +26,8 @@ pub fn user_fn(func: &SkillFn) -> ItemFn {
         if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i) {
             if let Type::Path(p) = &mut *t.ty {
                 if let Some(last) = p.path.segments.last_mut() {
-                    last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+                    last.arguments =
+                        syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
                 }
             }
         }
@@ -52,12 +55,36 @@ pub fn marker(func: &SkillFn) -> TokenStream {
 pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     let ident = &func.item.sig.ident;
     let caps = args.capabilities.iter().map(|c| {
-        quote_spanned!(c.span()=> impl #krate::__private::Declares<#c> for #ident {})
+        respan(
+            quote!(impl #krate::__private::Declares<#c> for #ident {}),
+            c.span(),
+        )
     });
     let calls = args.calls.iter().map(|t| {
-        quote_spanned!(t.span()=> impl #krate::__private::Calls<#t> for #ident {})
+        respan(
+            quote!(impl #krate::__private::Calls<#t> for #ident {}),
+            t.span(),
+        )
     });
     quote!(#(#caps)* #(#calls)*)
+}
+
+/// Give every token of `tokens` the span `span`, so a type error in generated
+/// code lands on the user's token (for example a path that is not a capability).
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = group.into();
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }
 
 pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
@@ -70,9 +97,20 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
 
     let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
     let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
-    let error_ty: Type = func.error.clone().unwrap_or_else(|| syn::parse_quote!(#p::Never));
-    let call_args = if func.ctx_param.is_some() { quote!(ctx, input) } else { quote!(input) };
-    let drop_ctx = if func.ctx_param.is_some() { quote!() } else { quote!(::core::mem::drop(ctx);) };
+    let error_ty: Type = func
+        .error
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(#p::Never));
+    let call_args = if func.ctx_param.is_some() {
+        quote!(ctx, input)
+    } else {
+        quote!(input)
+    };
+    let drop_ctx = if func.ctx_param.is_some() {
+        quote!()
+    } else {
+        quote!(::core::mem::drop(ctx);)
+    };
     let run_body = if func.error.is_some() {
         quote!(#drop_ctx #ident(#call_args))
     } else {
@@ -85,16 +123,27 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             return quote!();
         };
         let text = source_text(check);
-        let call = if arity(check) == 2 { quote!((input, caller)) } else { quote!((input)) };
-        quote_spanned! {check.span()=>
+        // Coercing the user's closure to a typed fn pointer makes rustc check it
+        // against the skill's types and report mistakes on the closure itself.
+        let (ty, call) = if arity(check) == 2 {
+            (
+                quote!(fn(&#input_ty, &#p::Caller) -> bool),
+                quote!((input, caller)),
+            )
+        } else {
+            (quote!(fn(&#input_ty) -> bool), quote!((input)))
+        };
+        let ty = respan(ty, check.span());
+        quote! {
             #p::Precondition::<#ident> {
                 error_code: #code,
                 message: #message,
                 condition: #text,
                 check: {
-                    #[allow(clippy::redundant_closure_call, unused_variables)]
+                    #[allow(unused_variables)]
                     fn __skill_check(input: &#input_ty, caller: &#p::Caller) -> bool {
-                        (#check) #call
+                        let check: #ty = #check;
+                        check #call
                     }
                     __skill_check
                 },
@@ -102,12 +151,21 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         }
     });
     let io_check = |check: &syn::Expr| {
-        let call = if arity(check) == 2 { quote!((input, output)) } else { quote!((output)) };
-        quote_spanned! {check.span()=>
+        let (ty, call) = if arity(check) == 2 {
+            (
+                quote!(fn(&#input_ty, &#output_ty) -> bool),
+                quote!((input, output)),
+            )
+        } else {
+            (quote!(fn(&#output_ty) -> bool), quote!((output)))
+        };
+        let ty = respan(ty, check.span());
+        quote! {
             {
-                #[allow(clippy::redundant_closure_call, unused_variables)]
+                #[allow(unused_variables)]
                 fn __skill_check(input: &#input_ty, output: &#output_ty) -> bool {
-                    (#check) #call
+                    let check: #ty = #check;
+                    check #call
                 }
                 __skill_check
             }
@@ -123,7 +181,9 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         })
     });
     let rules = args.validation_rules.iter().filter_map(|r| {
-        let (Some(id), Some(severity), Some(message), Some(check)) = (&r.id, r.severity, &r.message, &r.check) else {
+        let (Some(id), Some(severity), Some(message), Some(check)) =
+            (&r.id, r.severity, &r.message, &r.check)
+        else {
             return None;
         };
         let text = source_text(check);
@@ -185,7 +245,11 @@ fn variant(p: &TokenStream, ty: &str, c: Choice) -> TokenStream {
 fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let ident = &func.item.sig.ident;
     let fn_name = ident.to_string().trim_start_matches("r#").to_owned();
-    let name = args.name.as_ref().map(|n| quote!(#n)).unwrap_or_else(|| quote!(#fn_name));
+    let name = args
+        .name
+        .as_ref()
+        .map(|n| quote!(#n))
+        .unwrap_or_else(|| quote!(#fn_name));
     let title = opt_str(&args.title);
     let version = args
         .version
@@ -199,7 +263,14 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     };
     let domain = opt_str(&args.domain);
     let owners = &args.owners;
-    let status = variant(p, "Status", args.status.unwrap_or(Choice { variant: "Enabled", span: Span::call_site() }));
+    let status = variant(
+        p,
+        "Status",
+        args.status.unwrap_or(Choice {
+            variant: "Enabled",
+            span: Span::call_site(),
+        }),
+    );
     let deprecation = match &args.deprecation {
         Some(d) => {
             let replaced_by = opt_str(&d.replaced_by);
@@ -211,16 +282,38 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let kind = variant(p, "Kind", args.kind.unwrap_or(Choice { variant: "Logic", span: Span::call_site() }));
-    let autonomy = variant(p, "Autonomy", args.autonomy.unwrap_or(Choice { variant: "L0", span: Span::call_site() }));
+    let kind = variant(
+        p,
+        "Kind",
+        args.kind.unwrap_or(Choice {
+            variant: "Logic",
+            span: Span::call_site(),
+        }),
+    );
+    let autonomy = variant(
+        p,
+        "Autonomy",
+        args.autonomy.unwrap_or(Choice {
+            variant: "L0",
+            span: Span::call_site(),
+        }),
+    );
     let tags = &args.policy_tags;
     let rate_limit = match &args.rate_limit {
         Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
         None => quote!(::core::option::Option::None),
     };
     let (ri, ro) = (&args.redact_inputs, &args.redact_outputs);
-    let timeout = args.timeout_ms.as_ref().map(|t| quote!(#t)).unwrap_or_else(|| quote!(#p::Execution::DEFAULT.timeout_ms));
-    let retries = args.retries.as_ref().map(|t| quote!(#t)).unwrap_or_else(|| quote!(#p::Execution::DEFAULT.retries));
+    let timeout = args
+        .timeout_ms
+        .as_ref()
+        .map(|t| quote!(#t))
+        .unwrap_or_else(|| quote!(#p::Execution::DEFAULT.timeout_ms));
+    let retries = args
+        .retries
+        .as_ref()
+        .map(|t| quote!(#t))
+        .unwrap_or_else(|| quote!(#p::Execution::DEFAULT.retries));
     let backoff = args
         .backoff
         .map(|b| variant(p, "Backoff", b))
@@ -228,8 +321,22 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let idempotent = args.idempotent;
     let destructive = args.destructive;
     let hitl = args.requires_hitl;
-    let sandbox = variant(p, "Sandbox", args.sandbox.unwrap_or(Choice { variant: "Local", span: Span::call_site() }));
-    let source = variant(p, "Origin", args.source.unwrap_or(Choice { variant: "Local", span: Span::call_site() }));
+    let sandbox = variant(
+        p,
+        "Sandbox",
+        args.sandbox.unwrap_or(Choice {
+            variant: "Local",
+            span: Span::call_site(),
+        }),
+    );
+    let source = variant(
+        p,
+        "Origin",
+        args.source.unwrap_or(Choice {
+            variant: "Local",
+            span: Span::call_site(),
+        }),
+    );
     let mcp = match &args.mcp {
         Some(m) => {
             let exposed = m.exposed;
@@ -244,9 +351,10 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         let level = variant(p, "PermissionLevel", *level);
         quote!(#p::Reuse { agent_role: #role, permission_level: #level })
     });
-    let caps = args.capabilities.iter().map(|c| {
-        quote_spanned!(c.span()=> &<#c as #p::Capability>::INFO)
-    });
+    let caps = args
+        .capabilities
+        .iter()
+        .map(|c| respan(quote!(&<#c as #p::Capability>::INFO), c.span()));
     let effects = args.side_effects.iter().map(|s| {
         let c = &s.capability;
         let target = s.target.as_ref().map(LitStr::value).unwrap_or_default();
@@ -308,7 +416,11 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
     let skill = func.item.sig.ident.to_string();
     let mut out = TokenStream::new();
     for c in &args.capabilities {
-        if args.side_effects.iter().any(|s| same_path(&s.capability, c)) {
+        if args
+            .side_effects
+            .iter()
+            .any(|s| same_path(&s.capability, c))
+        {
             continue;
         }
         let name = path_text(c);
@@ -322,7 +434,11 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
         });
     }
     if !args.destructive {
-        for s in args.side_effects.iter().filter(|s| s.reversible == Some(false)) {
+        for s in args
+            .side_effects
+            .iter()
+            .filter(|s| s.reversible == Some(false))
+        {
             let c = &s.capability;
             let name = path_text(c);
             let msg = format!(

@@ -13,8 +13,11 @@ pub fn expand(input: DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let ident = &input.ident;
     let Data::Enum(data) = &input.data else {
-        return syn::Error::new_spanned(ident, "#[derive(FailureModes)] goes on an enum with one variant per failure mode")
-            .into_compile_error();
+        return syn::Error::new_spanned(
+            ident,
+            "#[derive(FailureModes)] goes on an enum with one variant per failure mode",
+        )
+        .into_compile_error();
     };
     let mut modes = Vec::new();
     for v in &data.variants {
@@ -24,7 +27,10 @@ pub fn expand(input: DeriveInput) -> TokenStream {
         for attr in v.attrs.iter().filter(|a| a.path().is_ident("failure")) {
             let list = match &attr.meta {
                 syn::Meta::List(l) => syn::parse2::<List>(l.tokens.clone()),
-                _ => Err(syn::Error::new_spanned(attr, "expected `#[failure(retryable)]` or `#[failure(code = \"...\")]`")),
+                _ => Err(syn::Error::new_spanned(
+                    attr,
+                    "expected `#[failure(retryable)]` or `#[failure(code = \"...\")]`",
+                )),
             };
             let list = match list {
                 Ok(l) => l,
@@ -64,9 +70,9 @@ pub fn expand(input: DeriveInput) -> TokenStream {
     let entries = modes.iter().map(|(_, code, description, retryable)| {
         quote!(#p::FailureMode { code: #code, description: #description, retryable: #retryable })
     });
-    let arms = modes.iter().enumerate().map(|(i, (v, ..))| {
-        quote!(Self::#v { .. } => &<Self as #p::FailureModes>::FAILURE_MODES[#i])
-    });
+    let arms = modes.iter().enumerate().map(
+        |(i, (v, ..))| quote!(Self::#v { .. } => &<Self as #p::FailureModes>::FAILURE_MODES[#i]),
+    );
     let body = if modes.is_empty() {
         quote!(match *self {})
     } else {

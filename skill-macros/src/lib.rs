@@ -7,8 +7,8 @@ mod capability;
 mod check;
 mod ctxt;
 mod expand;
-mod fallback;
 mod failure;
+mod fallback;
 mod source_text;
 mod suggest;
 
@@ -20,7 +20,10 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
     skill_impl(attr.into(), item.into()).into()
 }
 
-fn skill_impl(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+fn skill_impl(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -62,8 +65,11 @@ pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemStruct>(item) {
         Ok(s) => capability::expand(list, s).into(),
         Err(_) => {
-            let e = syn::Error::new(proc_macro2::Span::call_site(), "#[capability] goes on a struct, like `pub struct DatabaseWrite;`")
-                .into_compile_error();
+            let e = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "#[capability] goes on a struct, like `pub struct DatabaseWrite;`",
+            )
+            .into_compile_error();
             quote::quote!(#e #item2).into()
         }
     }

@@ -48,8 +48,12 @@ impl Writer {
                         p.spacing() == Spacing::Joint,
                     )
                 }
-                TokenTree::Ident(i) => self.token(&i.to_string(), i.span().start(), i.span().end(), false),
-                TokenTree::Literal(l) => self.token(&l.to_string(), l.span().start(), l.span().end(), false),
+                TokenTree::Ident(i) => {
+                    self.token(&i.to_string(), i.span().start(), i.span().end(), false)
+                }
+                TokenTree::Literal(l) => {
+                    self.token(&l.to_string(), l.span().start(), l.span().end(), false)
+                }
             }
         }
     }

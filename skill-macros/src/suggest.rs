@@ -4,8 +4,10 @@
 pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| (distance(word, c), *c))
-        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1) || c.starts_with(word) && word.len() >= 3)
+        .map(|c| (closeness(word, c), *c))
+        .filter(|(d, c)| {
+            *d <= (c.len().max(word.len()) / 3).max(1) || c.starts_with(word) && word.len() >= 3
+        })
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
@@ -16,6 +18,21 @@ pub fn hint(word: &str, candidates: &[&str]) -> String {
         Some(c) => format!("; did you mean `{c}`?"),
         None => format!("; expected one of: {}", candidates.join(", ")),
     }
+}
+
+/// Edit distance to `candidate` or to a prefix of it about as long as `word`, so
+/// `timout` is close to `timeout_ms`.
+fn closeness(word: &str, candidate: &str) -> usize {
+    let n = word.chars().count();
+    let prefixes =
+        [n.saturating_sub(1), n, n + 1].map(|k| candidate.chars().take(k).collect::<String>());
+    let prefix = prefixes
+        .iter()
+        .map(|p| distance(word, p))
+        .min()
+        .unwrap_or(usize::MAX);
+    // A prefix match is weaker evidence than a whole match.
+    distance(word, candidate).min(prefix + usize::from(prefix > 0))
 }
 
 /// Levenshtein distance over chars.

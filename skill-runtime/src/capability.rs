@@ -109,6 +109,11 @@ impl fmt::Debug for CapabilityInfo {
 }
 
 /// Implemented by `#[capability(...)]` on a unit struct.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability",
+    label = "not a capability",
+    note = "declare capabilities with `#[capability(id = \"domain.verb\", effect = \"...\", operation = \"...\")]` on a unit struct"
+)]
 pub trait Capability: Send + Sync + 'static {
     /// What a declaring skill can reach through [`crate::Ctx::resource`].
     type Resource: Send + Sync + 'static;
@@ -177,10 +182,25 @@ mod tests {
 
     #[test]
     fn capability_ids_are_domain_dot_verb() {
-        for ok in ["database.write", "obsidian.read", "rag.ingest", "a.b", "seo_x.read_2"] {
+        for ok in [
+            "database.write",
+            "obsidian.read",
+            "rag.ingest",
+            "a.b",
+            "seo_x.read_2",
+        ] {
             assert!(is_capability_id(ok), "{ok}");
         }
-        for bad in ["database", "database.", ".write", "a.b.c", "Database.write", "a.2b", "a-b.c", ""] {
+        for bad in [
+            "database",
+            "database.",
+            ".write",
+            "a.b.c",
+            "Database.write",
+            "a.2b",
+            "a-b.c",
+            "",
+        ] {
             assert!(!is_capability_id(bad), "{bad}");
         }
     }

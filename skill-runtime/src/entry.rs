@@ -23,7 +23,8 @@ pub struct SkillEntry {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
     pub(crate) conditions: fn() -> Conditions,
-    pub(crate) invoke: fn(Arc<Invocation>, Value, Arc<CompiledSchema>) -> BoxFuture<Result<Outcome, InvokeError>>,
+    pub(crate) invoke:
+        fn(Arc<Invocation>, Value, Arc<CompiledSchema>) -> BoxFuture<Result<Outcome, InvokeError>>,
 }
 
 inventory::collect!(SkillEntry);

@@ -92,7 +92,12 @@ fn skill_json(s: &RegisteredSkill) -> Value {
     // Brain OS registry v2: optional fields.
     put(
         "side_effects",
-        Value::Array(m.side_effects.iter().map(|e| e.capability.id.into()).collect()),
+        Value::Array(
+            m.side_effects
+                .iter()
+                .map(|e| e.capability.id.into())
+                .collect(),
+        ),
     );
     put("policy_tags", strs(m.policy_tags));
     put("owners", strs(m.owners));
@@ -250,7 +255,11 @@ fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),

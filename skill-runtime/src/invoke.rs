@@ -91,7 +91,10 @@ impl fmt::Display for MissingResources {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "resources are missing for declared capabilities:")?;
         for (skill, cap, ty) in &self.missing {
-            writeln!(f, "  - skill `{skill}` declares `{cap}`, which needs a `{ty}` in Resources")?;
+            writeln!(
+                f,
+                "  - skill `{skill}` declares `{cap}`, which needs a `{ty}` in Resources"
+            )?;
         }
         Ok(())
     }

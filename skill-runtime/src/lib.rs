@@ -81,5 +81,4 @@ pub mod __private {
     };
     pub use core;
     pub use inventory;
-
 }

@@ -80,7 +80,11 @@ pub struct RegistryError {
 impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
-        writeln!(f, "the skill registry has {n} problem{}:", if n == 1 { "" } else { "s" })?;
+        writeln!(
+            f,
+            "the skill registry has {n} problem{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
         for p in &self.problems {
             writeln!(f, "  - {p}")?;
         }
@@ -143,7 +147,13 @@ impl Registry {
             a.name()
                 .cmp(b.name())
                 .then_with(|| a.version.cmp(&b.version))
-                .then_with(|| a.entry.manifest.location.file.cmp(b.entry.manifest.location.file))
+                .then_with(|| {
+                    a.entry
+                        .manifest
+                        .location
+                        .file
+                        .cmp(b.entry.manifest.location.file)
+                })
         });
         check_duplicates(&skills, &mut problems);
         check_cross_references(&skills, &mut problems);
@@ -185,8 +195,11 @@ impl Registry {
 
     /// The names of the crates that contributed at least one skill or capability.
     pub fn contributing_crates(&self) -> BTreeSet<&'static str> {
-        let mut crates: BTreeSet<&'static str> =
-            self.skills.iter().map(RegisteredSkill::crate_name).collect();
+        let mut crates: BTreeSet<&'static str> = self
+            .skills
+            .iter()
+            .map(RegisteredSkill::crate_name)
+            .collect();
         crates.extend(self.catalog.iter().map(|c| crate_of(c.rust_path)));
         crates
     }
@@ -246,12 +259,16 @@ fn check_skill(
         );
     }
     if m.kind == Kind::Pipeline {
-        problems.skill(entry, "pipeline skills are declared with steps, not a handler");
+        problems.skill(
+            entry,
+            "pipeline skills are declared with steps, not a handler",
+        );
     }
     match (m.status, &m.deprecation) {
-        (Status::Deprecated, None) => {
-            problems.skill(entry, "status is `deprecated` but there is no deprecation metadata")
-        }
+        (Status::Deprecated, None) => problems.skill(
+            entry,
+            "status is `deprecated` but there is no deprecation metadata",
+        ),
         (Status::Enabled | Status::Disabled, Some(_)) => problems.skill(
             entry,
             "has deprecation metadata but its status is not `deprecated`",
@@ -267,7 +284,10 @@ fn check_skill(
     }
 
     for c in m.capabilities {
-        if !catalog.iter().any(|k| k.id == c.id && k.rust_path == c.rust_path) {
+        if !catalog
+            .iter()
+            .any(|k| k.id == c.id && k.rust_path == c.rust_path)
+        {
             problems.skill(
                 entry,
                 format!(
@@ -292,10 +312,16 @@ fn check_skill(
         if !m.capabilities.iter().any(|c| c.id == s.capability.id) {
             problems.skill(
                 entry,
-                format!("side effect `{}` is not among the declared capabilities", s.capability.id),
+                format!(
+                    "side effect `{}` is not among the declared capabilities",
+                    s.capability.id
+                ),
             );
         }
-        if s.capability.operation == Operation::Delete && !s.reversible && !m.constraints.is_destructive {
+        if s.capability.operation == Operation::Delete
+            && !s.reversible
+            && !m.constraints.is_destructive
+        {
             problems.skill(
                 entry,
                 format!(
@@ -309,10 +335,16 @@ fn check_skill(
     let mut codes = BTreeSet::new();
     for f in entry.failure_modes {
         if !is_snake_case(f.code) {
-            problems.skill(entry, format!("failure mode code `{}` is not snake_case", f.code));
+            problems.skill(
+                entry,
+                format!("failure mode code `{}` is not snake_case", f.code),
+            );
         }
         if !codes.insert(f.code) {
-            problems.skill(entry, format!("failure mode code `{}` appears twice", f.code));
+            problems.skill(
+                entry,
+                format!("failure mode code `{}` appears twice", f.code),
+            );
         }
     }
     if m.mcp.exposed {
@@ -337,7 +369,9 @@ fn check_skill(
             if schema.pointer(&format!("/properties/{field}")).is_none() {
                 problems.skill(
                     entry,
-                    format!("redacted {side} field `{field}` is not a property of the {side} schema"),
+                    format!(
+                        "redacted {side} field `{field}` is not a property of the {side} schema"
+                    ),
                 );
             }
         }
@@ -412,7 +446,8 @@ fn check_duplicates(skills: &[RegisteredSkill], problems: &mut Problems) {
 fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
     let exists = |name: &str, version: Option<&str>| {
         skills.iter().any(|s| {
-            s.name() == name && version.is_none_or(|v| semver::Version::parse(v).is_ok_and(|v| v == s.version))
+            s.name() == name
+                && version.is_none_or(|v| semver::Version::parse(v).is_ok_and(|v| v == s.version))
         })
     };
     let mut tools: BTreeMap<&str, &RegisteredSkill> = BTreeMap::new();
@@ -438,7 +473,10 @@ fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
         if let Some(d) = &m.deprecation {
             if let Some(r) = d.replaced_by {
                 if !exists(r, None) {
-                    problems.skill(s.entry, format!("replaced_by names skill `{r}`, which is not in the registry"));
+                    problems.skill(
+                        s.entry,
+                        format!("replaced_by names skill `{r}`, which is not in the registry"),
+                    );
                 }
             }
         }

@@ -58,7 +58,10 @@ impl CompiledSchema {
     /// expects `format: uri` to reject a non-URI.
     pub fn compile(schema: &Value) -> Result<Self, String> {
         if let Err(e) = jsonschema::meta::validate(schema) {
-            return Err(format!("not a valid JSON Schema: {e} (at {})", e.instance_path()));
+            return Err(format!(
+                "not a valid JSON Schema: {e} (at {})",
+                e.instance_path()
+            ));
         }
         jsonschema::draft202012::options()
             .should_validate_formats(true)

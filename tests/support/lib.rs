@@ -16,7 +16,14 @@ pub fn root() -> PathBuf {
 pub fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
-    for var in ["SKILL_REGISTRY_OUT", "CARGO_TARGET_DIR", "RUSTC_WRAPPER", "CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"] {
+    for var in [
+        "SKILL_REGISTRY_OUT",
+        "CARGO_TARGET_DIR",
+        "RUSTC_WRAPPER",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -24,7 +31,9 @@ pub fn cargo() -> Command {
 
 /// Run `cmd`, panicking with its output when it fails.
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
@@ -37,7 +46,9 @@ pub fn run_ok(cmd: &mut Command) -> Output {
 
 /// A fresh empty directory under `target/test-tmp`.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = root().join("target/test-tmp").join(format!("{name}-{}", std::process::id()));
+    let dir = root()
+        .join("target/test-tmp")
+        .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
@@ -45,7 +56,8 @@ pub fn temp_dir(name: &str) -> PathBuf {
 
 /// Every way `registry` breaks the published format `skill-registry.schema.json`.
 pub fn format_violations(registry: &Value) -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("skill-registry.schema.json")).expect("published schema");
+    let text = std::fs::read_to_string(root().join("skill-registry.schema.json"))
+        .expect("published schema");
     let schema: Value = serde_json::from_str(&text).expect("published schema is JSON");
     jsonschema::meta::validate(&schema).expect("published schema is a valid JSON Schema");
     let validator = jsonschema::draft202012::new(&schema).expect("published schema compiles");

@@ -81,22 +81,52 @@ fn main() -> ExitCode {
             for s in registry.skills() {
                 let m = s.entry.manifest;
                 let caps: Vec<&str> = m.capabilities.iter().map(|c| c.id).collect();
-                println!("{:<20} {:<8} [{}] {}", m.name, m.version, caps.join(", "), m.description);
+                println!(
+                    "{:<20} {:<8} [{}] {}",
+                    m.name,
+                    m.version,
+                    caps.join(", "),
+                    m.description
+                );
             }
             ExitCode::SUCCESS
         }
         Command::Export { capabilities } => {
-            let text = if capabilities { registry.export_capabilities() } else { registry.export() };
+            let text = if capabilities {
+                registry.export_capabilities()
+            } else {
+                registry.export()
+            };
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Command::Invoke { name, input, role, permission, data } => {
-            invoke(registry, &name, &input, Caller { agent_role: role, permission_level: permission, user_id: None }, &data)
-        }
+        Command::Invoke {
+            name,
+            input,
+            role,
+            permission,
+            data,
+        } => invoke(
+            registry,
+            &name,
+            &input,
+            Caller {
+                agent_role: role,
+                permission_level: permission,
+                user_id: None,
+            },
+            &data,
+        ),
     }
 }
 
-fn invoke(registry: Registry, name: &str, input: &str, caller: Caller, data: &std::path::Path) -> ExitCode {
+fn invoke(
+    registry: Registry,
+    name: &str,
+    input: &str,
+    caller: Caller,
+    data: &std::path::Path,
+) -> ExitCode {
     let text = match read_input(input) {
         Ok(t) => t,
         Err(e) => {
@@ -114,7 +144,10 @@ fn invoke(registry: Registry, name: &str, input: &str, caller: Caller, data: &st
     let resources = match seed_skills::demo_resources(data) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot load example data from {}: {e}", data.display());
+            eprintln!(
+                "error: cannot load example data from {}: {e}",
+                data.display()
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -125,7 +158,10 @@ fn invoke(registry: Registry, name: &str, input: &str, caller: Caller, data: &st
             return ExitCode::FAILURE;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -135,17 +171,25 @@ fn invoke(registry: Registry, name: &str, input: &str, caller: Caller, data: &st
     match rt.block_on(runtime.invoke_json(name, value, caller)) {
         Ok(outcome) => {
             for note in &outcome.notes {
-                eprintln!("{}: rule `{}`: {}", note.severity.as_str(), note.rule_id, note.message);
+                eprintln!(
+                    "{}: rule `{}`: {}",
+                    note.severity.as_str(),
+                    note.rule_id,
+                    note.message
+                );
             }
-            println!("{}", serde_json::to_string_pretty(&outcome.output).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&outcome.output).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("error: {e}");
             match e {
-                InvokeError::UnknownSkill { .. } | InvokeError::InvalidInput { .. } | InvokeError::MalformedInput { .. } => {
-                    ExitCode::from(2)
-                }
+                InvokeError::UnknownSkill { .. }
+                | InvokeError::InvalidInput { .. }
+                | InvokeError::MalformedInput { .. } => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             }
         }

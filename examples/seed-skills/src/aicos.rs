@@ -111,13 +111,21 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
         // A page that lists products routes (R1); a page of expert content without
         // products is R4; a page doing both must be split.
         let (suggested, mut found, severity) = match (page.product_count > 0, expert) {
-            (true, true) => ("R4", vec!["router_with_expert_content".to_owned()], ViolationSeverity::Error),
+            (true, true) => (
+                "R4",
+                vec!["router_with_expert_content".to_owned()],
+                ViolationSeverity::Error,
+            ),
             (true, false) => ("R1", vec![], ViolationSeverity::Warning),
             (false, true) => ("R4", vec![], ViolationSeverity::Warning),
             (false, false) => (page.role.as_str(), vec![], ViolationSeverity::Info),
         };
         if page.role != suggested {
-            found.push(format!("role_{}_should_be_{}", page.role.to_lowercase(), suggested.to_lowercase()));
+            found.push(format!(
+                "role_{}_should_be_{}",
+                page.role.to_lowercase(),
+                suggested.to_lowercase()
+            ));
         }
         if !found.is_empty() {
             violations.push(RoleViolation {
@@ -135,7 +143,8 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
         audited: input.urls.len(),
         violations: violations.len(),
     });
-    let audited = u32::try_from(input.urls.len()).map_err(|e| AuditError::PagesUnavailable(e.to_string()))?;
+    let audited =
+        u32::try_from(input.urls.len()).map_err(|e| AuditError::PagesUnavailable(e.to_string()))?;
     Ok(AuditOutput {
         audited,
         violations,
@@ -166,7 +175,8 @@ impl Namespace {
 }
 
 /// Namespaces that may be reindexed in production.
-pub const ALLOWED_NAMESPACES: &[Namespace] = &[Namespace::Faq, Namespace::Diagnostic, Namespace::Reference];
+pub const ALLOWED_NAMESPACES: &[Namespace] =
+    &[Namespace::Faq, Namespace::Diagnostic, Namespace::Reference];
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReindexInput {
@@ -221,12 +231,15 @@ pub enum ReindexError {
 pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput, ReindexError> {
     let ns = input.namespace.as_str();
     let dir = ctx.resource::<RagIngest>().namespace_dir(ns);
-    let unavailable = |e: std::io::Error| ReindexError::CorpusUnavailable(format!("{}: {e}", dir.display()));
+    let unavailable =
+        |e: std::io::Error| ReindexError::CorpusUnavailable(format!("{}: {e}", dir.display()));
     let ids: Vec<String> = if input.document_ids.is_empty() {
         let mut ids = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(unavailable)? {
             let path = entry.map_err(unavailable)?.path();
-            if let (Some(stem), Some("md")) = (path.file_stem(), path.extension().and_then(|e| e.to_str())) {
+            if let (Some(stem), Some("md")) =
+                (path.file_stem(), path.extension().and_then(|e| e.to_str()))
+            {
                 ids.push(stem.to_string_lossy().into_owned());
             }
         }
@@ -247,17 +260,18 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
     next.version = current.version + 1;
     let (mut indexed, mut skipped, mut errors) = (0u32, 0u32, Vec::new());
     for id in &ids {
-        let text = match crate::stores::inside(&dir, &format!("{id}.md")).map(std::fs::read_to_string) {
-            Some(Ok(text)) => text,
-            Some(Err(e)) => {
-                errors.push(format!("{id}: {e}"));
-                continue;
-            }
-            None => {
-                errors.push(format!("{id}: not a document id"));
-                continue;
-            }
-        };
+        let text =
+            match crate::stores::inside(&dir, &format!("{id}.md")).map(std::fs::read_to_string) {
+                Some(Ok(text)) => text,
+                Some(Err(e)) => {
+                    errors.push(format!("{id}: {e}"));
+                    continue;
+                }
+                None => {
+                    errors.push(format!("{id}: not a document id"));
+                    continue;
+                }
+            };
         let hash = content_hash(&text);
         if next.vectors.get(id).is_some_and(|(h, _)| *h == hash) {
             skipped += 1;
@@ -268,8 +282,13 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
     }
     let version = format!("{ns}@{}", next.version);
     lock(&store.namespaces).insert(ns.to_owned(), next);
-    lock(&ctx.resource::<CacheWrite>().entries).insert(format!("rag_version:{ns}"), version.clone());
-    let duration_ms = ctx.started_at().elapsed().map(|d| d.as_millis() as u64).unwrap_or(0);
+    lock(&ctx.resource::<CacheWrite>().entries)
+        .insert(format!("rag_version:{ns}"), version.clone());
+    let duration_ms = ctx
+        .started_at()
+        .elapsed()
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
     Ok(ReindexOutput {
         indexed,
         skipped,
@@ -289,7 +308,10 @@ fn content_hash(text: &str) -> u64 {
 /// and good enough for lexical similarity on local data.
 pub fn embed(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; 64];
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 2) {
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+    {
         let mut h = DefaultHasher::new();
         word.to_lowercase().hash(&mut h);
         v[(h.finish() % 64) as usize] += 1.0;
@@ -351,10 +373,15 @@ pub struct Breakdown {
 
 /// Whether `s` is an absolute http(s) URL with a host.
 pub fn is_valid_url(s: &str) -> bool {
-    let rest = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://"));
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
     rest.is_some_and(|r| {
         let host = r.split(['/', '?', '#']).next().unwrap_or("");
-        !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+        !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
     })
 }
 
@@ -384,7 +411,12 @@ pub async fn vlevel_calculator(input: VLevelInput) -> VLevelOutput {
         .map(|(_, s)| s)
         .sum::<u8>();
     let specificity_score = if has(&p.ktypnr) { 40 } else { 0 };
-    let vlevel = match (has(&p.ktypnr), has(&p.r#type), has(&p.modele), has(&p.marque)) {
+    let vlevel = match (
+        has(&p.ktypnr),
+        has(&p.r#type),
+        has(&p.modele),
+        has(&p.marque),
+    ) {
         (true, ..) => VLevel::V5,
         (false, true, ..) => VLevel::V4,
         (false, false, true, _) => VLevel::V3,
@@ -395,7 +427,10 @@ pub async fn vlevel_calculator(input: VLevelInput) -> VLevelOutput {
         (&p.marque, "add the vehicle make (marque)"),
         (&p.modele, "add the vehicle model (modele)"),
         (&p.r#type, "add the engine type (type)"),
-        (&p.ktypnr, "add the TecDoc type number (ktypnr) for V5 specificity"),
+        (
+            &p.ktypnr,
+            "add the TecDoc type number (ktypnr) for V5 specificity",
+        ),
     ]
     .iter()
     .filter(|(f, _)| !has(f))
@@ -491,14 +526,23 @@ fn page_role(source: &str) -> Option<String> {
     timeout_ms = 60_000, retries = 2, backoff = "linear", idempotent,
     mcp(tool_name = "ai_cos_routes_sync", permissions("seo:write", "filesystem:read")),
 )]
-pub async fn routes_sync(ctx: Ctx, input: RoutesSyncInput) -> Result<RoutesSyncOutput, RoutesSyncError> {
+pub async fn routes_sync(
+    ctx: Ctx,
+    input: RoutesSyncInput,
+) -> Result<RoutesSyncOutput, RoutesSyncError> {
     let dir = &ctx.resource::<FilesystemRead>().root;
-    let unavailable = |e: std::io::Error| RoutesSyncError::RoutesUnavailable(format!("{}: {e}", dir.display()));
+    let unavailable =
+        |e: std::io::Error| RoutesSyncError::RoutesUnavailable(format!("{}: {e}", dir.display()));
     let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
     for entry in std::fs::read_dir(dir).map_err(unavailable)? {
         let path = entry.map_err(unavailable)?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let Some(route) = route_path(&name) else { continue };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some(route) = route_path(&name) else {
+            continue;
+        };
         if !input.include_admin && (route == "/admin" || route.starts_with("/admin/")) {
             continue;
         }
@@ -508,19 +552,36 @@ pub async fn routes_sync(ctx: Ctx, input: RoutesSyncInput) -> Result<RoutesSyncO
     let db = ctx.resource::<DatabaseRead>();
     let table = lock(&db.routes).clone();
     let known: BTreeSet<&String> = table.keys().collect();
-    let added: Vec<String> = files.keys().filter(|r| !known.contains(r)).cloned().collect();
+    let added: Vec<String> = files
+        .keys()
+        .filter(|r| !known.contains(r))
+        .cloned()
+        .collect();
     // Removed routes are reported, never deleted: deleting needs `database.delete`.
-    let removed: Vec<String> = table.keys().filter(|r| !files.contains_key(*r)).cloned().collect();
+    let removed: Vec<String> = table
+        .keys()
+        .filter(|r| !files.contains_key(*r))
+        .cloned()
+        .collect();
     let updated: Vec<String> = files
         .iter()
         .filter(|(r, role)| table.get(*r).is_some_and(|row| &row.role != *role))
         .map(|(r, _)| r.clone())
         .collect();
-    let missing_role: Vec<String> = files.iter().filter(|(_, role)| role.is_none()).map(|(r, _)| r.clone()).collect();
+    let missing_role: Vec<String> = files
+        .iter()
+        .filter(|(_, role)| role.is_none())
+        .map(|(r, _)| r.clone())
+        .collect();
     if !input.dry_run {
         let mut rows = lock(&ctx.resource::<DatabaseUpsert>().routes);
         for route in added.iter().chain(&updated) {
-            rows.insert(route.clone(), RouteRow { role: files[route].clone() });
+            rows.insert(
+                route.clone(),
+                RouteRow {
+                    role: files[route].clone(),
+                },
+            );
         }
     }
     Ok(RoutesSyncOutput {

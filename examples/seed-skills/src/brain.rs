@@ -42,10 +42,16 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     redaction(inputs("query")),
     capabilities(ObsidianRead, VaultSearch),
     reusable_by(executor = "execute", analyzer = "read"),
-    timeout_ms = 10_000, retries = 2, backoff = "linear", idempotent,
-    mcp(permissions("obsidian:read")),
+    timeout_ms = 10_000,
+    retries = 2,
+    backoff = "linear",
+    idempotent,
+    mcp(permissions("obsidian:read"))
 )]
-pub async fn search_notes(ctx: Ctx, input: SearchNotesInput) -> Result<SearchNotesOutput, SearchError> {
+pub async fn search_notes(
+    ctx: Ctx,
+    input: SearchNotesInput,
+) -> Result<SearchNotesOutput, SearchError> {
     let terms: Vec<String> = words(&input.query).collect();
     let notes = ctx
         .resource::<VaultSearch>()
@@ -59,8 +65,12 @@ pub async fn search_notes(ctx: Ctx, input: SearchNotesInput) -> Result<SearchNot
                 *counts.entry(w).or_default() += 1;
             }
             // Every term must appear; rank by total occurrences.
-            let per_term: Vec<usize> = terms.iter().map(|t| counts.get(t).copied().unwrap_or(0)).collect();
-            (!terms.is_empty() && per_term.iter().all(|n| *n > 0)).then(|| (per_term.iter().sum(), path))
+            let per_term: Vec<usize> = terms
+                .iter()
+                .map(|t| counts.get(t).copied().unwrap_or(0))
+                .collect();
+            (!terms.is_empty() && per_term.iter().all(|n| *n > 0))
+                .then(|| (per_term.iter().sum(), path))
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -102,15 +112,24 @@ pub enum ReadNoteError {
     owners("core"),
     capabilities(ObsidianRead),
     reusable_by(executor = "execute", analyzer = "read"),
-    timeout_ms = 5_000, retries = 2, backoff = "linear", idempotent,
-    mcp(permissions("obsidian:read")),
+    timeout_ms = 5_000,
+    retries = 2,
+    backoff = "linear",
+    idempotent,
+    mcp(permissions("obsidian:read"))
 )]
 pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput, ReadNoteError> {
     let vault = ctx.resource::<ObsidianRead>();
-    let path = crate::stores::inside(&vault.root, &input.path).ok_or_else(|| ReadNoteError::InvalidPath(input.path.clone()))?;
+    let path = crate::stores::inside(&vault.root, &input.path)
+        .ok_or_else(|| ReadNoteError::InvalidPath(input.path.clone()))?;
     match std::fs::read_to_string(&path) {
-        Ok(content) => Ok(ReadNoteOutput { path: input.path, content }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ReadNoteError::NoteNotFound(input.path)),
+        Ok(content) => Ok(ReadNoteOutput {
+            path: input.path,
+            content,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadNoteError::NoteNotFound(input.path))
+        }
         Err(e) => Err(ReadNoteError::ReadFailed(input.path, e.to_string())),
     }
 }
@@ -134,8 +153,8 @@ pub struct SummarizeOutput {
 }
 
 const STOPWORDS: &[&str] = &[
-    "the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "it", "its", "on", "for", "be", "by", "with", "as",
-    "at", "this", "that", "so", "when", "can", "not", "never", "every",
+    "the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "it", "its", "on", "for", "be",
+    "by", "with", "as", "at", "this", "that", "so", "when", "can", "not", "never", "every",
 ];
 
 /// Summarize a text by keeping its most representative sentences.
@@ -163,14 +182,28 @@ pub async fn summarize_text(input: SummarizeInput) -> SummarizeOutput {
         }
     }
     let score = |s: &str| {
-        let ws: Vec<String> = words(s).filter(|w| !STOPWORDS.contains(&w.as_str())).collect();
+        let ws: Vec<String> = words(s)
+            .filter(|w| !STOPWORDS.contains(&w.as_str()))
+            .collect();
         ws.iter().map(|w| freq[w]).sum::<f64>() / (ws.len().max(1) as f64).sqrt()
     };
-    let mut ranked: Vec<(usize, f64)> = sentences.iter().enumerate().map(|(i, s)| (i, score(s))).collect();
+    let mut ranked: Vec<(usize, f64)> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, score(s)))
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut keep: Vec<usize> = ranked.iter().take(usize::from(input.max_sentences)).map(|(i, _)| *i).collect();
+    let mut keep: Vec<usize> = ranked
+        .iter()
+        .take(usize::from(input.max_sentences))
+        .map(|(i, _)| *i)
+        .collect();
     keep.sort_unstable();
     SummarizeOutput {
-        summary: keep.iter().map(|i| sentences[*i]).collect::<Vec<_>>().join(" "),
+        summary: keep
+            .iter()
+            .map(|i| sentences[*i])
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }

@@ -2,7 +2,7 @@
 
 use skill_runtime::capability;
 
-use crate::stores::{RagCorpus, RoutesDir, SeoDb, VersionCache, Vault, VectorStore};
+use crate::stores::{RagCorpus, RoutesDir, SeoDb, Vault, VectorStore, VersionCache};
 
 /// Read SEO tables (pages, routes).
 #[capability(id = "database.read", effect = "database", operation = "read", resource = SeoDb)]

@@ -13,9 +13,18 @@ pub struct EchoOutput {
 }
 
 /// Return the message unchanged; a checkpoint in workflows.
-#[skill(version = "1.0.0", autonomy = "L3", owners("chimera"), idempotent, retries = 0, mcp)]
+#[skill(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("chimera"),
+    idempotent,
+    retries = 0,
+    mcp
+)]
 pub async fn echo(input: EchoInput) -> EchoOutput {
-    EchoOutput { message: input.message }
+    EchoOutput {
+        message: input.message,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -69,7 +78,9 @@ const HOSTS: &[(&str, Platform)] = &[
     postcondition(check = |o: &NormalizeHandleOutput| o.handle.starts_with('@') && o.handle.len() > 1),
     mcp,
 )]
-pub async fn normalize_handle(input: NormalizeHandleInput) -> Result<NormalizeHandleOutput, HandleError> {
+pub async fn normalize_handle(
+    input: NormalizeHandleInput,
+) -> Result<NormalizeHandleOutput, HandleError> {
     let raw = input.handle.trim();
     let mut rest = raw;
     for prefix in ["https://", "http://", "www."] {
@@ -87,8 +98,14 @@ pub async fn normalize_handle(input: NormalizeHandleInput) -> Result<NormalizeHa
     if name.is_empty() {
         return Err(HandleError::InvalidHandle(raw.to_owned(), "it is empty"));
     }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) {
-        return Err(HandleError::InvalidHandle(raw.to_owned(), "only letters, digits, `_`, `.` and `-` are allowed"));
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    {
+        return Err(HandleError::InvalidHandle(
+            raw.to_owned(),
+            "only letters, digits, `_`, `.` and `-` are allowed",
+        ));
     }
     Ok(NormalizeHandleOutput {
         handle: format!("@{name}"),

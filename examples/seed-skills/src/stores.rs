@@ -61,7 +61,12 @@ impl SeoDb {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
     let text = std::fs::read_to_string(path)?;
-    serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })
 }
 
 /// Resolve `relative` under `root`, refusing anything that could leave it.
@@ -93,7 +98,10 @@ impl Vault {
                     dirs.push(path);
                 } else if path.extension().is_some_and(|e| e == "md") {
                     let rel = path.strip_prefix(&self.root).unwrap_or(&path);
-                    let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                    let rel: Vec<String> = rel
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect();
                     out.push((rel.join("/"), std::fs::read_to_string(&path)?));
                 }
             }

@@ -38,11 +38,13 @@ pub enum ProfileError {
     reusable_by(executor = "execute"),
     idempotent,
     retries = 0,
-    mcp(tool_name = "creator_profile"),
+    mcp(tool_name = "creator_profile")
 )]
 pub async fn handle_profile(ctx: Ctx, input: ProfileInput) -> Result<ProfileOutput, ProfileError> {
     let normalized = ctx
-        .call::<normalize_handle>(NormalizeHandleInput { handle: input.handle })
+        .call::<normalize_handle>(NormalizeHandleInput {
+            handle: input.handle,
+        })
         .await?;
     let bare = normalized.handle.trim_start_matches('@');
     let display_name = if input.display_name.trim().is_empty() {
@@ -50,7 +52,9 @@ pub async fn handle_profile(ctx: Ctx, input: ProfileInput) -> Result<ProfileOutp
             .filter(|w| !w.is_empty())
             .map(|w| {
                 let mut c = w.chars();
-                c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
+                c.next()
+                    .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                    .unwrap_or_default()
             })
             .collect::<Vec<_>>()
             .join(" ")

@@ -1,0 +1,32 @@
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+/// Read the store.
+#[capability(id = "store.read", effect = "database", operation = "read")]
+pub struct StoreRead;
+
+/// Write the store.
+#[capability(id = "store.write", effect = "database", operation = "write")]
+pub struct StoreWrite;
+
+/// Delete from the store.
+#[capability(id = "store.delete", effect = "database", operation = "delete")]
+pub struct StoreDelete;
+
+/// Do the thing.
+#[skill(capabilities(StoreRead))]
+pub async fn lookup(ctx: Ctx, input: In) -> Out {
+    let () = ctx.resource::<StoreWrite>();
+    Out { y: input.x }
+}
+
+fn main() {}
