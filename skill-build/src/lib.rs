@@ -5,10 +5,9 @@
 //! build-dependencies and exports from its `build.rs`:
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     skill_build::export_or_exit(skill_build::link!(/* seed_skills, team_skills */));
-//! }
+//! // In build.rs `fn main`, naming the skills crates (build-dependencies):
+//! // skill_build::export_or_exit(skill_build::link!(seed_skills, team_skills));
+//! skill_build::export_or_exit(skill_build::link!());
 //! ```
 //!
 //! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`,

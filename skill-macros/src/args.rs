@@ -18,7 +18,7 @@ pub struct List(pub Vec<Entry>);
 
 pub enum Entry {
     Lit(Lit),
-    Node(Node),
+    Node(Box<Node>),
 }
 
 pub struct Node {
@@ -71,7 +71,7 @@ impl Parse for Entry {
         } else {
             NodeKind::Bare
         };
-        Ok(Entry::Node(Node { path, kind }))
+        Ok(Entry::Node(Box::new(Node { path, kind })))
     }
 }
 

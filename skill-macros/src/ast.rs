@@ -278,7 +278,7 @@ pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&s
             continue;
         }
         seen.push(key);
-        out.push(node);
+        out.push(*node);
     }
     out
 }
@@ -428,7 +428,8 @@ fn path_list(cx: &Ctxt, node: Node, key: &str) -> Vec<Path> {
     let mut out: Vec<Path> = Vec::new();
     for e in list.0 {
         match e {
-            Entry::Node(Node { path, kind: NodeKind::Bare }) => {
+            Entry::Node(n) if matches!(n.kind, NodeKind::Bare) => {
+                let path = n.path;
                 if out.iter().any(|p| same_path(p, &path)) {
                     cx.error_spanned(&path, format!("`{}` is listed twice in {key}(...)", crate::args::path_text(&path)));
                 } else {
@@ -751,11 +752,11 @@ impl SkillFn {
         }
         // Know the context parameter even when the shape is wrong, so the fallback
         // completes its type and the shape error stays the only error.
-        if let Some((0, first)) = typed.first() {
-            if let Some(has_args) = is_ctx(&first.ty) {
-                f.ctx_param = Some(0);
-                f.ctx_needs_marker = !has_args;
-            }
+        if let Some((0, first)) = typed.first()
+            && let Some(has_args) = is_ctx(&first.ty)
+        {
+            f.ctx_param = Some(0);
+            f.ctx_needs_marker = !has_args;
         }
         match typed.as_slice() {
             [(_, input)] if is_ctx(&input.ty).is_none() => f.input = Some((*input.ty).clone()),
@@ -827,16 +828,16 @@ pub fn doc_text(attrs: &[syn::Attribute]) -> Option<(String, Span)> {
         if !attr.path().is_ident("doc") {
             continue;
         }
-        if let syn::Meta::NameValue(nv) = &attr.meta {
-            if let Some(Lit::Str(s)) = lit(&nv.value) {
-                span.get_or_insert(attr.span());
-                let value = s.value();
-                if value.trim().is_empty() {
-                    // An empty `///` line: a paragraph break (`"".lines()` is empty).
-                    lines.push(String::new());
-                }
-                lines.extend(value.lines().map(|l| l.trim().to_owned()));
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let Some(Lit::Str(s)) = lit(&nv.value)
+        {
+            span.get_or_insert(attr.span());
+            let value = s.value();
+            if value.trim().is_empty() {
+                // An empty `///` line: a paragraph break (`"".lines()` is empty).
+                lines.push(String::new());
             }
+            lines.extend(value.lines().map(|l| l.trim().to_owned()));
         }
     }
     let para: Vec<&str> = lines

@@ -89,10 +89,10 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             "#[capability] needs `operation = \"...\"`: read, write, delete, upsert or execute",
         );
     }
-    if let Some(id) = &id {
-        if !is_capability_id(&id.value()) {
-            cx.error_spanned(id, format!("capability id \"{}\" is not of the form `domain.verb` (two lowercase snake_case words joined by one dot, like \"database.write\")", id.value()));
-        }
+    if let Some(id) = &id
+        && !is_capability_id(&id.value())
+    {
+        cx.error_spanned(id, format!("capability id \"{}\" is not of the form `domain.verb` (two lowercase snake_case words joined by one dot, like \"database.write\")", id.value()));
     }
     if !item.generics.params.is_empty() {
         cx.error_spanned(

@@ -162,39 +162,39 @@ fn check_limits(cx: &Ctxt, args: &SkillArgs) {
         (&args.rate_limit, "max_per_minute"),
         (&args.timeout_ms, "timeout_ms"),
     ] {
-        if let Some(l) = lit {
-            if l.base10_parse::<u64>().ok() == Some(0) {
-                cx.error_spanned(
-                    l,
-                    format!("`{what}` of 0 would never let the skill run; use at least 1"),
-                );
-            }
+        if let Some(l) = lit
+            && l.base10_parse::<u64>().ok() == Some(0)
+        {
+            cx.error_spanned(
+                l,
+                format!("`{what}` of 0 would never let the skill run; use at least 1"),
+            );
         }
     }
     for (lit, max, what) in [
         (&args.rate_limit, u64::from(u32::MAX), "max_per_minute"),
         (&args.retries, u64::from(u32::MAX), "retries"),
     ] {
-        if let Some(l) = lit {
-            if l.base10_parse::<u64>().is_ok_and(|v| v > max) {
-                cx.error_spanned(l, format!("`{what}` is at most {max}"));
-            }
+        if let Some(l) = lit
+            && l.base10_parse::<u64>().is_ok_and(|v| v > max)
+        {
+            cx.error_spanned(l, format!("`{what}` is at most {max}"));
         }
     }
 }
 
 /// Domains, owners, tags and redacted fields are identifiers consumers match on.
 fn check_words(cx: &Ctxt, args: &SkillArgs) {
-    if let Some(d) = &args.domain {
-        if !is_snake_case(&d.value()) {
-            cx.error_spanned(
-                d,
-                format!(
-                    "domain \"{}\" is not lowercase snake_case, like \"seo\"",
-                    d.value()
-                ),
-            );
-        }
+    if let Some(d) = &args.domain
+        && !is_snake_case(&d.value())
+    {
+        cx.error_spanned(
+            d,
+            format!(
+                "domain \"{}\" is not lowercase snake_case, like \"seo\"",
+                d.value()
+            ),
+        );
     }
     for l in args.owners.iter().chain(&args.policy_tags) {
         if l.value().trim().is_empty() {

@@ -23,13 +23,11 @@ pub fn user_fn(func: &SkillFn) -> ItemFn {
     if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker) {
         // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their import
         // stays used and the type they named is the one they get.
-        if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i) {
-            if let Type::Path(p) = &mut *t.ty {
-                if let Some(last) = p.path.segments.last_mut() {
-                    last.arguments =
-                        syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
-                }
-            }
+        if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i)
+            && let Type::Path(p) = &mut *t.ty
+            && let Some(last) = p.path.segments.last_mut()
+        {
+            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
         }
     }
     item

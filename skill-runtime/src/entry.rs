@@ -15,6 +15,10 @@ use crate::skill::{Severity, Skill};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
+/// Run a skill from JSON whose schema was checked, with its compiled output schema.
+pub(crate) type InvokeFn =
+    fn(Arc<Invocation>, Value, Arc<CompiledSchema>) -> BoxFuture<Result<Outcome, InvokeError>>;
+
 /// One skill as submitted to the registry: its manifest plus the functions that
 /// produce its schemas and run it from JSON. Build it with [`SkillEntry::of`].
 pub struct SkillEntry {
@@ -23,8 +27,7 @@ pub struct SkillEntry {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
     pub(crate) conditions: fn() -> Conditions,
-    pub(crate) invoke:
-        fn(Arc<Invocation>, Value, Arc<CompiledSchema>) -> BoxFuture<Result<Outcome, InvokeError>>,
+    pub(crate) invoke: InvokeFn,
 }
 
 inventory::collect!(SkillEntry);

@@ -189,7 +189,7 @@ impl Registry {
                 let v = semver::Version::parse(v).ok()?;
                 matching.find(|s| s.version == v)
             }
-            None => matching.last(),
+            None => matching.next_back(),
         }
     }
 
@@ -217,17 +217,17 @@ fn check_catalog(catalog: &[&'static CapabilityInfo], problems: &mut Problems) {
                 message: format!("id `{}` is not of the form `domain.verb`", c.id),
             });
         }
-        if let Some(first) = seen.insert(c.id, c) {
-            if first.rust_path != c.rust_path {
-                problems.0.push(Problem {
-                    subject: format!("capability `{}`", c.id),
-                    location: loc,
-                    message: format!(
-                        "declared twice: by `{}` at {}:{} and by `{}`",
-                        first.rust_path, first.file, first.line, c.rust_path
-                    ),
-                });
-            }
+        if let Some(first) = seen.insert(c.id, c)
+            && first.rust_path != c.rust_path
+        {
+            problems.0.push(Problem {
+                subject: format!("capability `{}`", c.id),
+                location: loc,
+                message: format!(
+                    "declared twice: by `{}` at {}:{} and by `{}`",
+                    first.rust_path, first.file, first.line, c.rust_path
+                ),
+            });
         }
     }
 }
@@ -274,10 +274,10 @@ fn check_skill(
             "has deprecation metadata but its status is not `deprecated`",
         ),
         (_, Some(d)) => {
-            if let Some(v) = d.removal_version {
-                if semver::Version::parse(v).is_err() {
-                    problems.skill(entry, format!("removal_version `{v}` is not semver"));
-                }
+            if let Some(v) = d.removal_version
+                && semver::Version::parse(v).is_err()
+            {
+                problems.skill(entry, format!("removal_version `{v}` is not semver"));
             }
         }
         _ => {}
@@ -470,29 +470,28 @@ fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
                 TargetKind::Skill => {}
             }
         }
-        if let Some(d) = &m.deprecation {
-            if let Some(r) = d.replaced_by {
-                if !exists(r, None) {
-                    problems.skill(
-                        s.entry,
-                        format!("replaced_by names skill `{r}`, which is not in the registry"),
-                    );
-                }
-            }
+        if let Some(d) = &m.deprecation
+            && let Some(r) = d.replaced_by
+            && !exists(r, None)
+        {
+            problems.skill(
+                s.entry,
+                format!("replaced_by names skill `{r}`, which is not in the registry"),
+            );
         }
         if m.mcp.exposed {
             let tool = m.mcp.tool_name.unwrap_or(m.name);
-            if let Some(other) = tools.insert(tool, s) {
-                if other.name() != s.name() {
-                    problems.skill(
-                        s.entry,
-                        format!(
-                            "MCP tool name `{tool}` is also used by skill `{}` at {}",
-                            other.name(),
-                            other.entry.manifest.location
-                        ),
-                    );
-                }
+            if let Some(other) = tools.insert(tool, s)
+                && other.name() != s.name()
+            {
+                problems.skill(
+                    s.entry,
+                    format!(
+                        "MCP tool name `{tool}` is also used by skill `{}` at {}",
+                        other.name(),
+                        other.entry.manifest.location
+                    ),
+                );
             }
         }
     }
