@@ -58,13 +58,26 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
             c.span(),
         )
     });
+    // Calling `t` is allowed only if this skill declares all of `t`'s
+    // capabilities; checked here, at the `calls(...)` entry, even before any call.
     let calls = args.calls.iter().map(|t| {
-        respan(
-            quote!(impl #krate::__private::Calls<#t> for #ident {}),
-            t.span(),
-        )
+        let check = respan(quote!(__skill_callable::<#t, #ident>();), t.span());
+        quote! {
+            impl #krate::__private::Calls<#t> for #ident {}
+            const _: fn() = || {
+                fn __skill_callable<T: #krate::__private::CallableBy<S>, S>() {}
+                #check
+            };
+        }
     });
-    quote!(#(#caps)* #(#calls)*)
+    let caps_list = &args.capabilities;
+    let callable = quote! {
+        impl<__S> #krate::__private::CallableBy<__S> for #ident
+        where
+            #(__S: #krate::__private::Declares<#caps_list>,)*
+        {}
+    };
+    quote!(#(#caps)* #(#calls)* #callable)
 }
 
 /// Give every token of `tokens` the span `span`, so a type error in generated
@@ -240,6 +253,20 @@ fn variant(p: &TokenStream, ty: &str, c: Choice) -> TokenStream {
     quote!(#p::#ty::#v)
 }
 
+/// The chosen variant, or `default` when the key was not given.
+fn variant_or(
+    p: &TokenStream,
+    ty: &str,
+    chosen: Option<Choice>,
+    default: &'static str,
+) -> TokenStream {
+    let c = chosen.unwrap_or(Choice {
+        variant: default,
+        span: Span::call_site(),
+    });
+    variant(p, ty, c)
+}
+
 fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let ident = &func.item.sig.ident;
     let fn_name = ident.to_string().trim_start_matches("r#").to_owned();
@@ -261,14 +288,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     };
     let domain = opt_str(&args.domain);
     let owners = &args.owners;
-    let status = variant(
-        p,
-        "Status",
-        args.status.unwrap_or(Choice {
-            variant: "Enabled",
-            span: Span::call_site(),
-        }),
-    );
+    let status = variant_or(p, "Status", args.status, "Enabled");
     let deprecation = match &args.deprecation {
         Some(d) => {
             let replaced_by = opt_str(&d.replaced_by);
@@ -280,22 +300,8 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let kind = variant(
-        p,
-        "Kind",
-        args.kind.unwrap_or(Choice {
-            variant: "Logic",
-            span: Span::call_site(),
-        }),
-    );
-    let autonomy = variant(
-        p,
-        "Autonomy",
-        args.autonomy.unwrap_or(Choice {
-            variant: "L0",
-            span: Span::call_site(),
-        }),
-    );
+    let kind = variant_or(p, "Kind", args.kind, "Logic");
+    let autonomy = variant_or(p, "Autonomy", args.autonomy, "L0");
     let tags = &args.policy_tags;
     let rate_limit = match &args.rate_limit {
         Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
@@ -319,22 +325,8 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let idempotent = args.idempotent;
     let destructive = args.destructive;
     let hitl = args.requires_hitl;
-    let sandbox = variant(
-        p,
-        "Sandbox",
-        args.sandbox.unwrap_or(Choice {
-            variant: "Local",
-            span: Span::call_site(),
-        }),
-    );
-    let source = variant(
-        p,
-        "Origin",
-        args.source.unwrap_or(Choice {
-            variant: "Local",
-            span: Span::call_site(),
-        }),
-    );
+    let sandbox = variant_or(p, "Sandbox", args.sandbox, "Local");
+    let source = variant_or(p, "Origin", args.source, "Local");
     let mcp = match &args.mcp {
         Some(m) => {
             let exposed = m.exposed;

@@ -138,6 +138,16 @@ pub trait Declares<C: Capability> {}
 )]
 pub trait Calls<T> {}
 
+/// `T: CallableBy<S>` holds when skill `S` declares every capability of skill `T`,
+/// so calling `T` from `S` cannot widen what `S` may do. `#[skill]` implements it
+/// with one `S: Declares<C>` bound per capability of `T`; a missing one is reported
+/// as that capability being undeclared by the caller.
+#[diagnostic::on_unimplemented(
+    message = "skill `{S}` cannot call skill `{Self}`: `{Self}` has capabilities `{S}` does not declare",
+    note = "a skill may only call skills whose capabilities are a subset of its own"
+)]
+pub trait CallableBy<S> {}
+
 /// One capability as submitted to the registry by `#[capability]`.
 #[doc(hidden)]
 pub struct CapabilityEntry(pub &'static CapabilityInfo);

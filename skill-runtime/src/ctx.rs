@@ -128,7 +128,11 @@ impl<S> Ctx<S> {
         }
     }
 
-    /// Call skill `T`, which `S` must declare in `calls(...)`.
+    /// Call skill `T`, which `S` must declare in `calls(...)`. `#[skill]` checks
+    /// there that `S` declares every capability of `T` ([`CallableBy`]), so the
+    /// rule is reported once, at the declaration.
+    ///
+    /// [`CallableBy`]: crate::CallableBy
     pub async fn call<T: Skill>(&self, input: T::Input) -> Result<T::Output, T::Error>
     where
         S: Calls<T>,

@@ -40,7 +40,9 @@ pub mod registry;
 pub mod schema;
 mod skill;
 
-pub use capability::{Calls, Capability, CapabilityInfo, Declares, EffectType, Operation};
+pub use capability::{
+    CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
+};
 pub use ctx::{Caller, Ctx, Resources};
 pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
 pub use failure::{FailureMode, FailureModes, Never};
@@ -75,8 +77,8 @@ pub mod __private {
     pub use crate::entry::SkillEntry;
     pub use crate::manifest::*;
     pub use crate::{
-        Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType, FailureMode,
-        FailureModes, Never, Operation, Postcondition, Precondition, Severity, Skill,
+        CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
+        FailureMode, FailureModes, Never, Operation, Postcondition, Precondition, Severity, Skill,
         ValidationRule,
     };
     pub use core;
