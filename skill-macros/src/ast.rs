@@ -43,6 +43,7 @@ pub const SKILL_KEYS: &[&str] = &[
     "precondition",
     "postcondition",
     "validation_rule",
+    "ambient",
     "crate",
 ];
 
@@ -86,6 +87,8 @@ pub struct SkillArgs {
     pub capabilities: Vec<Path>,
     pub side_effects: Vec<SideEffectArgs>,
     pub calls: Vec<Path>,
+    /// `ambient(kind = "reason")`: ambient uses allowed without a capability.
+    pub ambient: Vec<(crate::ambient::Kind, LitStr)>,
     pub preconditions: Vec<PreconditionArgs>,
     pub postconditions: Vec<PostconditionArgs>,
     pub validation_rules: Vec<RuleArgs>,
@@ -228,6 +231,25 @@ impl SkillArgs {
                 "capabilities" => a.capabilities = path_list(cx, node, "capabilities"),
                 "side_effects" => a.side_effects = side_effects(cx, node),
                 "calls" => a.calls = path_list(cx, node, "calls"),
+                "ambient" => {
+                    for n in nodes(
+                        cx,
+                        sub_list(cx, node),
+                        "ambient(...)",
+                        crate::ambient::KINDS,
+                        &[],
+                    ) {
+                        let kind = crate::ambient::Kind::from_key(&n.key());
+                        match (kind, str_lit(cx, &n)) {
+                            (Some(k), Some(reason)) if !reason.value().trim().is_empty() => a.ambient.push((k, reason)),
+                            (Some(_), Some(reason)) => cx.error_spanned(
+                                &reason,
+                                "an ambient allowance needs a written reason: say why this skill may reach it without a capability",
+                            ),
+                            _ => {}
+                        }
+                    }
+                }
                 "precondition" => a.preconditions.push(precondition(cx, node)),
                 "postcondition" => a.postconditions.push(postcondition(cx, node)),
                 "validation_rule" => a.validation_rules.push(rule(cx, node)),

@@ -364,6 +364,10 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             version: ::core::option::Option::Some(<#t as #p::Skill>::MANIFEST.version),
         })
     });
+    let ambient = args.ambient.iter().map(|(kind, reason)| {
+        let key = kind.key();
+        quote!(#p::AmbientAllowance { kind: #key, reason: #reason })
+    });
     let loc = quote_spanned!(ident.span()=> #p::Location {
         file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),
     });
@@ -393,6 +397,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             capabilities: &[#(#caps),*],
             side_effects: &[#(#effects),*],
             call_targets: &[#(#calls),*],
+            ambient_allowances: &[#(#ambient),*],
             entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name },
             location: #loc,
         }
@@ -422,6 +427,32 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
                 ::core::panic!(#msg)
             };
         });
+    }
+    for finding in crate::ambient::scan(&func.item.block) {
+        if args.ambient.iter().any(|(k, _)| *k == finding.kind) {
+            continue;
+        }
+        let kind = finding.kind;
+        let msg = format!(
+            "skill `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
+            finding.path,
+            kind.key().replace('_', " "),
+            kind.needs(),
+            kind.key(),
+        );
+        let variant = Ident::new(kind.variant(), Span::call_site());
+        let covered = args
+            .capabilities
+            .iter()
+            .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
+        out.extend(respan(
+            quote! {
+                const _: () = if !(false #(#covered)*) {
+                    ::core::panic!(#msg)
+                };
+            },
+            finding.span,
+        ));
     }
     if !args.destructive {
         for s in args

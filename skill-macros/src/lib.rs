@@ -1,6 +1,7 @@
 //! Procedural macros of `skill-runtime`. Depend on `skill-runtime` and use these
 //! through `skill_runtime::prelude`; this crate's paths are not public API.
 
+mod ambient;
 mod args;
 mod ast;
 mod capability;

@@ -63,6 +63,18 @@ impl Operation {
     }
 }
 
+/// Ambient authority a skill body can reach without its context; see
+/// `docs/compile-time-checks.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ambient {
+    FileRead,
+    FileWrite,
+    Network,
+    Process,
+    Env,
+    Database,
+}
+
 /// The static description of one capability, as exported in `capabilities.json`.
 #[derive(Clone, Copy)]
 pub struct CapabilityInfo {
@@ -89,6 +101,22 @@ impl CapabilityInfo {
             self.operation,
             Operation::Write | Operation::Delete | Operation::Upsert
         ) || matches!(self.effect, EffectType::Network | EffectType::Process)
+    }
+
+    /// Whether declaring this capability covers an ambient use of `kind` found in
+    /// a skill's body by `#[skill]`'s scan.
+    pub const fn covers(&self, kind: Ambient) -> bool {
+        let writes = matches!(
+            self.operation,
+            Operation::Write | Operation::Delete | Operation::Upsert
+        );
+        match kind {
+            Ambient::FileRead => matches!(self.effect, EffectType::File),
+            Ambient::FileWrite => matches!(self.effect, EffectType::File) && writes,
+            Ambient::Network => matches!(self.effect, EffectType::Network | EffectType::Api),
+            Ambient::Process | Ambient::Env => matches!(self.effect, EffectType::Process),
+            Ambient::Database => matches!(self.effect, EffectType::Database),
+        }
     }
 
     /// Whether the capability grants a resource that must be registered at run time.

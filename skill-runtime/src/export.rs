@@ -142,6 +142,15 @@ fn skill_json(s: &RegisteredSkill) -> Value {
                 .collect(),
         ),
     );
+    put(
+        "ambient_allowances",
+        Value::Array(
+            m.ambient_allowances
+                .iter()
+                .map(|a| json!({"kind": a.kind, "reason": a.reason}))
+                .collect(),
+        ),
+    );
     // Additional fields from the AI-COS skill model and the ADR.
     if let Some(t) = m.title {
         put("title", t.into());

@@ -41,7 +41,7 @@ pub mod schema;
 mod skill;
 
 pub use capability::{
-    CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
+    Ambient, CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
 };
 pub use ctx::{Caller, Ctx, Resources};
 pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
@@ -77,7 +77,7 @@ pub mod __private {
     pub use crate::entry::SkillEntry;
     pub use crate::manifest::*;
     pub use crate::{
-        CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
+        Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
         FailureMode, FailureModes, Never, Operation, Postcondition, Precondition, Severity, Skill,
         ValidationRule,
     };

@@ -34,6 +34,8 @@ pub struct Manifest {
     pub capabilities: &'static [&'static CapabilityInfo],
     pub side_effects: &'static [SideEffect],
     pub call_targets: &'static [CallTarget],
+    /// Ambient uses allowed without a covering capability, each with its reason.
+    pub ambient_allowances: &'static [AmbientAllowance],
     pub entrypoint: Entrypoint,
     /// Where the skill is defined, for build errors (never exported).
     pub location: Location,
@@ -266,6 +268,14 @@ pub struct SideEffect {
     pub target: &'static str,
     pub reversible: bool,
     pub description: Option<&'static str>,
+}
+
+/// An escape hatch from the ambient side-effect scan: `ambient(kind = "reason")`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AmbientAllowance {
+    /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
+    pub kind: &'static str,
+    pub reason: &'static str,
 }
 
 /// A skill or op this skill may call.

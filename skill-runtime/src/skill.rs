@@ -92,6 +92,7 @@ impl Manifest {
         capabilities: &[],
         side_effects: &[],
         call_targets: &[],
+        ambient_allowances: &[],
         entrypoint: crate::manifest::Entrypoint {
             module: "",
             handler: "",

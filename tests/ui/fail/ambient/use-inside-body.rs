@@ -1,0 +1,25 @@
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+/// Read files.
+#[capability(id = "files.read", effect = "file", operation = "read")]
+pub struct FilesRead;
+
+/// Do the thing.
+#[skill()]
+pub async fn lookup(input: In) -> Out {
+    use std::fs;
+    let y = fs::read_to_string(&input.x).unwrap_or_default();
+    Out { y }
+}
+
+fn main() {}
