@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Compile-time cost of #[skill]: build a crate of N skills and the same crate of N
+plain async fns (same types, same derives), each from clean, and print the ratio.
+
+Dependencies are built once beforehand and shared, so the numbers compare the
+crates' own compilation, which is what the macro adds to. Each crate is built
+ROUNDS times alternately; the median of each is compared.
+
+usage: python3 bench/compile-time.py [N] [ROUNDS]     (defaults: 200 skills, 3 rounds)
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "target" / "bench-compile"
+
+TYPES = '''
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct In{i} {{
+    /// The query.
+    pub query: String,
+    #[serde(default)]
+    pub limit: u32,
+    pub tags: Vec<String>,
+}}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Out{i} {{
+    pub results: Vec<String>,
+    pub total: u64,
+}}
+
+#[derive(Debug, thiserror::Error, {derive_failure})]
+pub enum Err{i} {{
+    /// The backend did not answer.
+    #[error("backend unavailable")]
+    {retryable}Unavailable,
+    /// The query was rejected.
+    #[error("bad query")]
+    BadQuery,
+}}
+'''
+
+BODY = '''{{
+    if input.query.is_empty() {{
+        return Err(Err{i}::BadQuery);
+    }}
+    let n = input.limit.max(1) as usize;
+    let results: Vec<String> = input.tags.iter().take(n).map(|t| format!("{{t}}:{{}}", input.query)).collect();
+    Ok(Out{i} {{ total: results.len() as u64, results }})
+}}
+'''
+
+
+def skill_fn(i):
+    return f'''
+/// Search item set {i} by query and tags.
+#[skill(
+    version = "1.0.0",
+    domain = "bench",
+    owners("bench-team"),
+    autonomy = "L2",
+    capabilities(BenchRead),
+    precondition(code = "TOO_MANY", message = "at most 100 tags", check = |i: &In{i}| i.tags.len() <= 100),
+    postcondition(check = |o: &Out{i}| o.total as usize == o.results.len()),
+    timeout_ms = 5_000, retries = 2, backoff = "linear", idempotent,
+    mcp(tool_name = "bench_search_{i}", permissions("bench:read")),
+)]
+pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i)}'''
+
+
+def plain_fn(i):
+    return f'''
+/// Search item set {i} by query and tags.
+pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i)}'''
+
+
+def crate_source(n, skills):
+    head = "#![allow(dead_code)]\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n"
+    if skills:
+        head += "use skill_runtime::prelude::*;\n\n/// Read bench data.\n#[capability(id = \"bench.read\", effect = \"none\", operation = \"read\")]\npub struct BenchRead;\n"
+    parts = [head]
+    for i in range(n):
+        parts.append(TYPES.format(
+            i=i,
+            derive_failure="FailureModes" if skills else "Clone",
+            retryable="#[failure(retryable)]\n    " if skills else "",
+        ))
+        parts.append(skill_fn(i) if skills else plain_fn(i))
+    return "\n".join(parts)
+
+
+def write_workspace(n):
+    WORK.mkdir(parents=True, exist_ok=True)
+    runtime = ROOT / "skill-runtime"
+    (WORK / "Cargo.toml").write_text(
+        '[workspace]\nresolver = "3"\nmembers = ["skills", "plain"]\n\n'
+        '[profile.dev]\ndebug = "line-tables-only"\n'
+    )
+    for name, skills in (("skills", True), ("plain", False)):
+        d = WORK / name
+        (d / "src").mkdir(parents=True, exist_ok=True)
+        (d / "Cargo.toml").write_text(
+            f'[package]\nname = "bench-{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+            f'[dependencies]\nskill-runtime = {{ path = "{runtime}" }}\n'
+            'serde = { version = "1", features = ["derive"] }\nschemars = "1.2"\nthiserror = "2"\n'
+        )
+        (d / "src" / "lib.rs").write_text(crate_source(n, skills))
+    lock = ROOT / "Cargo.lock"
+    if lock.exists():
+        (WORK / "Cargo.lock").write_bytes(lock.read_bytes())
+
+
+def cargo(*args):
+    env = dict(os.environ)
+    env.pop("CARGO_TARGET_DIR", None)
+    subprocess.run(["cargo", *args], cwd=WORK, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def timed_clean_build(pkg):
+    cargo("clean", "-q", "-p", pkg)
+    start = time.perf_counter()
+    cargo("build", "-q", "-p", pkg)
+    return time.perf_counter() - start
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    write_workspace(n)
+    print(f"building dependencies once (shared by both crates) in {WORK} ...", flush=True)
+    cargo("build", "-q", "--workspace")
+    times = {"bench-skills": [], "bench-plain": []}
+    for r in range(rounds):
+        for pkg in times:
+            t = timed_clean_build(pkg)
+            times[pkg].append(t)
+            print(f"round {r + 1}: {pkg:<13} {t:6.2f} s", flush=True)
+    skills = statistics.median(times["bench-skills"])
+    plain = statistics.median(times["bench-plain"])
+    print(f"\n{n} skills: {skills:.2f} s   {n} plain async fns: {plain:.2f} s   (median of {rounds})")
+    print(f"ratio skills / plain = {skills / plain:.2f}x   (target: at most 1.50x)")
+
+
+if __name__ == "__main__":
+    main()
