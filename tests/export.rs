@@ -125,3 +125,73 @@ fn run_cli_export() -> String {
     )
     .unwrap()
 }
+
+#[test]
+fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
+    let registry: Value = serde_json::from_str(&run_cli_export()).unwrap();
+    let skill = registry["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "vlevel_calculator")
+        .unwrap();
+    let input = r#"{"page_data": {"url": "https://shop.example.com/p/1", "gamme": "plaquettes", "marque": "renault", "modele": "clio"}}"#;
+    let out = run_ok(cargo().args([
+        "run",
+        "-q",
+        "-p",
+        "skill-examples",
+        "--",
+        "invoke",
+        "vlevel_calculator",
+        input,
+    ]));
+    let output: Value = serde_json::from_slice(&out.stdout).expect("invoke prints JSON");
+    let validator = jsonschema::draft202012::new(&skill["outputs_schema"]).unwrap();
+    assert!(validator.is_valid(&output), "{output}");
+    assert_eq!(output["vlevel"], "V3");
+    assert_eq!(output["score"], 50);
+
+    let bad = cargo()
+        .args([
+            "run",
+            "-q",
+            "-p",
+            "skill-examples",
+            "--",
+            "invoke",
+            "vlevel_calculator",
+        ])
+        .arg(r#"{"page_data": {"url": 42, "marque": null}}"#)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    for expected in [
+        "at /page_data: \"gamme\" is a required property",
+        "at /page_data/url: 42 is not of type \"string\"",
+        "at /page_data/marque: null is not of type \"string\"",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert!(bad.stdout.is_empty());
+
+    let malformed = cargo()
+        .args([
+            "run",
+            "-q",
+            "-p",
+            "skill-examples",
+            "--",
+            "invoke",
+            "echo",
+            "{not json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&malformed.stderr).contains("input is not JSON"));
+}
