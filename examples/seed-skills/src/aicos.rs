@@ -228,6 +228,10 @@ pub enum ReindexError {
     timeout_ms = 300_000, retries = 2, backoff = "exponential", idempotent,
     mcp(tool_name = "ai_cos_rag_reindex", permissions("rag:ingest", "database:read")),
 )]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads the corpus under the declared capability RagIngest (rag.ingest, file read)"
+)]
 pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput, ReindexError> {
     let ns = input.namespace.as_str();
     let dir = ctx.resource::<RagIngest>().namespace_dir(ns);
@@ -525,6 +529,10 @@ fn page_role(source: &str) -> Option<String> {
     reusable_by(executor = "execute", orchestrator = "admin"),
     timeout_ms = 60_000, retries = 2, backoff = "linear", idempotent,
     mcp(tool_name = "ai_cos_routes_sync", permissions("seo:write", "filesystem:read")),
+)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads route files under the declared capability FilesystemRead (filesystem.read)"
 )]
 pub async fn routes_sync(
     ctx: Ctx,

@@ -118,6 +118,10 @@ pub enum ReadNoteError {
     idempotent,
     mcp(permissions("obsidian:read"))
 )]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads the note under the declared capability ObsidianRead (obsidian.read)"
+)]
 pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput, ReadNoteError> {
     let vault = ctx.resource::<ObsidianRead>();
     let path = crate::stores::inside(&vault.root, &input.path)

@@ -59,6 +59,10 @@ impl SeoDb {
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "resource loading: the app loads the stores before any skill runs"
+)]
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
     let text = std::fs::read_to_string(path)?;
     serde_json::from_str(&text).map_err(|e| {
@@ -88,6 +92,10 @@ impl Vault {
     }
 
     /// Every note, as (path relative to the vault with `/` separators, text), sorted.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the Vault resource is what obsidian.read and vault.search grant"
+    )]
     pub fn notes(&self) -> io::Result<Vec<(String, String)>> {
         let mut out = Vec::new();
         let mut dirs = vec![self.root.clone()];
