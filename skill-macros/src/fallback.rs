@@ -11,6 +11,11 @@ use crate::expand;
 pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn>) -> TokenStream {
     let errors = errors.into_compile_error();
     let Some(func) = func else { return errors };
+    if func.item.sig.receiver().is_some() {
+        // A method sits in an `impl`, where no marker struct can go.
+        let item = &func.item;
+        return quote!(#errors #item);
+    }
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
     let krate = expand::runtime_path(args);
