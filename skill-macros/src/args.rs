@@ -87,14 +87,7 @@ impl Entry {
 impl Node {
     /// The key as written, for messages: `timeout_ms`, `mcp`, `DatabaseRead`.
     pub fn key(&self) -> String {
-        let mut s = String::new();
-        for (i, seg) in self.path.segments.iter().enumerate() {
-            if i > 0 {
-                s.push_str("::");
-            }
-            s.push_str(&seg.ident.to_string());
-        }
-        s
+        path_text(&self.path)
     }
 
     pub fn span(&self) -> Span {

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Data, DeriveInput, LitStr};
 
-use crate::args::{List, NodeKind};
+use crate::args::List;
 use crate::ast::{doc_text, flag, nodes, str_lit};
 use crate::check::{is_snake_case, to_snake_case};
 use crate::ctxt::Ctxt;
@@ -46,7 +46,6 @@ pub fn expand(input: DeriveInput) -> TokenStream {
                     code = c.value();
                     code_span = Some(c);
                 }
-                let _ = matches!(node.kind, NodeKind::Bare);
             }
         }
         if !is_snake_case(&code) {
