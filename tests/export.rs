@@ -146,9 +146,12 @@ fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
         "vlevel_calculator",
         input,
     ]));
-    let output: Value = serde_json::from_slice(&out.stdout).expect("invoke prints JSON");
+    let result: Value = serde_json::from_slice(&out.stdout).expect("invoke prints JSON");
+    assert_eq!(result["success"], true);
+    assert_eq!(result["skill"], "vlevel_calculator@1.0.0");
+    let output = &result["data"];
     let validator = jsonschema::draft202012::new(&skill["outputs_schema"]).unwrap();
-    assert!(validator.is_valid(&output), "{output}");
+    assert!(validator.is_valid(output), "{output}");
     assert_eq!(output["vlevel"], "V3");
     assert_eq!(output["score"], 50);
 
@@ -193,5 +196,7 @@ fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
         .output()
         .unwrap();
     assert_eq!(malformed.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&malformed.stderr).contains("input is not JSON"));
+    assert!(
+        String::from_utf8_lossy(&malformed.stderr).contains("input for skill `echo` is not JSON")
+    );
 }

@@ -135,10 +135,12 @@ fn catalog_holds_every_declared_capability() {
 
 #[tokio::test]
 async fn invoke_validates_input_runs_and_validates_output() {
-    let rt = Runtime::new(
+    let rt = seed_skills::runtime_builder(
         Arc::new(registry()),
-        seed_skills::demo_resources(std::path::Path::new(seed_skills::DATA_DIR)).unwrap(),
+        std::path::Path::new(seed_skills::DATA_DIR),
     )
+    .unwrap()
+    .build()
     .unwrap();
     let ok = rt
         .invoke_json(
@@ -149,7 +151,7 @@ async fn invoke_validates_input_runs_and_validates_output() {
         .await
         .unwrap();
     assert_eq!(
-        ok.output,
+        ok.data,
         json!({"handle": "@ada_lovelace", "platform": "github", "display_name": "Ada Lovelace", "slug": "github-ada-lovelace"})
     );
 
@@ -200,7 +202,7 @@ async fn invoke_validates_input_runs_and_validates_output() {
         .await
         .unwrap();
     assert_eq!(
-        done.output["added"],
+        done.data["added"],
         json!(["/guide/:slug", "/pieces/:gamme/:marque"])
     );
 
@@ -212,7 +214,7 @@ async fn invoke_validates_input_runs_and_validates_output() {
         )
         .await
         .unwrap();
-    assert_eq!(warn.output["vlevel"], "V5");
+    assert_eq!(warn.data["vlevel"], "V5");
     assert_eq!(warn.notes[0].rule_id, "score_consistency");
 
     let err = rt.invoke_json("nope", json!({}), Caller::default()).await;
@@ -316,7 +318,7 @@ async fn hand_written_skills_register_and_run() {
         .invoke_json("double@2.0.0", json!({"n": 21}), Caller::default())
         .await
         .unwrap();
-    assert_eq!(out.output, json!({"doubled": 42}));
+    assert_eq!(out.data, json!({"doubled": 42}));
 }
 
 #[test]

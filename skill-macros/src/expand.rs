@@ -44,7 +44,6 @@ pub fn marker(func: &SkillFn) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy)]
         #vis struct #ident {}
     }
 }
@@ -136,51 +135,34 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         let text = source_text(check);
         // Coercing the user's closure to a typed fn pointer makes rustc check it
         // against the skill's types and report mistakes on the closure itself.
-        let (ty, call) = if arity(check) == 2 {
-            (
-                quote!(fn(&#input_ty, &#p::Caller) -> bool),
-                quote!((input, caller)),
-            )
+        let variant = if arity(check) == 2 {
+            quote!(InputCaller)
         } else {
-            (quote!(fn(&#input_ty) -> bool), quote!((input)))
+            quote!(Input)
         };
-        let ty = respan(ty, check.span());
+        let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
+            .into_iter()
+            .chain(quote!((#check)))
+            .collect();
         quote! {
             #p::Precondition::<#ident> {
                 error_code: #code,
                 message: #message,
                 condition: #text,
-                check: {
-                    #[allow(unused_variables)]
-                    fn __skill_check(input: &#input_ty, caller: &#p::Caller) -> bool {
-                        let check: #ty = #check;
-                        check #call
-                    }
-                    __skill_check
-                },
+                check: #check,
             },
         }
     });
     let io_check = |check: &syn::Expr| {
-        let (ty, call) = if arity(check) == 2 {
-            (
-                quote!(fn(&#input_ty, &#output_ty) -> bool),
-                quote!((input, output)),
-            )
+        let variant = if arity(check) == 2 {
+            quote!(InputOutput)
         } else {
-            (quote!(fn(&#output_ty) -> bool), quote!((output)))
+            quote!(Output)
         };
-        let ty = respan(ty, check.span());
-        quote! {
-            {
-                #[allow(unused_variables)]
-                fn __skill_check(input: &#input_ty, output: &#output_ty) -> bool {
-                    let check: #ty = #check;
-                    check #call
-                }
-                __skill_check
-            }
-        }
+        respan(quote!(#p::OutputCheck::#variant), check.span())
+            .into_iter()
+            .chain(quote!((#check)))
+            .collect::<TokenStream>()
     };
     let postconditions = args.postconditions.iter().filter_map(|c| {
         let check = c.check.as_ref()?;

@@ -5,11 +5,13 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::capability::{Calls, Capability, Declares};
-use crate::manifest::{AgentRole, PermissionLevel};
+use crate::envelope::{Artifact, Caller, JobConstraints, NextAction};
+use crate::record::lock;
 use crate::skill::Skill;
 
 /// Shared values that capabilities grant access to (database handles, HTTP clients,
@@ -41,7 +43,9 @@ impl Resources {
         ty == TypeId::of::<()>() || self.map.contains_key(&ty)
     }
 
-    fn get<R: 'static>(&self) -> Option<&R> {
+    /// The registered `R`. Skills reach resources through their capabilities
+    /// ([`Ctx::resource`]); this is for code around them, such as rollback actions.
+    pub fn get<R: 'static>(&self) -> Option<&R> {
         if let Some(unit) = (&() as &dyn Any).downcast_ref::<R>() {
             return Some(unit);
         }
@@ -57,14 +61,6 @@ impl fmt::Debug for Resources {
     }
 }
 
-/// Who is calling: an agent role and the permission level it was granted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Caller {
-    pub agent_role: Option<AgentRole>,
-    pub permission_level: Option<PermissionLevel>,
-    pub user_id: Option<String>,
-}
-
 /// Per-invocation data shared by a skill and the skills it calls.
 #[derive(Debug)]
 pub(crate) struct Invocation {
@@ -72,7 +68,36 @@ pub(crate) struct Invocation {
     pub(crate) caller: Caller,
     pub(crate) trace_id: String,
     pub(crate) job_id: String,
+    pub(crate) parent_job_id: Option<String>,
     pub(crate) started_at: SystemTime,
+    pub(crate) constraints: JobConstraints,
+    pub(crate) attempt: AtomicU32,
+    pub(crate) report: Mutex<Report>,
+}
+
+/// What the handler reported through its context.
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    pub(crate) tokens: Option<u64>,
+    pub(crate) items: u64,
+    pub(crate) artifacts: Vec<Artifact>,
+    pub(crate) next_action: Option<NextAction>,
+}
+
+impl Invocation {
+    /// A new attempt starts from a clean report, except for tokens: tokens spent
+    /// by a failed attempt were spent.
+    pub(crate) fn begin_attempt(&self, attempt: u32) {
+        self.attempt.store(attempt, Ordering::Relaxed);
+        let mut r = lock(&self.report);
+        r.items = 0;
+        r.artifacts.clear();
+        r.next_action = None;
+    }
+
+    pub(crate) fn take_report(&self) -> Report {
+        std::mem::take(&mut *lock(&self.report))
+    }
 }
 
 /// The context of skill `S`. It hands out a capability's resource only when `S`
@@ -128,7 +153,9 @@ impl<S> Ctx<S> {
         }
     }
 
-    /// Call skill `T`, which `S` must declare in `calls(...)`. `#[skill]` checks
+    /// Call skill `T`, which `S` must declare in `calls(...)`. The callee runs
+    /// within this invocation: same job, same limits, its reports added to this
+    /// job's; the caller's policies (timeout, retries) cover it. `#[skill]` checks
     /// there that `S` declares every capability of `T` ([`CallableBy`]), so the
     /// rule is reported once, at the declaration.
     ///
@@ -140,8 +167,54 @@ impl<S> Ctx<S> {
         T::run(Ctx::new(self.inv.clone()), input).await
     }
 
+    /// Who started the job.
     pub fn caller(&self) -> &Caller {
         &self.inv.caller
+    }
+
+    /// The job that started this one, if any.
+    pub fn parent_job_id(&self) -> Option<&str> {
+        self.inv.parent_job_id.as_deref()
+    }
+
+    /// The caller's limits for this job.
+    pub fn constraints(&self) -> &JobConstraints {
+        &self.inv.constraints
+    }
+
+    /// True when the caller asked for a dry run: read, compute, report, but
+    /// change nothing.
+    pub fn dry_run(&self) -> bool {
+        self.inv.constraints.dry_run
+    }
+
+    /// 1 for the first attempt, 2 for the first retry, ...
+    pub fn attempt(&self) -> u32 {
+        self.inv.attempt.load(Ordering::Relaxed)
+    }
+
+    /// Count `n` more items processed (the result's `metrics.items_processed`;
+    /// checked against the job's `max_items`).
+    pub fn report_items(&self, n: u64) {
+        let mut r = lock(&self.inv.report);
+        r.items = r.items.saturating_add(n);
+    }
+
+    /// Count `n` more tokens used (the result's `metrics.tokens_used`; checked
+    /// against the job's `max_tokens`).
+    pub fn report_tokens(&self, n: u64) {
+        let mut r = lock(&self.inv.report);
+        r.tokens = Some(r.tokens.unwrap_or(0).saturating_add(n));
+    }
+
+    /// Attach an artifact to the result.
+    pub fn add_artifact(&self, artifact: Artifact) {
+        lock(&self.inv.report).artifacts.push(artifact);
+    }
+
+    /// What the caller should do after a success (default: `complete`).
+    pub fn set_next_action(&self, next: NextAction) {
+        lock(&self.inv.report).next_action = Some(next);
     }
 
     pub fn trace_id(&self) -> &str {

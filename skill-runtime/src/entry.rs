@@ -1,33 +1,87 @@
 //! The type-erased form of a skill that `inventory` collects, one per skill.
+//!
+//! Everything generic over the skill is here, and kept as small as it can be: decode
+//! the input, run the handler, encode the output, evaluate the typed conditions. The
+//! invocation pipeline itself (policies, validation, records) is written once, over
+//! these function pointers, so a crate of N skills compiles N small glue functions
+//! instead of N copies of the pipeline.
 
+use std::any::Any;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::ctx::{Ctx, Invocation};
+use crate::envelope::Caller;
 use crate::failure::{FailureMode, FailureModes};
-use crate::invoke::{InvokeError, Outcome, RuleNote};
 use crate::manifest::Manifest;
-use crate::schema::{CompiledSchema, input_schema_for, output_schema_for};
+use crate::schema::{input_schema_for, output_schema_for};
 use crate::skill::{Severity, Skill};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// Run a skill from JSON whose schema was checked, with its compiled output schema.
-pub(crate) type InvokeFn =
-    fn(Arc<Invocation>, Value, Arc<CompiledSchema>) -> BoxFuture<Result<Outcome, InvokeError>>;
+/// A skill's input or output behind the erased table.
+pub(crate) type AnyBox = Box<dyn Any + Send>;
 
-/// One skill as submitted to the registry: its manifest plus the functions that
-/// produce its schemas and run it from JSON. Build it with [`SkillEntry::of`].
-pub struct SkillEntry {
-    pub manifest: &'static Manifest,
-    pub failure_modes: &'static [FailureMode],
+/// A borrowed input or output behind the erased table.
+pub(crate) type AnyRef<'a> = &'a (dyn Any + Send);
+
+/// A handler's own failure: its failure mode and its message.
+#[derive(Debug)]
+pub(crate) struct HandlerFailure {
+    pub(crate) mode: &'static FailureMode,
+    pub(crate) message: String,
+}
+
+impl HandlerFailure {
+    fn mismatch() -> HandlerFailure {
+        HandlerFailure {
+            mode: &crate::failure::INTERNAL,
+            message: "the input is not of the skill's input type".to_owned(),
+        }
+    }
+}
+
+/// Why a typed check did not pass.
+#[derive(Debug)]
+pub(crate) enum CheckFailed {
+    /// Index into the skill's preconditions.
+    Precondition(usize),
+    /// Index into the skill's postconditions.
+    Postcondition(usize),
+    /// Index into the skill's validation rules (severity error).
+    Rule(usize),
+    /// A value behind the erased table is not of the skill's type: a runtime bug.
+    Mismatch,
+}
+
+/// The typed functions of one skill, behind pointers.
+pub(crate) struct Erased {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
     pub(crate) conditions: fn() -> Conditions,
-    pub(crate) invoke: InvokeFn,
+    pub(crate) decode: fn(&Value) -> Result<AnyBox, serde_json::Error>,
+    pub(crate) preconditions: fn(AnyRef<'_>, &Caller) -> Result<(), CheckFailed>,
+    pub(crate) run: fn(Arc<Invocation>, AnyBox) -> BoxFuture<Result<AnyBox, HandlerFailure>>,
+    pub(crate) encode: fn(AnyRef<'_>) -> Option<Result<Value, serde_json::Error>>,
+    /// Postconditions, then validation rules; failed rules of lower severity are
+    /// pushed to the vector by index.
+    pub(crate) after: fn(AnyRef<'_>, AnyRef<'_>, &mut Vec<usize>) -> Result<(), CheckFailed>,
+    /// Whether `after` has anything to check (so the input is kept for it).
+    pub(crate) has_after: bool,
+}
+
+/// One skill as submitted to the registry: its manifest plus the functions that
+/// produce its schemas and run it. Build it with [`SkillEntry::of`].
+pub struct SkillEntry {
+    pub manifest: &'static Manifest,
+    pub failure_modes: &'static [FailureMode],
+    pub(crate) erased: Erased,
 }
 
 inventory::collect!(SkillEntry);
@@ -37,10 +91,17 @@ impl SkillEntry {
         SkillEntry {
             manifest: S::MANIFEST,
             failure_modes: <S::Error as FailureModes>::FAILURE_MODES,
-            input_schema: input_schema_for::<S::Input>,
-            output_schema: output_schema_for::<S::Output>,
-            conditions: conditions_of::<S>,
-            invoke: invoke_json::<S>,
+            erased: Erased {
+                input_schema: input_schema_for::<S::Input>,
+                output_schema: output_schema_for::<S::Output>,
+                conditions: conditions_of::<S>,
+                decode: decode::<S>,
+                preconditions: preconditions::<S>,
+                run: run::<S>,
+                encode: encode::<S>,
+                after: after::<S>,
+                has_after: !S::POSTCONDITIONS.is_empty() || !S::VALIDATION_RULES.is_empty(),
+            },
         }
     }
 }
@@ -74,126 +135,169 @@ pub struct ValidationRuleInfo {
     pub message: &'static str,
 }
 
+// The generic part only walks the skill's const slices; building the infos is
+// done by the non-generic helpers, which are compiled once.
 fn conditions_of<S: Skill>() -> Conditions {
-    Conditions {
-        preconditions: S::PRECONDITIONS
-            .iter()
-            .map(|p| PreconditionInfo {
-                condition: p.condition,
-                error_code: p.error_code,
-                message: p.message,
-            })
-            .collect(),
-        postconditions: S::POSTCONDITIONS
-            .iter()
-            .map(|p| PostconditionInfo {
-                assertion: p.assertion,
-                rollback_action: p.rollback_action,
-            })
-            .collect(),
-        validation_rules: S::VALIDATION_RULES
-            .iter()
-            .map(|r| ValidationRuleInfo {
-                rule_id: r.rule_id,
-                expression: r.expression,
-                severity: r.severity,
-                message: r.message,
-            })
-            .collect(),
+    let mut c = Conditions::default();
+    let mut i = 0;
+    while i < S::PRECONDITIONS.len() {
+        let p = &S::PRECONDITIONS[i];
+        c.push_precondition(p.condition, p.error_code, p.message);
+        i += 1;
+    }
+    let mut i = 0;
+    while i < S::POSTCONDITIONS.len() {
+        let p = &S::POSTCONDITIONS[i];
+        c.push_postcondition(p.assertion, p.rollback_action);
+        i += 1;
+    }
+    let mut i = 0;
+    while i < S::VALIDATION_RULES.len() {
+        let r = &S::VALIDATION_RULES[i];
+        c.push_rule(r.rule_id, r.expression, r.severity, r.message);
+        i += 1;
+    }
+    c
+}
+
+impl Conditions {
+    #[inline(never)]
+    fn push_precondition(
+        &mut self,
+        condition: &'static str,
+        error_code: &'static str,
+        message: &'static str,
+    ) {
+        self.preconditions.push(PreconditionInfo {
+            condition,
+            error_code,
+            message,
+        });
+    }
+
+    #[inline(never)]
+    fn push_postcondition(
+        &mut self,
+        assertion: &'static str,
+        rollback_action: Option<&'static str>,
+    ) {
+        self.postconditions.push(PostconditionInfo {
+            assertion,
+            rollback_action,
+        });
+    }
+
+    #[inline(never)]
+    fn push_rule(
+        &mut self,
+        rule_id: &'static str,
+        expression: &'static str,
+        severity: Severity,
+        message: &'static str,
+    ) {
+        self.validation_rules.push(ValidationRuleInfo {
+            rule_id,
+            expression,
+            severity,
+            message,
+        });
     }
 }
 
-/// Run `S` from JSON whose schema the caller already checked: deserialize,
-/// preconditions, handler, serialize, output schema, postconditions, rules.
-fn invoke_json<S: Skill>(
-    inv: Arc<Invocation>,
-    input_json: Value,
-    output_schema: Arc<CompiledSchema>,
-) -> BoxFuture<Result<Outcome, InvokeError>> {
-    Box::pin(async move {
-        let skill = S::MANIFEST.name;
-        let decode = |v: Value| {
-            serde_json::from_value::<S::Input>(v).map_err(|e| InvokeError::MalformedInput {
-                skill: skill.to_owned(),
+fn decode<S: Skill>(value: &Value) -> Result<AnyBox, serde_json::Error> {
+    match S::Input::deserialize(value) {
+        Ok(input) => Ok(Box::new(input)),
+        Err(e) => Err(e),
+    }
+}
+
+fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<(), CheckFailed> {
+    let input = input
+        .downcast_ref::<S::Input>()
+        .ok_or(CheckFailed::Mismatch)?;
+    let mut i = 0;
+    while i < S::PRECONDITIONS.len() {
+        if !S::PRECONDITIONS[i].check.holds(input, caller) {
+            return Err(CheckFailed::Precondition(i));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn run<S: Skill>(inv: Arc<Invocation>, input: AnyBox) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
+    match input.downcast::<S::Input>() {
+        Ok(input) => Box::pin(Erase::<S, _> {
+            future: S::run(Ctx::new(inv), *input),
+            _skill: PhantomData,
+        }),
+        Err(_) => Box::pin(std::future::ready(Err(HandlerFailure::mismatch()))),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The handler's future with its output boxed and its error turned into a
+    /// failure mode: a plain `poll` is much less code per skill than an `async`
+    /// block doing the same.
+    struct Erase<S, F> {
+        #[pin]
+        future: F,
+        _skill: PhantomData<fn() -> S>,
+    }
+}
+
+impl<S: Skill, F> Future for Erase<S, F>
+where
+    F: Future<Output = Result<S::Output, S::Error>>,
+{
+    type Output = Result<AnyBox, HandlerFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().future.poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(output)) => Poll::Ready(Ok(Box::new(output))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(HandlerFailure {
+                mode: e.failure_mode(),
                 message: e.to_string(),
-            })
-        };
-        // Postconditions and rules look at the input after the handler consumed it;
-        // decode a second copy only when some need it.
-        let needs_input_after = !S::POSTCONDITIONS.is_empty() || !S::VALIDATION_RULES.is_empty();
-        let kept = if needs_input_after {
-            Some(decode(input_json.clone())?)
-        } else {
-            None
-        };
-        let input = decode(input_json)?;
-        for p in S::PRECONDITIONS {
-            if !(p.check)(&input, &inv.caller) {
-                return Err(InvokeError::Precondition {
-                    skill: skill.to_owned(),
-                    error_code: p.error_code.to_owned(),
-                    message: p.message.to_owned(),
-                });
-            }
+            })),
         }
-        let output = S::run(Ctx::new(inv), input).await.map_err(|e| {
-            let mode = e.failure_mode();
-            InvokeError::Failed {
-                skill: skill.to_owned(),
-                code: mode.code.to_owned(),
-                retryable: mode.retryable,
-                message: e.to_string(),
-            }
-        })?;
-        let value = serde_json::to_value(&output).map_err(|e| InvokeError::InvalidOutput {
-            skill: skill.to_owned(),
-            violations: vec![crate::schema::SchemaViolation {
-                instance_path: String::new(),
-                schema_path: String::new(),
-                message: format!("output does not serialize to JSON: {e}"),
-            }],
-        })?;
-        let violations = output_schema.violations(&value);
-        if !violations.is_empty() {
-            return Err(InvokeError::InvalidOutput {
-                skill: skill.to_owned(),
-                violations,
-            });
+    }
+}
+
+fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
+    Some(serde_json::to_value(output.downcast_ref::<S::Output>()?))
+}
+
+fn after<S: Skill>(
+    input: &(dyn Any + Send),
+    output: &(dyn Any + Send),
+    notes: &mut Vec<usize>,
+) -> Result<(), CheckFailed> {
+    let (Some(input), Some(output)) = (
+        input.downcast_ref::<S::Input>(),
+        output.downcast_ref::<S::Output>(),
+    ) else {
+        return Err(CheckFailed::Mismatch);
+    };
+    let mut i = 0;
+    while i < S::POSTCONDITIONS.len() {
+        if !S::POSTCONDITIONS[i].check.holds(input, output) {
+            return Err(CheckFailed::Postcondition(i));
         }
-        let mut notes = Vec::new();
-        if let Some(input) = kept {
-            for p in S::POSTCONDITIONS {
-                if !(p.check)(&input, &output) {
-                    return Err(InvokeError::Postcondition {
-                        skill: skill.to_owned(),
-                        assertion: p.assertion.to_owned(),
-                        rollback_action: p.rollback_action.map(str::to_owned),
-                    });
-                }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < S::VALIDATION_RULES.len() {
+        let r = &S::VALIDATION_RULES[i];
+        if !r.check.holds(input, output) {
+            if r.severity == Severity::Error {
+                return Err(CheckFailed::Rule(i));
             }
-            for r in S::VALIDATION_RULES {
-                if (r.check)(&input, &output) {
-                    continue;
-                }
-                if r.severity == Severity::Error {
-                    return Err(InvokeError::ValidationRule {
-                        skill: skill.to_owned(),
-                        rule_id: r.rule_id.to_owned(),
-                        message: r.message.to_owned(),
-                    });
-                }
-                notes.push(RuleNote {
-                    rule_id: r.rule_id,
-                    severity: r.severity,
-                    message: r.message,
-                });
-            }
+            notes.push(i);
         }
-        Ok(Outcome {
-            output: value,
-            notes,
-        })
-    })
+        i += 1;
+    }
+    Ok(())
 }
 
 /// Register a hand-written [`Skill`] implementation with the registry.

@@ -47,3 +47,10 @@ impl FailureModes for Never {
         match *self {}
     }
 }
+
+/// The failure mode of an invocation that broke inside the runtime itself.
+pub(crate) static INTERNAL: FailureMode = FailureMode {
+    code: "internal",
+    description: "The runtime could not run the skill; this is a bug in skill-runtime.",
+    retryable: false,
+};

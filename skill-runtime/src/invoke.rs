@@ -1,166 +1,1226 @@
-//! Running skills from JSON by name: the seam the CLI (and later MCP) calls.
+//! The runtime: runs skills by name from JSON, or by type from Rust, through every
+//! policy their manifests declare, and leaves a record of each invocation.
 //!
-//! The order is the one DESIGN §7 fixes: resolve, validate input against the
-//! compiled schema, preconditions, execute, validate output, postconditions,
-//! validation rules. Authorization, rate limits, idempotency, approval, timeouts
-//! and retries slot in between these steps without changing this API.
+//! The order is DESIGN §7's: resolve, authorize, rate limit, validate input,
+//! preconditions, idempotency, approval, execute (timeout, retries, panics),
+//! budget, validate output, postconditions (rollback), validation rules. Each step
+//! is in the run record, with its outcome and duration.
 
-use std::fmt;
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tracing::Instrument;
 
-use crate::ctx::{Caller, Invocation, Resources};
-use crate::registry::Registry;
+use crate::ctx::{Invocation, Resources};
+use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
+use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
+use crate::error::{InvokeError, StartError};
+use crate::manifest::{Backoff, Status};
+use crate::policy::{
+    Approval, ApprovalRequest, Approver, Claim, DenyApprovals, IdempotencyStore, RateLimiter,
+    Rollback, RollbackRequest, authorize, depth_exceeds, encoded_len, idempotency_key,
+};
+use crate::record::{
+    AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
+    SkillStats, StatsCell, Step, StepOutcome, StepRecord,
+};
+use crate::registry::{RegisteredSkill, Registry};
 use crate::schema::SchemaViolation;
-use crate::skill::Severity;
+use crate::skill::Skill;
 
-/// Why an invocation did not produce an output. Each variant names the skill.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InvokeError {
-    #[error("unknown skill `{reference}`")]
-    UnknownSkill { reference: String },
-    #[error("invalid input for skill `{skill}`:{}", list(.violations))]
-    InvalidInput {
-        skill: String,
-        violations: Vec<SchemaViolation>,
-    },
-    #[error("input for skill `{skill}` does not decode: {message}")]
-    MalformedInput { skill: String, message: String },
-    #[error("skill `{skill}` refused the input: {error_code}: {message}")]
-    Precondition {
-        skill: String,
-        error_code: String,
-        message: String,
-    },
-    #[error("skill `{skill}` failed with `{code}`{}: {message}", if *.retryable { " (retryable)" } else { "" })]
-    Failed {
-        skill: String,
-        code: String,
-        retryable: bool,
-        message: String,
-    },
-    #[error("skill `{skill}` returned output that breaks its own schema:{}", list(.violations))]
-    InvalidOutput {
-        skill: String,
-        violations: Vec<SchemaViolation>,
-    },
-    #[error("skill `{skill}` broke its postcondition `{assertion}`{}", .rollback_action.as_ref().map(|a| format!("; rollback action: {a}")).unwrap_or_default())]
-    Postcondition {
-        skill: String,
-        assertion: String,
-        rollback_action: Option<String>,
-    },
-    #[error("skill `{skill}` broke validation rule `{rule_id}`: {message}")]
-    ValidationRule {
-        skill: String,
-        rule_id: String,
-        message: String,
-    },
+/// Runs the skills of a registry. Cheap to clone; clones share everything
+/// (stats, rate limits, idempotency, sinks).
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
 }
 
-fn list(violations: &[SchemaViolation]) -> String {
-    violations.iter().map(|v| format!("\n  {v}")).collect()
+struct Inner {
+    registry: Arc<Registry>,
+    resources: Arc<Resources>,
+    skills: Vec<SkillState>,
+    sink: Arc<dyn RecordSink>,
+    memory: Option<Arc<MemorySink>>,
+    approver: Arc<dyn Approver>,
+    rollbacks: HashMap<String, Arc<dyn Rollback>>,
+    idempotency: Arc<IdempotencyStore>,
+    limits: Limits,
+    retry_base: Duration,
+    /// Invocations that named no registered skill.
+    unresolved: AtomicU64,
 }
 
-/// A successful invocation: the output and the non-fatal rule notes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub output: Value,
-    pub notes: Vec<RuleNote>,
+/// Per-skill state: stats and the rate limiter.
+struct SkillState {
+    stats: StatsCell,
+    limiter: Option<RateLimiter>,
+    /// `requires_hitl`, `destructive`, both, or none.
+    approval: Option<&'static str>,
+    /// Writes, deletes, upserts, network or processes: repeated jobs are
+    /// deduplicated by their default idempotency key.
+    effectful: bool,
 }
 
-/// A validation rule of severity warning or info that did not hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleNote {
-    pub rule_id: &'static str,
-    pub severity: Severity,
-    pub message: &'static str,
+/// Input limits. Inputs beyond them are refused before they are parsed further.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Size of the JSON text of the params.
+    pub max_input_bytes: usize,
+    /// Nesting depth of the params (a flat object is 1).
+    pub max_depth: usize,
 }
 
-/// Resources a registry's skills need that were not registered.
-#[derive(Debug, thiserror::Error)]
-pub struct MissingResources {
-    /// (skill, capability id, resource type) triples.
-    pub missing: Vec<(String, &'static str, &'static str)>,
-}
-
-impl fmt::Display for MissingResources {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "resources are missing for declared capabilities:")?;
-        for (skill, cap, ty) in &self.missing {
-            writeln!(
-                f,
-                "  - skill `{skill}` declares `{cap}`, which needs a `{ty}` in Resources"
-            )?;
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 1 << 20,
+            max_depth: 64,
         }
-        Ok(())
     }
 }
 
-/// A registry plus the resources its skills' capabilities grant.
-pub struct Runtime {
+/// Configures a [`Runtime`]; see [`Runtime::builder`].
+pub struct RuntimeBuilder {
     registry: Arc<Registry>,
-    resources: Arc<Resources>,
-    next_id: AtomicU64,
+    resources: Resources,
+    sink: Option<Arc<dyn RecordSink>>,
+    approver: Arc<dyn Approver>,
+    rollbacks: HashMap<String, Arc<dyn Rollback>>,
+    limits: Limits,
+    retry_base: Duration,
+    idempotency_ttl: Duration,
 }
 
-impl Runtime {
-    /// Refuses to start when a declared capability's resource is missing, so a
-    /// skill never finds out at run time.
-    pub fn new(registry: Arc<Registry>, resources: Resources) -> Result<Runtime, MissingResources> {
-        let mut missing = Vec::new();
-        for s in registry.skills() {
-            for c in s.entry.manifest.capabilities {
-                if c.needs_resource() && !resources.contains((c.resource)()) {
-                    missing.push((format!("{s:?}"), c.id, c.resource_name));
+impl RuntimeBuilder {
+    /// Values that capabilities grant (database handles, file roots, ...).
+    pub fn resources(mut self, resources: Resources) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Where run records go; by default a [`MemorySink`] of
+    /// [`MemorySink::DEFAULT_CAPACITY`] records ([`Runtime::memory_records`]).
+    pub fn sink(mut self, sink: Arc<dyn RecordSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Who approves skills that require a human; by default nobody
+    /// ([`DenyApprovals`](crate::DenyApprovals)).
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Arc::new(approver);
+        self
+    }
+
+    /// The handler of rollback action `action`. Every rollback action a skill
+    /// declares must have one, or the runtime does not start.
+    pub fn rollback(mut self, action: impl Into<String>, rollback: impl Rollback) -> Self {
+        self.rollbacks.insert(action.into(), Arc::new(rollback));
+        self
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The first retry waits `base` (linear: `base × n`; exponential:
+    /// `base × 2ⁿ⁻¹`); default 100 ms, and no wait exceeds 30 s.
+    pub fn retry_base(mut self, base: Duration) -> Self {
+        self.retry_base = base;
+        self
+    }
+
+    /// How long a stored result answers jobs with the same idempotency key;
+    /// default one hour (the seed's `resultTTL`).
+    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
+        self.idempotency_ttl = ttl;
+        self
+    }
+
+    /// Check that every declared capability has its resource and every rollback
+    /// action its handler, then start.
+    pub fn build(self) -> Result<Runtime, StartError> {
+        let mut missing = StartError::default();
+        for s in self.registry.skills() {
+            let m = s.entry.manifest;
+            for c in m.capabilities {
+                if c.needs_resource() && !self.resources.contains((c.resource)()) {
+                    missing
+                        .missing_resources
+                        .push((format!("{s:?}"), c.id, c.resource_name));
+                }
+            }
+            for p in &s.conditions.postconditions {
+                if let Some(a) = p.rollback_action
+                    && !self.rollbacks.contains_key(a)
+                {
+                    missing.missing_rollbacks.push((format!("{s:?}"), a));
                 }
             }
         }
         if !missing.is_empty() {
-            return Err(MissingResources { missing });
+            return Err(missing);
         }
+        let skills = self
+            .registry
+            .skills()
+            .iter()
+            .map(|s| {
+                let m = s.entry.manifest;
+                SkillState {
+                    stats: StatsCell::new(),
+                    limiter: m.rate_limit.map(|r| RateLimiter::new(r.max_per_minute)),
+                    approval: match (m.constraints.requires_hitl, m.constraints.is_destructive) {
+                        (true, true) => Some("requires_hitl, destructive"),
+                        (true, false) => Some("requires_hitl"),
+                        (false, true) => Some("destructive"),
+                        (false, false) => None,
+                    },
+                    effectful: m.side_effects.iter().any(|e| e.capability.is_effectful()),
+                }
+            })
+            .collect();
+        let (sink, memory) = match self.sink {
+            Some(sink) => (sink, None),
+            None => {
+                let memory = Arc::new(MemorySink::default());
+                (memory.clone() as Arc<dyn RecordSink>, Some(memory))
+            }
+        };
         Ok(Runtime {
-            registry,
-            resources: Arc::new(resources),
-            next_id: AtomicU64::new(1),
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                resources: Arc::new(self.resources),
+                skills,
+                sink,
+                memory,
+                approver: self.approver,
+                rollbacks: self.rollbacks,
+                idempotency: Arc::new(IdempotencyStore::new(self.idempotency_ttl)),
+                limits: self.limits,
+                retry_base: self.retry_base,
+                unresolved: AtomicU64::new(0),
+            }),
         })
+    }
+}
+
+/// What the pipeline produced for a job that succeeded.
+struct Done {
+    result: SkillResult,
+    /// The typed output, for typed calls (absent when replayed).
+    typed: Option<AnyBox>,
+}
+
+/// Everything known about a job while it runs, turned into its record at the end.
+struct State {
+    job: JobEnvelope,
+    started_at: SystemTime,
+    t0: Instant,
+    last: Instant,
+    skill: Option<usize>,
+    typed_input: Option<AnyBox>,
+    /// The size of the params' text, when it came as text.
+    text_len: Option<usize>,
+    steps: Vec<StepRecord>,
+    attempts: Vec<AttemptRecord>,
+    key: Option<String>,
+    replayed: bool,
+}
+
+impl State {
+    fn step(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>) {
+        let now = Instant::now();
+        self.steps.push(StepRecord {
+            step,
+            outcome,
+            duration_us: micros(now - self.last),
+            detail,
+        });
+        self.last = now;
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+impl Runtime {
+    /// Start configuring a runtime for `registry`.
+    pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            registry,
+            resources: Resources::new(),
+            sink: None,
+            approver: Arc::new(DenyApprovals),
+            rollbacks: HashMap::new(),
+            limits: Limits::default(),
+            retry_base: Duration::from_millis(100),
+            idempotency_ttl: Duration::from_secs(3600),
+        }
+    }
+
+    /// A runtime with default policies; refuses to start when a declared
+    /// capability's resource is missing or a rollback action has no handler.
+    pub fn new(registry: Arc<Registry>, resources: Resources) -> Result<Runtime, StartError> {
+        Runtime::builder(registry).resources(resources).build()
     }
 
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        &self.inner.registry
     }
 
-    /// Run skill `reference` (`name` or `name@version`) on JSON `input`.
+    /// The records kept by the default in-memory sink (none when a sink was set).
+    pub fn memory_records(&self) -> Option<&Arc<MemorySink>> {
+        self.inner.memory.as_ref()
+    }
+
+    /// Statistics of every skill that ran at least once, in registry order.
+    pub fn stats(&self) -> Vec<SkillStats> {
+        self.inner
+            .registry
+            .skills()
+            .iter()
+            .zip(&self.inner.skills)
+            .map(|(s, st)| st.stats.snapshot(&format!("{s:?}")))
+            .filter(|s| s.runs > 0)
+            .collect()
+    }
+
+    /// Statistics of one skill (`name` or `name@version`).
+    pub fn stats_of(&self, reference: &str) -> Option<SkillStats> {
+        let (name, version) = split_reference(reference);
+        let i = self.inner.registry.index_of(name, version).ok()?;
+        let s = &self.inner.registry.skills()[i];
+        Some(self.inner.skills[i].stats.snapshot(&format!("{s:?}")))
+    }
+
+    /// Invocations that named no registered skill.
+    pub fn unresolved(&self) -> u64 {
+        self.inner.unresolved.load(Ordering::Relaxed)
+    }
+
+    /// Run a job through the whole pipeline.
+    pub async fn invoke(&self, job: JobEnvelope) -> Result<SkillResult, InvokeError> {
+        self.run(job, None, None).await.map(|d| d.result)
+    }
+
+    /// Run skill `reference` (`name` or `name@version`) on `params`.
     pub async fn invoke_json(
         &self,
         reference: &str,
-        input: Value,
-        caller: Caller,
-    ) -> Result<Outcome, InvokeError> {
-        let skill = self
-            .registry
-            .get(reference)
-            .ok_or_else(|| InvokeError::UnknownSkill {
-                reference: reference.to_owned(),
-            })?;
-        let violations = skill.input_validator.violations(&input);
-        if !violations.is_empty() {
-            return Err(InvokeError::InvalidInput {
-                skill: skill.name().to_owned(),
-                violations,
+        params: Value,
+        caller: crate::Caller,
+    ) -> Result<SkillResult, InvokeError> {
+        self.invoke(JobEnvelope::for_reference(reference, params).with_caller(caller))
+            .await
+    }
+
+    /// Run `job` with params given as JSON text: the size limit applies to the
+    /// text before it is parsed, and text that is not JSON is an answer (with a
+    /// record), like any other bad input.
+    pub async fn invoke_text(
+        &self,
+        mut job: JobEnvelope,
+        text: &str,
+    ) -> Result<SkillResult, InvokeError> {
+        let limit = self.inner.limits.max_input_bytes;
+        let parsed = if text.len() > limit {
+            Err(InvokeError::TooLarge {
+                skill: job.reference(),
+                size: text.len(),
+                limit,
+            })
+        } else {
+            serde_json::from_str::<Value>(text).map_err(|e| InvokeError::MalformedJson {
+                skill: job.reference(),
+                message: e.to_string(),
+            })
+        };
+        match parsed {
+            Ok(params) => {
+                job.params = params;
+                self.run(job, None, Some(text.len()))
+                    .await
+                    .map(|d| d.result)
+            }
+            Err(e) => {
+                job.params = Value::Null;
+                let mut st = self.state(job, None, Some(text.len()));
+                st.step(
+                    Step::ValidateInput,
+                    StepOutcome::Failed,
+                    Some(e.to_string()),
+                );
+                self.finish(st, Err(e)).map(|d| d.result)
+            }
+        }
+    }
+
+    /// Run skill `S` on a typed input, in-process. The input is still checked
+    /// against the schema (its constraints say more than its type), and every
+    /// policy applies; what the types guarantee (the input decodes, the output
+    /// is the output type) is not checked again.
+    pub async fn call<S: Skill>(&self, input: S::Input) -> Result<S::Output, InvokeError>
+    where
+        S::Input: Serialize,
+        S::Output: DeserializeOwned,
+    {
+        self.call_with::<S>(input, crate::Caller::default()).await
+    }
+
+    /// [`Runtime::call`] on behalf of `caller`.
+    pub async fn call_with<S: Skill>(
+        &self,
+        input: S::Input,
+        caller: crate::Caller,
+    ) -> Result<S::Output, InvokeError>
+    where
+        S::Input: Serialize,
+        S::Output: DeserializeOwned,
+    {
+        let m = S::MANIFEST;
+        let params = serde_json::to_value(&input).map_err(|e| InvokeError::MalformedInput {
+            skill: m.name.to_owned(),
+            message: format!("the input does not serialize: {e}"),
+        })?;
+        let job = JobEnvelope::new(m.name, params)
+            .with_version(m.version)
+            .with_caller(caller);
+        let done = self.run(job, Some(Box::new(input)), None).await?;
+        match done.typed.map(|b| b.downcast::<S::Output>()) {
+            Some(Ok(output)) => Ok(*output),
+            // Replayed from the idempotency store: decode the stored JSON.
+            _ => serde_json::from_value(done.result.data).map_err(|e| InvokeError::Internal {
+                skill: m.name.to_owned(),
+                message: format!("stored output does not decode: {e}"),
+            }),
+        }
+    }
+
+    fn state(&self, job: JobEnvelope, typed: Option<AnyBox>, text_len: Option<usize>) -> State {
+        let now = Instant::now();
+        State {
+            job,
+            started_at: SystemTime::now(),
+            t0: now,
+            last: now,
+            skill: None,
+            typed_input: typed,
+            text_len,
+            steps: Vec::with_capacity(12),
+            attempts: Vec::new(),
+            key: None,
+            replayed: false,
+        }
+    }
+
+    async fn run(
+        &self,
+        job: JobEnvelope,
+        typed: Option<AnyBox>,
+        text_len: Option<usize>,
+    ) -> Result<Done, InvokeError> {
+        let span = tracing::info_span!(
+            "skill",
+            skill = %job.skill,
+            job_id = %job.job_id,
+            trace_id = %job.trace_id,
+        );
+        async move {
+            let mut st = self.state(job, typed, text_len);
+            let result = self.pipeline(&mut st).await;
+            self.finish(st, result)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Resolve, then every step up to and including idempotency; the rest runs
+    /// in [`Runtime::guarded`], whose result the idempotency store shares.
+    async fn pipeline(&self, st: &mut State) -> Result<Done, InvokeError> {
+        let inner = &*self.inner;
+        let i = self.resolve(st)?;
+        let skill = &inner.registry.skills()[i];
+        let state = &inner.skills[i];
+        let m = skill.entry.manifest;
+        let name = m.name;
+
+        if let Err(reason) = authorize(m, &st.job.caller) {
+            st.step(Step::Authorize, StepOutcome::Failed, Some(reason.clone()));
+            return Err(InvokeError::Denied {
+                skill: name.to_owned(),
+                reason,
             });
         }
-        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        st.step(Step::Authorize, StepOutcome::Passed, None);
+
+        match &state.limiter {
+            None => st.step(Step::RateLimit, StepOutcome::Skipped, None),
+            Some(l) => match l.admit(Instant::now()) {
+                Ok(()) => st.step(Step::RateLimit, StepOutcome::Passed, None),
+                Err(wait) => {
+                    let max = m.rate_limit.map_or(0, |r| r.max_per_minute);
+                    st.step(Step::RateLimit, StepOutcome::Failed, None);
+                    return Err(InvokeError::RateLimited {
+                        skill: name.to_owned(),
+                        max_per_minute: max,
+                        retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1),
+                    });
+                }
+            },
+        }
+
+        let input = match self.validate_input(st, skill) {
+            Ok(input) => input,
+            Err(e) => {
+                st.step(Step::ValidateInput, StepOutcome::Failed, None);
+                return Err(e);
+            }
+        };
+        st.step(Step::ValidateInput, StepOutcome::Passed, None);
+
+        if skill.conditions.preconditions.is_empty() {
+            st.step(Step::Preconditions, StepOutcome::Skipped, None);
+        } else {
+            match (skill.entry.erased.preconditions)(&*input, &st.job.caller) {
+                Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
+                Err(f) => {
+                    let e = check_error(skill, f, None);
+                    st.step(Step::Preconditions, StepOutcome::Failed, None);
+                    return Err(e);
+                }
+            }
+        }
+
+        let key = match &st.job.idempotency_key {
+            Some(k) => Some(k.clone()),
+            None if state.effectful => Some(idempotency_key(
+                name,
+                &st.job.params,
+                st.job.constraints.dry_run,
+            )),
+            None => None,
+        };
+        let Some(key) = key else {
+            st.step(Step::Idempotency, StepOutcome::Skipped, None);
+            return self.guarded(st, i, input).await;
+        };
+        st.key = Some(key.clone());
+        // A dry run and a real run of the same params are different jobs.
+        let slot = if st.job.constraints.dry_run {
+            format!("dry:{key}")
+        } else {
+            key
+        };
+        match inner.idempotency.claim(i, &slot, name).await {
+            Claim::Replay(shared) => {
+                st.replayed = true;
+                st.step(Step::Idempotency, StepOutcome::Replayed, None);
+                match &*shared {
+                    Ok(result) => Ok(Done {
+                        result: SkillResult {
+                            replayed: true,
+                            ..result.clone()
+                        },
+                        typed: None,
+                    }),
+                    Err(e) => Err(e.clone()),
+                }
+            }
+            Claim::Run(claimed) => {
+                st.step(Step::Idempotency, StepOutcome::Passed, None);
+                let done = self.guarded(st, i, input).await;
+                let shared = match &done {
+                    Ok(d) => Ok(d.result.clone()),
+                    Err(e) => Err(e.clone()),
+                };
+                claimed.finish(Arc::new(shared));
+                done
+            }
+        }
+    }
+
+    fn resolve(&self, st: &mut State) -> Result<usize, InvokeError> {
+        let registry = &self.inner.registry;
+        let job = &st.job;
+        let found = registry.index_of(&job.skill, job.version.as_deref());
+        let i = match found {
+            Ok(i) => i,
+            Err(known) => {
+                let e = match (&job.version, known.is_empty()) {
+                    (Some(v), false) => InvokeError::UnknownVersion {
+                        skill: job.skill.clone(),
+                        version: v.clone(),
+                        known,
+                    },
+                    _ => InvokeError::UnknownSkill {
+                        reference: job.reference(),
+                    },
+                };
+                st.step(Step::Resolve, StepOutcome::Failed, None);
+                return Err(e);
+            }
+        };
+        st.skill = Some(i);
+        let m = registry.skills()[i].entry.manifest;
+        match m.status {
+            Status::Disabled => {
+                st.step(Step::Resolve, StepOutcome::Failed, Some("disabled".into()));
+                Err(InvokeError::Disabled {
+                    skill: m.name.to_owned(),
+                })
+            }
+            Status::Deprecated => {
+                let detail = match m.deprecation.and_then(|d| d.replaced_by) {
+                    Some(r) => format!("deprecated; replaced by `{r}`"),
+                    None => "deprecated".to_owned(),
+                };
+                st.step(Step::Resolve, StepOutcome::Passed, Some(detail));
+                Ok(i)
+            }
+            Status::Enabled => {
+                st.step(Step::Resolve, StepOutcome::Passed, None);
+                Ok(i)
+            }
+        }
+    }
+
+    /// Size, depth, schema, then decoding (unless the caller brought a typed
+    /// input).
+    fn validate_input(
+        &self,
+        st: &mut State,
+        skill: &RegisteredSkill,
+    ) -> Result<AnyBox, InvokeError> {
+        let limits = self.inner.limits;
+        let name = skill.name();
+        let params = &st.job.params;
+        if st.typed_input.is_none() {
+            let size = st.text_len.unwrap_or_else(|| encoded_len(params));
+            if size > limits.max_input_bytes {
+                return Err(InvokeError::TooLarge {
+                    skill: name.to_owned(),
+                    size,
+                    limit: limits.max_input_bytes,
+                });
+            }
+        }
+        if depth_exceeds(params, limits.max_depth) {
+            return Err(InvokeError::TooDeep {
+                skill: name.to_owned(),
+                limit: limits.max_depth,
+            });
+        }
+        if !skill.input_validator.is_valid(params) {
+            return Err(InvokeError::InvalidInput {
+                skill: name.to_owned(),
+                violations: skill.input_validator.violations(params),
+            });
+        }
+        match st.typed_input.take() {
+            Some(typed) => Ok(typed),
+            None => (skill.entry.erased.decode)(params).map_err(|e| InvokeError::MalformedInput {
+                skill: name.to_owned(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Approval, execution, budget, output checks: the part of a job whose
+    /// result is shared with jobs of the same idempotency key.
+    async fn guarded(&self, st: &mut State, i: usize, input: AnyBox) -> Result<Done, InvokeError> {
+        let inner = &*self.inner;
+        let skill = &inner.registry.skills()[i];
+        let m = skill.entry.manifest;
+        let name = m.name;
+
+        match inner.skills[i].approval {
+            None => st.step(Step::Approval, StepOutcome::Skipped, None),
+            Some(reason) => {
+                let request = ApprovalRequest {
+                    skill: format!("{skill:?}"),
+                    job_id: st.job.job_id.clone(),
+                    reason: reason.to_owned(),
+                    params: redacted(&st.job.params, m.redaction.inputs),
+                    dry_run: st.job.constraints.dry_run,
+                    caller: st.job.caller.clone(),
+                };
+                match inner.approver.approve(&request).await {
+                    Approval::Approved { by } => {
+                        st.step(
+                            Step::Approval,
+                            StepOutcome::Passed,
+                            Some(format!("approved by {by}")),
+                        );
+                    }
+                    Approval::Denied { reason: detail } => {
+                        st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+                        return Err(InvokeError::NotApproved {
+                            skill: name.to_owned(),
+                            reason: reason.to_owned(),
+                            detail,
+                        });
+                    }
+                }
+            }
+        }
+
         let inv = Arc::new(Invocation {
-            resources: self.resources.clone(),
-            caller,
-            trace_id: format!("trace-{n}"),
-            job_id: format!("job-{n}"),
-            started_at: SystemTime::now(),
+            resources: inner.resources.clone(),
+            caller: st.job.caller.clone(),
+            trace_id: st.job.trace_id.clone(),
+            job_id: st.job.job_id.clone(),
+            parent_job_id: st.job.parent_job_id.clone(),
+            started_at: st.started_at,
+            constraints: st.job.constraints.clone(),
+            attempt: AtomicU32::new(0),
+            report: Default::default(),
         });
-        (skill.entry.invoke)(inv, input, skill.output_validator.clone()).await
+        let output = self.execute(st, skill, &inv, input).await;
+        let attempts = st.attempts.len() as u32;
+        let output = match output {
+            Ok(o) => {
+                st.step(Step::Execute, StepOutcome::Passed, None);
+                o
+            }
+            Err(e) => {
+                st.step(Step::Execute, StepOutcome::Failed, None);
+                return Err(e);
+            }
+        };
+        let report = inv.take_report();
+
+        let c = &st.job.constraints;
+        let over = [
+            ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
+            ("items", report.items, c.max_items),
+        ]
+        .into_iter()
+        .find_map(|(budget, used, limit)| {
+            limit
+                .filter(|&l| used > l)
+                .map(|limit| (budget, used, limit))
+        });
+        match (over, c.max_tokens.is_some() || c.max_items.is_some()) {
+            (Some((budget, used, limit)), _) => {
+                st.step(Step::Budget, StepOutcome::Failed, None);
+                return Err(InvokeError::OverBudget {
+                    skill: name.to_owned(),
+                    budget,
+                    used,
+                    limit,
+                });
+            }
+            (None, true) => st.step(Step::Budget, StepOutcome::Passed, None),
+            (None, false) => st.step(Step::Budget, StepOutcome::Skipped, None),
+        }
+
+        let e = &skill.entry.erased;
+        let data = match (e.encode)(&*output) {
+            Some(Ok(v)) => v,
+            Some(Err(err)) => {
+                st.step(Step::ValidateOutput, StepOutcome::Failed, None);
+                return Err(InvokeError::InvalidOutput {
+                    skill: name.to_owned(),
+                    violations: vec![SchemaViolation {
+                        instance_path: String::new(),
+                        schema_path: String::new(),
+                        message: format!("the output does not serialize to JSON: {err}"),
+                    }],
+                });
+            }
+            None => return Err(mismatch(name)),
+        };
+        if !skill.output_validator.is_valid(&data) {
+            st.step(Step::ValidateOutput, StepOutcome::Failed, None);
+            return Err(InvokeError::InvalidOutput {
+                skill: name.to_owned(),
+                violations: skill.output_validator.violations(&data),
+            });
+        }
+        st.step(Step::ValidateOutput, StepOutcome::Passed, None);
+
+        let mut notes = Vec::new();
+        if e.has_after {
+            // The handler consumed its input; the checks get a fresh copy.
+            let input = (e.decode)(&st.job.params).map_err(|_| mismatch(name))?;
+            let mut failed_rules = Vec::new();
+            match (e.after)(&*input, &*output, &mut failed_rules) {
+                Ok(()) => {}
+                Err(f @ CheckFailed::Postcondition(p)) => {
+                    let action = skill.conditions.postconditions[p].rollback_action;
+                    let rollback = match action {
+                        Some(a) => Some(self.rollback(skill, a, st, &data).await),
+                        None => None,
+                    };
+                    st.step(Step::Postconditions, StepOutcome::Failed, None);
+                    return Err(check_error(skill, f, rollback));
+                }
+                Err(f @ CheckFailed::Rule(_)) => {
+                    st.step(Step::Postconditions, StepOutcome::Passed, None);
+                    st.step(Step::ValidationRules, StepOutcome::Failed, None);
+                    return Err(check_error(skill, f, None));
+                }
+                Err(f) => return Err(check_error(skill, f, None)),
+            }
+            st.step(
+                Step::Postconditions,
+                if skill.conditions.postconditions.is_empty() {
+                    StepOutcome::Skipped
+                } else {
+                    StepOutcome::Passed
+                },
+                None,
+            );
+            for r in failed_rules {
+                let r = &skill.conditions.validation_rules[r];
+                notes.push(RuleNote {
+                    rule_id: r.rule_id,
+                    severity: r.severity,
+                    message: r.message,
+                });
+            }
+            st.step(
+                Step::ValidationRules,
+                if skill.conditions.validation_rules.is_empty() {
+                    StepOutcome::Skipped
+                } else {
+                    StepOutcome::Passed
+                },
+                None,
+            );
+        } else {
+            st.step(Step::Postconditions, StepOutcome::Skipped, None);
+            st.step(Step::ValidationRules, StepOutcome::Skipped, None);
+        }
+
+        Ok(Done {
+            result: SkillResult {
+                success: true,
+                job_id: st.job.job_id.clone(),
+                trace_id: st.job.trace_id.clone(),
+                skill: format!("{skill:?}"),
+                data,
+                artifacts: report.artifacts,
+                metrics: Metrics {
+                    duration_ms: u64::try_from(st.t0.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    items_processed: report.items,
+                    tokens_used: report.tokens,
+                    attempts,
+                },
+                next_action: report.next_action.unwrap_or(NextAction::Complete),
+                notes,
+                started_at: st.started_at,
+                replayed: false,
+            },
+            typed: Some(output),
+        })
+    }
+
+    /// Run the handler: each attempt bounded by the skill's timeout and the job's
+    /// deadline, panics caught, retryable failures retried with the declared
+    /// backoff. Timeouts are retried only for idempotent skills, since a
+    /// timed-out attempt may have done its work.
+    async fn execute(
+        &self,
+        st: &mut State,
+        skill: &RegisteredSkill,
+        inv: &Arc<Invocation>,
+        first: AnyBox,
+    ) -> Result<AnyBox, InvokeError> {
+        let m = skill.entry.manifest;
+        let name = m.name;
+        let e = &skill.entry.erased;
+        let per_attempt = Duration::from_millis(m.execution.timeout_ms);
+        let deadline = st
+            .job
+            .constraints
+            .timeout_ms
+            .map(|t| st.t0 + Duration::from_millis(t));
+        let max_attempts = m.execution.retries.saturating_add(1);
+        let mut input = Some(first);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let input = match input.take() {
+                Some(i) => i,
+                None => (e.decode)(&st.job.params).map_err(|_| mismatch(name))?,
+            };
+            inv.begin_attempt(attempt);
+            let now = Instant::now();
+            let budget = match deadline {
+                Some(d) => per_attempt.min(d.saturating_duration_since(now)),
+                None => per_attempt,
+            };
+            let outcome =
+                tokio::time::timeout(budget, CatchUnwind((e.run)(inv.clone(), input))).await;
+            let took = micros(now.elapsed());
+            let (record, retry, error) = match outcome {
+                Ok(Ok(Ok(output))) => {
+                    st.attempts.push(AttemptRecord {
+                        attempt,
+                        outcome: AttemptOutcome::Succeeded,
+                        duration_us: took,
+                        error: None,
+                        backoff_ms: None,
+                    });
+                    return Ok(output);
+                }
+                Ok(Ok(Err(HandlerFailure { mode, message }))) => (
+                    (AttemptOutcome::Failed, format!("{}: {message}", mode.code)),
+                    mode.retryable,
+                    InvokeError::Failed {
+                        skill: name.to_owned(),
+                        code: mode.code.to_owned(),
+                        retryable: mode.retryable,
+                        message,
+                        attempts: attempt,
+                    },
+                ),
+                Ok(Err(panic)) => (
+                    (AttemptOutcome::Panicked, panic.clone()),
+                    false,
+                    InvokeError::Panicked {
+                        skill: name.to_owned(),
+                        message: panic,
+                    },
+                ),
+                Err(_) => (
+                    (
+                        AttemptOutcome::TimedOut,
+                        format!("no answer within {} ms", budget.as_millis()),
+                    ),
+                    m.execution.idempotent,
+                    InvokeError::TimedOut {
+                        skill: name.to_owned(),
+                        timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+                        attempts: attempt,
+                    },
+                ),
+            };
+            let wait = backoff(m.execution.backoff, self.inner.retry_base, attempt);
+            let time_left = deadline.is_none_or(|d| Instant::now() + wait < d);
+            let again = retry && attempt < max_attempts && time_left;
+            st.attempts.push(AttemptRecord {
+                attempt,
+                outcome: record.0,
+                duration_us: took,
+                error: Some(record.1),
+                backoff_ms: again.then(|| u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+            });
+            if !again {
+                return Err(error);
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn rollback(
+        &self,
+        skill: &RegisteredSkill,
+        action: &'static str,
+        st: &State,
+        output: &Value,
+    ) -> Result<(), String> {
+        let Some(handler) = self.inner.rollbacks.get(action) else {
+            // `build` refuses to start without it.
+            return Err(format!("no handler for rollback action `{action}`"));
+        };
+        let name = format!("{skill:?}");
+        let request = RollbackRequest {
+            skill: &name,
+            action,
+            job_id: &st.job.job_id,
+            input: &st.job.params,
+            output,
+            resources: &self.inner.resources,
+        };
+        match CatchUnwind(handler.rollback(request)).await {
+            Ok(r) => r,
+            Err(panic) => Err(format!("the rollback action panicked: {panic}")),
+        }
+    }
+
+    /// Turn the job's state and outcome into its record, update the stats, and
+    /// hand the record to the sink.
+    fn finish(&self, st: State, result: Result<Done, InvokeError>) -> Result<Done, InvokeError> {
+        let inner = &*self.inner;
+        let duration = st.t0.elapsed();
+        let skill = st.skill.map(|i| &inner.registry.skills()[i]);
+        match st.skill {
+            Some(i) => inner.skills[i].stats.add(duration, result.is_err()),
+            None => {
+                inner.unresolved.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let (inputs, outputs) = match skill {
+            Some(s) => (
+                s.entry.manifest.redaction.inputs,
+                s.entry.manifest.redaction.outputs,
+            ),
+            None => (&[][..], &[][..]),
+        };
+        let mut secrets = Vec::new();
+        let mut params = st.job.params;
+        redact_in_place(&mut params, inputs, &mut secrets);
+        let output = match &result {
+            Ok(done) if !outputs.is_empty() => {
+                let mut o = done.result.data.clone();
+                redact_in_place(&mut o, outputs, &mut secrets);
+                Some(o)
+            }
+            Ok(done) => Some(done.result.data.clone()),
+            Err(_) => None,
+        };
+        let scrub = |text: String| scrub(text, &secrets);
+        let error = result.as_ref().err().map(|e| ErrorRecord {
+            code: e.code().to_owned(),
+            message: scrub(redacted_error(e, inputs)),
+        });
+        let mut attempts = st.attempts;
+        if !secrets.is_empty() {
+            for a in &mut attempts {
+                a.error = a.error.take().map(&scrub);
+            }
+        }
+        let mut steps = st.steps;
+        if !secrets.is_empty() {
+            for s in &mut steps {
+                s.detail = s.detail.take().map(&scrub);
+            }
+        }
+        match &error {
+            None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
+            Some(e) => {
+                tracing::info!(status = "failed", code = %e.code, duration_us = micros(duration))
+            }
+        }
+        let notes = match &result {
+            Ok(d) => d.result.notes.clone(),
+            Err(_) => Vec::new(),
+        };
+        let record = RunRecord {
+            job_id: st.job.job_id,
+            trace_id: st.job.trace_id,
+            parent_job_id: st.job.parent_job_id,
+            skill: match skill {
+                Some(s) => s.name().to_owned(),
+                None => st.job.skill,
+            },
+            version: skill.map(|s| s.version().to_string()),
+            caller: st.job.caller,
+            params,
+            dry_run: st.job.constraints.dry_run,
+            idempotency_key: st.key,
+            replayed: st.replayed,
+            started_at: st.started_at,
+            completed_at: st.started_at + duration,
+            duration_us: micros(duration),
+            status: if result.is_ok() {
+                RunStatus::Succeeded
+            } else {
+                RunStatus::Failed
+            },
+            steps,
+            attempts,
+            output,
+            error,
+            notes,
+        };
+        inner.sink.record(Arc::new(record));
+        result
+    }
+}
+
+fn split_reference(reference: &str) -> (&str, Option<&str>) {
+    match reference.split_once('@') {
+        Some((n, v)) => (n, Some(v)),
+        None => (reference, None),
+    }
+}
+
+fn mismatch(skill: &str) -> InvokeError {
+    InvokeError::Internal {
+        skill: skill.to_owned(),
+        message: "a value did not have the skill's type".to_owned(),
+    }
+}
+
+fn check_error(
+    skill: &RegisteredSkill,
+    failed: CheckFailed,
+    rollback: Option<Result<(), String>>,
+) -> InvokeError {
+    let name = skill.name().to_owned();
+    let c = &skill.conditions;
+    match failed {
+        CheckFailed::Precondition(i) => InvokeError::Precondition {
+            skill: name,
+            error_code: c.preconditions[i].error_code.to_owned(),
+            message: c.preconditions[i].message.to_owned(),
+        },
+        CheckFailed::Postcondition(i) => InvokeError::Postcondition {
+            skill: name,
+            assertion: c.postconditions[i].assertion.to_owned(),
+            rollback_action: c.postconditions[i].rollback_action.map(str::to_owned),
+            rollback,
+        },
+        CheckFailed::Rule(i) => InvokeError::ValidationRule {
+            skill: name,
+            rule_id: c.validation_rules[i].rule_id.to_owned(),
+            message: c.validation_rules[i].message.to_owned(),
+        },
+        CheckFailed::Mismatch => mismatch(&name),
+    }
+}
+
+fn backoff(kind: Backoff, base: Duration, attempt: u32) -> Duration {
+    let wait = match kind {
+        Backoff::None => Duration::ZERO,
+        Backoff::Linear => base.saturating_mul(attempt),
+        Backoff::Exponential => base.saturating_mul(1u32 << (attempt - 1).min(20)),
+    };
+    wait.min(MAX_BACKOFF)
+}
+
+/// Replace the top-level `fields` of `value` by `"[REDACTED]"`, collecting the
+/// replaced strings (every string inside them) so messages can be scrubbed too.
+fn redact_in_place(value: &mut Value, fields: &[&str], secrets: &mut Vec<String>) {
+    let Value::Object(map) = value else { return };
+    for f in fields {
+        if let Some(v) = map.get_mut(*f) {
+            collect_strings(v, secrets);
+            *v = Value::String(REDACTED.to_owned());
+        }
+    }
+}
+
+fn redacted(value: &Value, fields: &[&str]) -> Value {
+    let mut v = value.clone();
+    redact_in_place(&mut v, fields, &mut Vec::new());
+    v
+}
+
+const REDACTED: &str = "[REDACTED]";
+
+/// Strings shorter than this are not scrubbed from messages: replacing every
+/// `a` or `42` would destroy the message and hide nothing.
+const MIN_SECRET: usize = 3;
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if s.chars().count() >= MIN_SECRET => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_strings(i, out)),
+        Value::Number(n) if n.to_string().len() >= MIN_SECRET => out.push(n.to_string()),
+        _ => {}
+    }
+}
+
+fn scrub(mut text: String, secrets: &[String]) -> String {
+    for s in secrets {
+        if text.contains(s.as_str()) {
+            text = text.replace(s.as_str(), REDACTED);
+        }
+    }
+    text
+}
+
+/// The error's message for a record: schema violations inside a redacted input
+/// field keep their location but lose their text (it quotes the value).
+fn redacted_error(e: &InvokeError, inputs: &[&str]) -> String {
+    match e {
+        InvokeError::InvalidInput { skill, violations } if !inputs.is_empty() => {
+            let violations = violations
+                .iter()
+                .map(|v| {
+                    let field = v.instance_path.split('/').nth(1).unwrap_or("");
+                    if inputs.contains(&field) {
+                        SchemaViolation {
+                            message: format!("{REDACTED} (fails `{}`)", v.schema_path),
+                            ..v.clone()
+                        }
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect();
+            InvokeError::InvalidInput {
+                skill: skill.clone(),
+                violations,
+            }
+            .to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Turns a panic inside the wrapped future into an error carrying its message.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(payload) => Poll::Ready(Err(panic_message(&*payload))),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_follows_the_declared_shape() {
+        let base = Duration::from_millis(100);
+        let ms = |k, n| backoff(k, base, n).as_millis();
+        assert_eq!([1, 2, 3].map(|n| ms(Backoff::None, n)), [0, 0, 0]);
+        assert_eq!([1, 2, 3].map(|n| ms(Backoff::Linear, n)), [100, 200, 300]);
+        assert_eq!(
+            [1, 2, 3, 4].map(|n| ms(Backoff::Exponential, n)),
+            [100, 200, 400, 800]
+        );
+        assert_eq!(backoff(Backoff::Exponential, base, 40), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn redaction_replaces_fields_and_scrubs_their_text() {
+        let mut v = serde_json::json!({"query": "hunter2-secret", "limit": 5});
+        let mut secrets = Vec::new();
+        redact_in_place(&mut v, &["query"], &mut secrets);
+        assert_eq!(v, serde_json::json!({"query": REDACTED, "limit": 5}));
+        assert_eq!(
+            scrub("no match for hunter2-secret".into(), &secrets),
+            "no match for [REDACTED]"
+        );
     }
 }

@@ -32,10 +32,14 @@
 pub mod capability;
 mod ctx;
 mod entry;
+pub mod envelope;
+pub mod error;
 pub mod export;
 pub mod failure;
 mod invoke;
 pub mod manifest;
+pub mod policy;
+pub mod record;
 pub mod registry;
 pub mod schema;
 mod skill;
@@ -43,13 +47,24 @@ mod skill;
 pub use capability::{
     Ambient, CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
 };
-pub use ctx::{Caller, Ctx, Resources};
+pub use ctx::{Ctx, Resources};
 pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
+pub use envelope::{
+    Artifact, Caller, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
+    SkillResult, Source,
+};
+pub use error::{InvokeError, StartError};
 pub use failure::{FailureMode, FailureModes, Never};
-pub use invoke::{InvokeError, MissingResources, Outcome, RuleNote, Runtime};
+pub use invoke::{Limits, Runtime, RuntimeBuilder};
 pub use manifest::Manifest;
+pub use policy::{
+    Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Rollback, RollbackRequest,
+};
+pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats};
 pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};
-pub use skill::{Postcondition, Precondition, Severity, Skill, ValidationRule};
+pub use skill::{
+    InputCheck, OutputCheck, Postcondition, Precondition, Severity, Skill, ValidationRule,
+};
 
 /// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
 pub use skill_macros::skill;
@@ -64,7 +79,8 @@ pub use skill_macros::FailureModes;
 /// What skill authors import.
 pub mod prelude {
     pub use crate::{
-        Caller, Ctx, FailureModes, Never, Registry, Resources, Skill, capability, skill,
+        Artifact, Caller, Ctx, FailureModes, JobEnvelope, Never, NextAction, Registry, Resources,
+        Runtime, Skill, capability, skill,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -78,8 +94,8 @@ pub mod __private {
     pub use crate::manifest::*;
     pub use crate::{
         Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
-        FailureMode, FailureModes, Never, Operation, Postcondition, Precondition, Severity, Skill,
-        ValidationRule,
+        FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,
+        Precondition, Severity, Skill, ValidationRule,
     };
     pub use core;
     pub use inventory;

@@ -4,7 +4,7 @@
 //! catalog membership, schema validity) is checked here, and every problem is
 //! reported, each naming the skill and where it is defined.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -69,6 +69,8 @@ pub(crate) fn crate_of(module: &str) -> &str {
 pub struct Registry {
     skills: Vec<RegisteredSkill>,
     catalog: Vec<&'static CapabilityInfo>,
+    /// Index into `skills` of every version of a name, lowest version first.
+    by_name: HashMap<&'static str, Vec<usize>>,
 }
 
 /// Everything wrong with a set of skills, one problem per line.
@@ -159,7 +161,15 @@ impl Registry {
         check_cross_references(&skills, &mut problems);
 
         if problems.0.is_empty() {
-            Ok(Registry { skills, catalog })
+            let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+            for (i, s) in skills.iter().enumerate() {
+                by_name.entry(s.name()).or_default().push(i);
+            }
+            Ok(Registry {
+                skills,
+                catalog,
+                by_name,
+            })
         } else {
             Err(RegistryError {
                 problems: problems.0,
@@ -183,14 +193,32 @@ impl Registry {
             Some((n, v)) => (n, Some(v)),
             None => (reference, None),
         };
-        let mut matching = self.skills.iter().filter(|s| s.name() == name);
-        match version {
-            Some(v) => {
-                let v = semver::Version::parse(v).ok()?;
-                matching.find(|s| s.version == v)
-            }
-            None => matching.next_back(),
-        }
+        self.index_of(name, version).ok().map(|i| &self.skills[i])
+    }
+
+    /// The index in [`Registry::skills`] of `name` at `version` (the highest
+    /// version when `None`); on failure, the versions of `name` that exist (empty
+    /// when there is no skill of that name).
+    pub fn index_of(&self, name: &str, version: Option<&str>) -> Result<usize, Vec<String>> {
+        let Some(versions) = self.by_name.get(name) else {
+            return Err(Vec::new());
+        };
+        let found = match version {
+            None => versions.last().copied(),
+            Some(v) => match semver::Version::parse(v) {
+                Ok(v) => versions
+                    .iter()
+                    .copied()
+                    .find(|&i| self.skills[i].version == v),
+                Err(_) => None,
+            },
+        };
+        found.ok_or_else(|| {
+            versions
+                .iter()
+                .map(|&i| self.skills[i].version.to_string())
+                .collect()
+        })
     }
 
     /// The names of the crates that contributed at least one skill or capability.
@@ -357,8 +385,8 @@ fn check_skill(
         }
     }
 
-    let input_schema = (entry.input_schema)();
-    let output_schema = (entry.output_schema)();
+    let input_schema = (entry.erased.input_schema)();
+    let output_schema = (entry.erased.output_schema)();
     let input_validator = compile(entry, "input", &input_schema, problems);
     let output_validator = compile(entry, "output", &output_schema, problems);
     for (side, fields, schema) in [
@@ -381,7 +409,7 @@ fn check_skill(
     }
     Some(RegisteredSkill {
         entry,
-        conditions: (entry.conditions)(),
+        conditions: (entry.erased.conditions)(),
         input_schema,
         output_schema,
         input_validator: Arc::new(input_validator?),

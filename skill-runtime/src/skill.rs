@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::ctx::{Caller, Ctx};
+use crate::ctx::Ctx;
+use crate::envelope::Caller;
 use crate::failure::FailureModes;
 use crate::manifest::Manifest;
 
@@ -112,7 +113,38 @@ pub struct Precondition<S: Skill> {
     pub message: &'static str,
     /// Rust source of the check, exported as the condition's text.
     pub condition: &'static str,
-    pub check: fn(&S::Input, &Caller) -> bool,
+    pub check: InputCheck<S::Input>,
+}
+
+/// A precondition's check: over the input, or over the input and the caller.
+pub enum InputCheck<I> {
+    Input(fn(&I) -> bool),
+    InputCaller(fn(&I, &Caller) -> bool),
+}
+
+impl<I> InputCheck<I> {
+    pub fn holds(&self, input: &I, caller: &Caller) -> bool {
+        match self {
+            InputCheck::Input(f) => f(input),
+            InputCheck::InputCaller(f) => f(input, caller),
+        }
+    }
+}
+
+/// A postcondition's or validation rule's check: over the output, or over the
+/// input and the output.
+pub enum OutputCheck<I, O> {
+    Output(fn(&O) -> bool),
+    InputOutput(fn(&I, &O) -> bool),
+}
+
+impl<I, O> OutputCheck<I, O> {
+    pub fn holds(&self, input: &I, output: &O) -> bool {
+        match self {
+            OutputCheck::Output(f) => f(output),
+            OutputCheck::InputOutput(f) => f(input, output),
+        }
+    }
 }
 
 /// An assertion checked after the handler succeeded (AI-COS `postconditions`).
@@ -120,7 +152,7 @@ pub struct Postcondition<S: Skill> {
     pub assertion: &'static str,
     /// The action to take when the assertion fails.
     pub rollback_action: Option<&'static str>,
-    pub check: fn(&S::Input, &S::Output) -> bool,
+    pub check: OutputCheck<S::Input, S::Output>,
 }
 
 /// A rule over input and output; `error` fails the call, the others are recorded.
@@ -129,7 +161,7 @@ pub struct ValidationRule<S: Skill> {
     pub expression: &'static str,
     pub severity: Severity,
     pub message: &'static str,
-    pub check: fn(&S::Input, &S::Output) -> bool,
+    pub check: OutputCheck<S::Input, S::Output>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use serde::Deserialize;
 use skill_runtime::manifest::{AgentRole, PermissionLevel};
-use skill_runtime::{Caller, InvokeError, Registry, Runtime};
+use skill_runtime::record::{RunStatus, stats_from_records};
+use skill_runtime::{ApproveAll, Caller, JobEnvelope, JsonLinesSink, Registry};
 
 // The crates whose skills this app serves; naming them links their registrations.
 use seed_skills as _;
@@ -33,22 +35,56 @@ enum Command {
         #[arg(long)]
         capabilities: bool,
     },
-    /// Validate INPUT against the skill's schema, run it, validate and print the output.
+    /// Run a skill through the whole pipeline (authorization, rate limit, schema,
+    /// conditions, idempotency, approval, timeout and retries, output checks) and
+    /// print its result.
     Invoke {
         /// Skill name, or name@version.
         name: String,
         /// Input JSON: the text itself, @FILE, or - for standard input.
         input: String,
-        /// Caller's agent role (architect, analyzer, executor, validator, orchestrator).
-        #[arg(long, value_parser = parse_role)]
-        role: Option<AgentRole>,
-        /// Caller's permission level (read, execute, admin).
-        #[arg(long, value_parser = parse_level)]
-        permission: Option<PermissionLevel>,
-        /// Data folder of the example stores.
-        #[arg(long, default_value = seed_skills::DATA_DIR)]
-        data: PathBuf,
+        #[command(flatten)]
+        job: JobArgs,
     },
+    /// Per-skill runs, failures and latency percentiles from a run-record file
+    /// (written by `invoke --record FILE`).
+    Stats {
+        /// A JSON-lines file of run records.
+        records: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct JobArgs {
+    /// Caller's agent role (architect, analyzer, executor, validator,
+    /// orchestrator), checked against the skill's reusable_by.
+    #[arg(long, value_parser = parse_role)]
+    role: Option<AgentRole>,
+    /// Caller's permission level (read, execute, admin).
+    #[arg(long, value_parser = parse_level)]
+    permission: Option<PermissionLevel>,
+    /// Grant the caller this permission (repeat for several); with any --grant,
+    /// the caller holds exactly these and the skill's MCP permissions apply.
+    #[arg(long = "grant", value_name = "PERMISSION")]
+    grants: Vec<String>,
+    /// Approve skills that require a human or are destructive (you are the human).
+    #[arg(long)]
+    approve: bool,
+    /// Ask the skill to change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Deadline for the whole job, retries included.
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
+    /// Jobs with the same key run once.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
+    /// Append the run record to this JSON-lines file.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Data folder of the example stores.
+    #[arg(long, default_value = seed_skills::DATA_DIR)]
+    data: PathBuf,
 }
 
 fn parse_role(s: &str) -> Result<AgentRole, String> {
@@ -69,6 +105,9 @@ fn parse_level(s: &str) -> Result<PermissionLevel, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Stats { records } = &cli.command {
+        return stats(records);
+    }
     let registry = match Registry::from_inventory() {
         Ok(r) => r,
         Err(e) => {
@@ -100,33 +139,12 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Command::Invoke {
-            name,
-            input,
-            role,
-            permission,
-            data,
-        } => invoke(
-            registry,
-            &name,
-            &input,
-            Caller {
-                agent_role: role,
-                permission_level: permission,
-                user_id: None,
-            },
-            &data,
-        ),
+        Command::Invoke { name, input, job } => invoke(registry, &name, &input, job),
+        Command::Stats { .. } => unreachable!("handled above"),
     }
 }
 
-fn invoke(
-    registry: Registry,
-    name: &str,
-    input: &str,
-    caller: Caller,
-    data: &std::path::Path,
-) -> ExitCode {
+fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCode {
     let text = match read_input(input) {
         Ok(t) => t,
         Err(e) => {
@@ -134,30 +152,50 @@ fn invoke(
             return ExitCode::from(2);
         }
     };
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: input is not JSON: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let resources = match seed_skills::demo_resources(data) {
-        Ok(r) => r,
+    let mut builder = match seed_skills::runtime_builder(Arc::new(registry), &args.data) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!(
                 "error: cannot load example data from {}: {e}",
-                data.display()
+                args.data.display()
             );
             return ExitCode::FAILURE;
         }
     };
-    let runtime = match Runtime::new(Arc::new(registry), resources) {
+    if args.approve {
+        builder = builder.approver(ApproveAll {
+            by: "the operator (--approve)".to_owned(),
+        });
+    }
+    if let Some(path) = &args.record {
+        match JsonLinesSink::append(path) {
+            Ok(sink) => builder = builder.sink(Arc::new(sink)),
+            Err(e) => {
+                eprintln!("error: cannot open {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let runtime = match builder.build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
+    let mut caller = Caller {
+        agent_role: args.role,
+        permission_level: args.permission,
+        ..Caller::default()
+    };
+    if !args.grants.is_empty() {
+        caller = caller.with_permissions(args.grants);
+    }
+    let mut job = JobEnvelope::for_reference(name, serde_json::Value::Null)
+        .with_caller(caller)
+        .with_dry_run(args.dry_run);
+    job.constraints.timeout_ms = args.timeout_ms;
+    job.idempotency_key = args.idempotency_key;
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -168,9 +206,9 @@ fn invoke(
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(runtime.invoke_json(name, value, caller)) {
-        Ok(outcome) => {
-            for note in &outcome.notes {
+    match rt.block_on(runtime.invoke_text(job, &text)) {
+        Ok(result) => {
+            for note in &result.notes {
                 eprintln!(
                     "{}: rule `{}`: {}",
                     note.severity.as_str(),
@@ -178,22 +216,85 @@ fn invoke(
                     note.message
                 );
             }
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&outcome.output).unwrap_or_default()
-            );
-            ExitCode::SUCCESS
+            match serde_json::to_string_pretty(&result) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: the result does not serialize: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");
-            match e {
-                InvokeError::UnknownSkill { .. }
-                | InvokeError::InvalidInput { .. }
-                | InvokeError::MalformedInput { .. } => ExitCode::from(2),
-                _ => ExitCode::FAILURE,
+            eprintln!("next action: {:?}", e.next_action());
+            if e.is_input_error() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
             }
         }
     }
+}
+
+/// The fields of a run record that statistics need.
+#[derive(Deserialize)]
+struct RecordLine {
+    skill: String,
+    #[serde(default)]
+    version: Option<String>,
+    duration_us: u64,
+    status: RunStatus,
+}
+
+fn stats(path: &std::path::Path) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut lines = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        match serde_json::from_str::<RecordLine>(line) {
+            Ok(r) => lines.push(r),
+            Err(e) => {
+                eprintln!("error: {}:{}: not a run record: {e}", path.display(), n + 1);
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let keys: Vec<String> = lines
+        .iter()
+        .map(|r| match &r.version {
+            Some(v) => format!("{}@{v}", r.skill),
+            None => r.skill.clone(),
+        })
+        .collect();
+    let stats = stats_from_records(
+        lines
+            .iter()
+            .zip(&keys)
+            .map(|(r, k)| (k.as_str(), r.duration_us, r.status == RunStatus::Failed)),
+    );
+    println!(
+        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        "skill", "runs", "failures", "p50 us", "p90 us", "p99 us", "max us"
+    );
+    for s in stats {
+        println!(
+            "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
+            s.skill, s.runs, s.failures, s.p50_us, s.p90_us, s.p99_us, s.max_us
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 fn read_input(arg: &str) -> std::io::Result<String> {

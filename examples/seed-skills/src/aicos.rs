@@ -4,11 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use skill_runtime::RollbackRequest;
 use skill_runtime::manifest::PermissionLevel;
 use skill_runtime::prelude::*;
 
 use crate::caps::*;
-use crate::stores::{AuditLogEntry, IndexVersion, RouteRow, lock};
+use crate::stores::{
+    AuditLogEntry, IndexVersion, RouteRow, SeoDb, VectorStore, VersionCache, lock,
+};
 
 fn yes() -> bool {
     true
@@ -255,7 +258,8 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
 
     let store = ctx.resource::<VectorUpsert>();
     // Build the next version beside the live one, then swap it in one step.
-    let current = lock(&store.namespaces).get(ns).cloned().unwrap_or_default();
+    let live = lock(&store.namespaces).get(ns).cloned();
+    let current = live.clone().unwrap_or_default();
     let mut next = if input.full_rebuild {
         IndexVersion::default()
     } else {
@@ -285,6 +289,7 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
         }
     }
     let version = format!("{ns}@{}", next.version);
+    store.previous.save(ctx.job_id(), (ns.to_owned(), live));
     lock(&store.namespaces).insert(ns.to_owned(), next);
     lock(&ctx.resource::<CacheWrite>().entries)
         .insert(format!("rag_version:{ns}"), version.clone());
@@ -582,7 +587,9 @@ pub async fn routes_sync(
         .map(|(r, _)| r.clone())
         .collect();
     if !input.dry_run {
-        let mut rows = lock(&ctx.resource::<DatabaseUpsert>().routes);
+        let db = ctx.resource::<DatabaseUpsert>();
+        let mut rows = lock(&db.routes);
+        db.routes_before.save(ctx.job_id(), rows.clone());
         for route in added.iter().chain(&updated) {
             rows.insert(
                 route.clone(),
@@ -599,4 +606,53 @@ pub async fn routes_sync(
         updated,
         missing_role,
     })
+}
+
+// ---------------------------------------------------------------- rollback actions
+
+/// `rollback_to_previous_version` (rag_reindex): put back the index the job
+/// replaced, and the cached version with it.
+pub fn rollback_to_previous_version(r: RollbackRequest<'_>) -> Result<(), String> {
+    let store = r
+        .resources
+        .get::<VectorStore>()
+        .ok_or("no vector store is registered")?;
+    let (ns, previous) = store
+        .previous
+        .take(r.job_id)
+        .ok_or_else(|| format!("job {} left no previous index version", r.job_id))?;
+    let cache = r.resources.get::<VersionCache>();
+    let key = format!("rag_version:{ns}");
+    match previous {
+        Some(index) => {
+            if let Some(cache) = cache {
+                lock(&cache.entries).insert(key, format!("{ns}@{}", index.version));
+            }
+            lock(&store.namespaces).insert(ns, index);
+        }
+        None => {
+            if let Some(cache) = cache {
+                lock(&cache.entries).remove(&key);
+            }
+            lock(&store.namespaces).remove(&ns);
+        }
+    }
+    Ok(())
+}
+
+/// `revert_route_changes` (routes_sync): restore the routes table as it was
+/// before the job wrote it.
+pub fn revert_route_changes(r: RollbackRequest<'_>) -> Result<(), String> {
+    let db = r
+        .resources
+        .get::<SeoDb>()
+        .ok_or("no SEO database is registered")?;
+    match db.routes_before.take(r.job_id) {
+        Some(before) => {
+            *lock(&db.routes) = before;
+            Ok(())
+        }
+        // A dry run writes nothing, so there is nothing to revert.
+        None => Ok(()),
+    }
 }

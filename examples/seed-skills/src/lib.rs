@@ -20,8 +20,9 @@ pub use brain::*;
 pub use chimera::*;
 
 use std::path::Path;
+use std::sync::Arc;
 
-use skill_runtime::Resources;
+use skill_runtime::{Registry, Resources, Runtime, RuntimeBuilder};
 
 /// The example data shipped with this crate.
 pub const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
@@ -35,4 +36,13 @@ pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
         .with(stores::RagCorpus::new(dir.join("rag")))
         .with(stores::VectorStore::default())
         .with(stores::VersionCache::default()))
+}
+
+/// A runtime for the seed skills: the resources over the data in `dir`, and the
+/// rollback actions their postconditions declare.
+pub fn runtime_builder(registry: Arc<Registry>, dir: &Path) -> std::io::Result<RuntimeBuilder> {
+    Ok(Runtime::builder(registry)
+        .resources(demo_resources(dir)?)
+        .rollback("rollback_to_previous_version", rollback_to_previous_version)
+        .rollback("revert_route_changes", revert_route_changes))
 }

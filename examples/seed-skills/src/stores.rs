@@ -1,7 +1,7 @@
 //! The local stores the seed skills work on: small, real, and under the example's
 //! control (JSON and Markdown files in `data/`, in-memory tables behind locks).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -44,6 +44,38 @@ pub struct SeoDb {
     pub pages: BTreeMap<String, PageRecord>,
     pub audit_log: Mutex<Vec<AuditLogEntry>>,
     pub routes: Mutex<BTreeMap<String, RouteRow>>,
+    /// The routes table before each sync that wrote it, by job id, so the
+    /// `revert_route_changes` rollback action can restore it.
+    pub routes_before: Snapshots<BTreeMap<String, RouteRow>>,
+}
+
+/// The state before recent jobs, by job id; only the most recent
+/// [`Snapshots::KEEP`] are kept.
+#[derive(Debug)]
+pub struct Snapshots<T>(Mutex<VecDeque<(String, T)>>);
+
+impl<T> Default for Snapshots<T> {
+    fn default() -> Self {
+        Snapshots(Mutex::default())
+    }
+}
+
+impl<T> Snapshots<T> {
+    pub const KEEP: usize = 64;
+
+    pub fn save(&self, job_id: &str, state: T) {
+        let mut s = lock(&self.0);
+        if s.len() == Self::KEEP {
+            s.pop_front();
+        }
+        s.push_back((job_id.to_owned(), state));
+    }
+
+    pub fn take(&self, job_id: &str) -> Option<T> {
+        let mut s = lock(&self.0);
+        let i = s.iter().position(|(j, _)| j == job_id)?;
+        s.remove(i).map(|(_, t)| t)
+    }
 }
 
 impl SeoDb {
@@ -55,6 +87,7 @@ impl SeoDb {
             pages: pages.into_iter().map(|p| (p.url.clone(), p)).collect(),
             audit_log: Mutex::default(),
             routes: Mutex::new(routes),
+            routes_before: Snapshots::default(),
         })
     }
 }
@@ -159,6 +192,9 @@ pub struct IndexVersion {
 #[derive(Debug, Default)]
 pub struct VectorStore {
     pub namespaces: Mutex<BTreeMap<String, IndexVersion>>,
+    /// (namespace, index) before each reindex, by job id, for the
+    /// `rollback_to_previous_version` rollback action.
+    pub previous: Snapshots<(String, Option<IndexVersion>)>,
 }
 
 /// A key-value cache (the seed's `redis::rag_version`).

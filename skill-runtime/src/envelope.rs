@@ -1,0 +1,298 @@
+//! What a caller sends and what it gets back: the job envelope (the AI-COS agent
+//! model's `JobEnvelope`), the caller's context, and the skill result (the skill
+//! model's `SkillOutput`).
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::manifest::{AgentRole, PermissionLevel};
+use crate::skill::Severity;
+
+/// One request to run a skill.
+///
+/// `started_at` is not here on purpose: the runtime stamps it when the invocation
+/// starts, and the handler reads it from its context (the seed's rule that a
+/// handler never computes its own start time).
+///
+/// ```
+/// use skill_runtime::{Caller, JobEnvelope};
+/// use serde_json::json;
+///
+/// let job = JobEnvelope::new("vlevel_calculator", json!({"page_data": {"url": "https://a.example/", "gamme": "x"}}))
+///     .with_caller(Caller::agent(skill_runtime::manifest::AgentRole::Executor,
+///                                skill_runtime::manifest::PermissionLevel::Execute))
+///     .with_timeout_ms(2_000);
+/// assert_eq!(job.skill, "vlevel_calculator");
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobEnvelope {
+    /// Unique per job; a UUID v4 unless the caller brings its own.
+    #[serde(default = "new_id")]
+    pub job_id: String,
+    /// Shared by every job of one trace; a UUID v4 unless given.
+    #[serde(default = "new_id")]
+    pub trace_id: String,
+    /// The job that started this one, for nested and pipeline calls.
+    #[serde(default)]
+    pub parent_job_id: Option<String>,
+    /// Skill name.
+    pub skill: String,
+    /// Exact version to run; the highest registered version when absent.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The skill's input; must match its input schema.
+    #[serde(default = "empty_object")]
+    pub params: Value,
+    #[serde(default)]
+    pub constraints: JobConstraints,
+    #[serde(default)]
+    pub caller: Caller,
+    /// Jobs with the same key run once; the others get the stored result. When
+    /// absent, the runtime derives a stable key from the skill name, the params
+    /// and the dry-run flag (never from the time).
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+impl JobEnvelope {
+    /// A job for `skill` with fresh job and trace ids and an operator caller.
+    pub fn new(skill: impl Into<String>, params: Value) -> JobEnvelope {
+        JobEnvelope {
+            job_id: new_id(),
+            trace_id: new_id(),
+            parent_job_id: None,
+            skill: skill.into(),
+            version: None,
+            params,
+            constraints: JobConstraints::default(),
+            caller: Caller::default(),
+            idempotency_key: None,
+        }
+    }
+
+    /// `name` or `name@version`.
+    pub fn for_reference(reference: &str, params: Value) -> JobEnvelope {
+        let mut job = JobEnvelope::new(reference, params);
+        if let Some((name, version)) = reference.split_once('@') {
+            job.skill = name.to_owned();
+            job.version = Some(version.to_owned());
+        }
+        job
+    }
+
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    pub fn with_timeout_ms(mut self, timeout_ms: u64) -> Self {
+        self.constraints.timeout_ms = Some(timeout_ms);
+        self
+    }
+
+    pub fn with_dry_run(mut self, dry_run: bool) -> Self {
+        self.constraints.dry_run = dry_run;
+        self
+    }
+
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    pub fn with_trace_id(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = trace_id.into();
+        self
+    }
+
+    pub fn with_parent(mut self, parent_job_id: impl Into<String>) -> Self {
+        self.parent_job_id = Some(parent_job_id.into());
+        self
+    }
+
+    pub fn with_constraints(mut self, constraints: JobConstraints) -> Self {
+        self.constraints = constraints;
+        self
+    }
+
+    /// `name` or `name@version`, as written in errors and records.
+    pub fn reference(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{}@{v}", self.skill),
+            None => self.skill.clone(),
+        }
+    }
+}
+
+/// Limits the caller puts on one job (the seed's `JobConstraints`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobConstraints {
+    /// Deadline for the whole job, retries included. Each attempt is also bounded
+    /// by the skill's own `timeout_ms`.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Ask the skill not to change anything; it reads this from its context.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Token budget: a job whose handler reports more tokens fails.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Item budget (the seed's `maxDocs`): a job whose handler reports more
+    /// processed items fails.
+    #[serde(default)]
+    pub max_items: Option<u64>,
+}
+
+/// Who is calling, and with what authority.
+///
+/// A caller that presents an agent role is held to the skill's `reusable_by`; a
+/// caller with a set of granted permissions is held to the skill's MCP
+/// permissions. [`Caller::default`] is a local operator: no role, permissions not
+/// restricted (the CLI without flags, tests, in-process code).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Caller {
+    #[serde(default)]
+    pub agent_role: Option<AgentRole>,
+    #[serde(default)]
+    pub permission_level: Option<PermissionLevel>,
+    /// Granted permissions such as `seo:read`; `None` means not restricted.
+    #[serde(default)]
+    pub permissions: Option<BTreeSet<String>>,
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub source: Source,
+    #[serde(default)]
+    pub priority: Priority,
+}
+
+impl Caller {
+    /// An agent with `role` holding permission `level`.
+    pub fn agent(role: AgentRole, level: PermissionLevel) -> Caller {
+        Caller {
+            agent_role: Some(role),
+            permission_level: Some(level),
+            ..Caller::default()
+        }
+    }
+
+    /// The same caller, restricted to exactly `permissions`.
+    pub fn with_permissions<I, P>(mut self, permissions: I) -> Caller
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<String>,
+    {
+        self.permissions = Some(permissions.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+/// What triggered the job (the seed's `JobContext.source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Cron,
+    Webhook,
+    #[default]
+    Manual,
+    Event,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    Low,
+    #[default]
+    Normal,
+    High,
+    Critical,
+}
+
+/// A successful job (the seed's `SkillOutput` with `success: true`); failures are
+/// [`crate::InvokeError`]s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkillResult {
+    pub success: bool,
+    pub job_id: String,
+    pub trace_id: String,
+    /// `name@version` of the skill that ran.
+    pub skill: String,
+    pub data: Value,
+    pub artifacts: Vec<Artifact>,
+    pub metrics: Metrics,
+    pub next_action: NextAction,
+    /// Validation rules of severity warning or info that did not hold.
+    pub notes: Vec<RuleNote>,
+    /// When the runtime started the job, RFC 3339.
+    #[serde(serialize_with = "crate::record::serialize_time")]
+    pub started_at: SystemTime,
+    /// True when the result was stored by an earlier job with the same
+    /// idempotency key and returned without running the skill again.
+    pub replayed: bool,
+}
+
+/// What the job cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Metrics {
+    pub duration_ms: u64,
+    /// As reported by the handler through its context.
+    pub items_processed: u64,
+    /// As reported by the handler; absent when it reported none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_used: Option<u64>,
+    /// Handler attempts, retries included.
+    pub attempts: u32,
+}
+
+/// Something a job produced besides its data, for example a report file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub name: String,
+    /// Media type, for example `text/markdown`.
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+}
+
+/// What the caller should do next (the seed's `nextAction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NextAction {
+    Continue,
+    Retry,
+    Escalate,
+    #[default]
+    Complete,
+}
+
+/// A validation rule of severity warning or info that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleNote {
+    pub rule_id: &'static str,
+    #[serde(serialize_with = "serialize_severity")]
+    pub severity: Severity,
+    pub message: &'static str,
+}
+
+fn serialize_severity<S: serde::Serializer>(s: &Severity, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s.as_str())
+}

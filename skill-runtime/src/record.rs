@@ -1,0 +1,465 @@
+//! Run records (one per invocation, every pipeline step in it), the sinks they go
+//! to, and per-skill statistics.
+//!
+//! Records never hold a redacted field: the runtime redacts params, output and
+//! messages before a record is built.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{self, LineWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::envelope::{Caller, RuleNote};
+
+/// One invocation, from resolution to the last check.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    pub job_id: String,
+    pub trace_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_job_id: Option<String>,
+    /// The skill as asked for (`name` or `name@version`).
+    pub skill: String,
+    /// The version that was resolved, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub caller: Caller,
+    /// The input, with redacted fields replaced; `null` when it did not parse.
+    pub params: Value,
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// The result came from an earlier job with the same key.
+    pub replayed: bool,
+    #[serde(serialize_with = "serialize_time")]
+    pub started_at: SystemTime,
+    #[serde(serialize_with = "serialize_time")]
+    pub completed_at: SystemTime,
+    pub duration_us: u64,
+    pub status: RunStatus,
+    pub steps: Vec<StepRecord>,
+    pub attempts: Vec<AttemptRecord>,
+    /// The output, with redacted fields replaced; only on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorRecord>,
+    pub notes: Vec<RuleNote>,
+}
+
+/// The seed's run record status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Succeeded,
+    Failed,
+}
+
+/// The steps of DESIGN §7, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Resolve,
+    Authorize,
+    RateLimit,
+    ValidateInput,
+    Preconditions,
+    Idempotency,
+    Approval,
+    Execute,
+    Budget,
+    ValidateOutput,
+    Postconditions,
+    ValidationRules,
+}
+
+/// How one step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepOutcome {
+    Passed,
+    Failed,
+    /// Nothing to do for this skill (no rate limit, no approval needed, ...).
+    Skipped,
+    /// Idempotency: an earlier job's result was returned.
+    Replayed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StepRecord {
+    pub step: Step,
+    pub outcome: StepOutcome,
+    pub duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// One run of the handler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttemptRecord {
+    pub attempt: u32,
+    pub outcome: AttemptOutcome,
+    pub duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wait before the next attempt, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    Succeeded,
+    Failed,
+    TimedOut,
+    Panicked,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ErrorRecord {
+    pub code: String,
+    pub message: String,
+}
+
+/// Where run records go. Called once per invocation, after it completed; keep it
+/// quick (buffer, do not block on the network).
+pub trait RecordSink: Send + Sync + 'static {
+    fn record(&self, record: Arc<RunRecord>);
+}
+
+/// Keeps the most recent records in memory, up to a bound; older ones are dropped
+/// and counted.
+#[derive(Debug)]
+pub struct MemorySink {
+    capacity: usize,
+    records: Mutex<VecDeque<Arc<RunRecord>>>,
+    total: AtomicU64,
+}
+
+impl MemorySink {
+    pub const DEFAULT_CAPACITY: usize = 10_000;
+
+    pub fn new(capacity: usize) -> MemorySink {
+        MemorySink {
+            capacity,
+            records: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
+            total: AtomicU64::new(0),
+        }
+    }
+
+    /// The kept records, oldest first.
+    pub fn records(&self) -> Vec<Arc<RunRecord>> {
+        lock(&self.records).iter().cloned().collect()
+    }
+
+    /// Every record ever received, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Records dropped to stay within the bound.
+    pub fn dropped(&self) -> u64 {
+        self.total() - lock(&self.records).len() as u64
+    }
+}
+
+impl Default for MemorySink {
+    fn default() -> Self {
+        MemorySink::new(MemorySink::DEFAULT_CAPACITY)
+    }
+}
+
+impl RecordSink for MemorySink {
+    fn record(&self, record: Arc<RunRecord>) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        if self.capacity == 0 {
+            return;
+        }
+        let mut records = lock(&self.records);
+        if records.len() == self.capacity {
+            records.pop_front();
+        }
+        records.push_back(record);
+    }
+}
+
+/// Appends one JSON line per record to a file. A write error is counted and
+/// logged, never raised: recording must not break serving.
+#[derive(Debug)]
+pub struct JsonLinesSink {
+    file: Mutex<LineWriter<File>>,
+    errors: AtomicU64,
+}
+
+impl JsonLinesSink {
+    /// Open `path` for appending, creating it when needed.
+    pub fn append(path: &Path) -> io::Result<JsonLinesSink> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonLinesSink {
+            file: Mutex::new(LineWriter::new(file)),
+            errors: AtomicU64::new(0),
+        })
+    }
+
+    /// Records that could not be written.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+}
+
+impl RecordSink for JsonLinesSink {
+    fn record(&self, record: Arc<RunRecord>) {
+        let mut line = match serde_json::to_vec(&*record) {
+            Ok(line) => line,
+            Err(e) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(job_id = %record.job_id, error = %e, "run record does not serialize");
+                return;
+            }
+        };
+        line.push(b'\n');
+        if let Err(e) = lock(&self.file).write_all(&line) {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(job_id = %record.job_id, error = %e, "cannot write run record");
+        }
+    }
+}
+
+/// Sends every record to each of several sinks.
+pub struct FanOut(pub Vec<Arc<dyn RecordSink>>);
+
+impl RecordSink for FanOut {
+    fn record(&self, record: Arc<RunRecord>) {
+        for sink in &self.0 {
+            sink.record(record.clone());
+        }
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A sink or counter is left consistent before anything that could panic.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Per-skill counts and latency, updated without locks.
+///
+/// Latency goes into a log-linear histogram (16 buckets per power of two, so a
+/// percentile is exact to within 1/16 of its value) in constant memory, however
+/// many calls are counted.
+pub(crate) struct StatsCell {
+    runs: AtomicU64,
+    failures: AtomicU64,
+    total_us: AtomicU64,
+    max_us: AtomicU64,
+    histogram: OnceLock<Box<[AtomicU64; BUCKETS]>>,
+}
+
+const SUB: u32 = 16;
+const MAX_EXP: u32 = 40;
+const BUCKETS: usize = (SUB + (MAX_EXP - 3) * SUB) as usize;
+
+fn bucket_of(us: u64) -> usize {
+    if us < u64::from(SUB) {
+        return us as usize;
+    }
+    let us = us.min((1 << MAX_EXP) - 1);
+    let exp = 63 - us.leading_zeros(); // >= 4
+    let mantissa = (us >> (exp - 4)) as u32 - SUB; // 0..16
+    (SUB + (exp - 4) * SUB + mantissa) as usize
+}
+
+/// The largest value that falls in bucket `b`.
+fn bucket_high(b: usize) -> u64 {
+    let b = b as u64;
+    let sub = u64::from(SUB);
+    if b < sub {
+        return b;
+    }
+    let exp = (b - sub) / sub + 4;
+    let mantissa = (b - sub) % sub + sub;
+    ((mantissa + 1) << (exp - 4)) - 1
+}
+
+impl StatsCell {
+    pub(crate) fn new() -> StatsCell {
+        StatsCell {
+            runs: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            total_us: AtomicU64::new(0),
+            max_us: AtomicU64::new(0),
+            histogram: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn add(&self, duration: Duration, failed: bool) {
+        let us = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        if failed {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        self.total_us.fetch_add(us, Ordering::Relaxed);
+        self.max_us.fetch_max(us, Ordering::Relaxed);
+        let h = self
+            .histogram
+            .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
+        h[bucket_of(us)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self, skill: &str) -> SkillStats {
+        let runs = self.runs.load(Ordering::Relaxed);
+        let counts: Vec<u64> = match self.histogram.get() {
+            Some(h) => h.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
+            None => Vec::new(),
+        };
+        let max_us = self.max_us.load(Ordering::Relaxed);
+        let seen: u64 = counts.iter().sum();
+        let percentile = |q: f64| -> u64 {
+            if seen == 0 {
+                return 0;
+            }
+            let rank = ((q * seen as f64).ceil() as u64).clamp(1, seen);
+            let mut acc = 0;
+            for (b, c) in counts.iter().enumerate() {
+                acc += c;
+                if acc >= rank {
+                    return bucket_high(b).min(max_us);
+                }
+            }
+            max_us
+        };
+        SkillStats {
+            skill: skill.to_owned(),
+            runs,
+            failures: self.failures.load(Ordering::Relaxed),
+            mean_us: self
+                .total_us
+                .load(Ordering::Relaxed)
+                .checked_div(runs)
+                .unwrap_or(0),
+            p50_us: percentile(0.50),
+            p90_us: percentile(0.90),
+            p99_us: percentile(0.99),
+            max_us,
+        }
+    }
+}
+
+/// Counts and latency of one skill (the seed's `SkillStats`, with percentiles).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SkillStats {
+    /// `name@version`.
+    pub skill: String,
+    pub runs: u64,
+    pub failures: u64,
+    pub mean_us: u64,
+    /// Percentiles are bucket upper bounds, within 1/16 of the true value.
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+}
+
+/// Statistics computed from run records, for example a JSON-lines file written by
+/// [`JsonLinesSink`]: per skill, in name order.
+pub fn stats_from_records<'a>(
+    records: impl IntoIterator<Item = (&'a str, u64, bool)>,
+) -> Vec<SkillStats> {
+    let mut cells: BTreeMap<&str, StatsCell> = BTreeMap::new();
+    for (skill, duration_us, failed) in records {
+        cells
+            .entry(skill)
+            .or_insert_with(StatsCell::new)
+            .add(Duration::from_micros(duration_us), failed);
+    }
+    cells
+        .iter()
+        .map(|(skill, cell)| cell.snapshot(skill))
+        .collect()
+}
+
+/// RFC 3339 in UTC with milliseconds, for example `2026-11-22T20:41:29.123Z`.
+pub fn format_time(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, day) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+pub(crate) fn serialize_time<S: serde::Serializer>(
+    t: &SystemTime,
+    ser: S,
+) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(&format_time(*t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(format_time(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_379_689_123);
+        assert_eq!(format_time(t), "2026-11-22T20:34:49.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(format_time(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn every_value_falls_in_a_bucket_whose_bound_covers_it() {
+        let mut last = 0;
+        for us in (0..5000).chain([1 << 20, (1 << 40) - 1]) {
+            let b = bucket_of(us);
+            assert!(b < BUCKETS);
+            assert!(b >= last || us > 5000, "buckets grow with the value");
+            last = b;
+            let high = bucket_high(b);
+            assert!(high >= us, "{us} in bucket {b} with high {high}");
+            assert!(high - us <= us / 16 + 1, "{us}: bucket too wide ({high})");
+        }
+    }
+
+    #[test]
+    fn percentiles_are_exact_to_a_sixteenth() {
+        let cell = StatsCell::new();
+        for us in 1..=1000u64 {
+            cell.add(Duration::from_micros(us), us % 10 == 0);
+        }
+        let s = cell.snapshot("x");
+        assert_eq!((s.runs, s.failures, s.max_us), (1000, 100, 1000));
+        assert_eq!(s.mean_us, 500);
+        for (p, want) in [(s.p50_us, 500), (s.p90_us, 900), (s.p99_us, 990)] {
+            assert!(p >= want && p <= want + want / 16, "{p} vs {want}");
+        }
+    }
+}
