@@ -283,6 +283,11 @@ impl Runtime {
         &self.inner.registry
     }
 
+    /// The resources the runtime's skills reach through their capabilities.
+    pub fn resources(&self) -> &Resources {
+        &self.inner.resources
+    }
+
     /// The records kept by the default in-memory sink (none when a sink was set).
     pub fn memory_records(&self) -> Option<&Arc<MemorySink>> {
         self.inner.memory.as_ref()
@@ -360,11 +365,15 @@ impl Runtime {
             Err(e) => {
                 job.params = Value::Null;
                 let mut st = self.state(job, None, Some(text.len()));
-                st.step(
-                    Step::ValidateInput,
-                    StepOutcome::Failed,
-                    Some(e.to_string()),
-                );
+                // Attribute the bad input to its skill when there is one; an
+                // unknown skill is the more basic error.
+                let e = match self.resolve(&mut st) {
+                    Ok(_) => {
+                        st.step(Step::ValidateInput, StepOutcome::Failed, None);
+                        e
+                    }
+                    Err(unknown) => unknown,
+                };
                 self.finish(st, Err(e)).map(|d| d.result)
             }
         }
@@ -759,12 +768,18 @@ impl Runtime {
             // The handler consumed its input; the checks get a fresh copy.
             let input = (e.decode)(&st.job.params).map_err(|_| mismatch(name))?;
             let mut failed_rules = Vec::new();
-            match (e.after)(&*input, &*output, &mut failed_rules) {
+            // Bound first: a borrow of the erased values must not live across the
+            // rollback's await (the future would stop being `Send`).
+            let checked = (e.after)(&*input, &*output, &mut failed_rules);
+            match checked {
                 Ok(()) => {}
                 Err(f @ CheckFailed::Postcondition(p)) => {
                     let action = skill.conditions.postconditions[p].rollback_action;
                     let rollback = match action {
-                        Some(a) => Some(self.rollback(skill, a, st, &data).await),
+                        Some(a) => Some(
+                            self.rollback(skill, a, &st.job.job_id, &st.job.params, &data)
+                                .await,
+                        ),
                         None => None,
                     };
                     st.step(Step::Postconditions, StepOutcome::Failed, None);
@@ -933,7 +948,8 @@ impl Runtime {
         &self,
         skill: &RegisteredSkill,
         action: &'static str,
-        st: &State,
+        job_id: &str,
+        input: &Value,
         output: &Value,
     ) -> Result<(), String> {
         let Some(handler) = self.inner.rollbacks.get(action) else {
@@ -944,8 +960,8 @@ impl Runtime {
         let request = RollbackRequest {
             skill: &name,
             action,
-            job_id: &st.job.job_id,
-            input: &st.job.params,
+            job_id,
+            input,
             output,
             resources: &self.inner.resources,
         };

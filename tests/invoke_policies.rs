@@ -1,0 +1,961 @@
+//! Every policy of the invocation pipeline, one behaviour per test, on skills
+//! defined here so each test controls exactly what the handler does.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skill_runtime::manifest::{AgentRole, PermissionLevel};
+use skill_runtime::prelude::*;
+use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
+use skill_runtime::{
+    ApproveAll, InvokeError, JobConstraints, Limits, RollbackRequest, RunRecord, SkillResult,
+};
+
+// ------------------------------------------------------------------ the skills
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Num {
+    #[schemars(range(max = 1000))]
+    pub n: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Doubled {
+    pub doubled: u32,
+}
+
+/// Double a number.
+#[skill(
+    version = "1.0.0",
+    reusable_by(executor = "execute", analyzer = "admin"),
+    mcp(permissions("math:read")),
+    precondition(code = "NOT_THIRTEEN", message = "13 is refused", check = |i: &Num| i.n != 13),
+)]
+pub async fn double(ctx: Ctx, input: Num) -> Doubled {
+    ctx.report_items(1);
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+/// Double a number, at most three times a minute.
+#[skill(version = "1.0.0", rate_limit(max_per_minute = 3))]
+pub async fn limited(input: Num) -> Doubled {
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+/// Double a number; version 2 of `double` under another name, disabled.
+#[skill(version = "1.0.0", status = "disabled")]
+pub async fn retired(input: Num) -> Doubled {
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Flaky {
+    /// Attempts are counted per id.
+    pub id: String,
+    /// Fail this many attempts before succeeding.
+    pub failures: u32,
+    pub retryable: bool,
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum FlakyError {
+    /// The backend blinked.
+    #[error("transient failure {0}")]
+    #[failure(retryable)]
+    Transient(u32),
+    /// The request can never work.
+    #[error("permanent failure {0}")]
+    Permanent(u32),
+}
+
+static ATTEMPTS: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
+
+fn count_attempt(id: &str) -> u32 {
+    let mut map = ATTEMPTS.lock().unwrap();
+    let n = map
+        .get_or_insert_default()
+        .entry(id.to_owned())
+        .or_default();
+    *n += 1;
+    *n
+}
+
+fn attempts_of(id: &str) -> u32 {
+    ATTEMPTS
+        .lock()
+        .unwrap()
+        .as_ref()
+        .and_then(|m| m.get(id).copied())
+        .unwrap_or(0)
+}
+
+/// Fail a given number of times, then succeed.
+#[skill(version = "1.0.0", retries = 3, backoff = "exponential")]
+pub async fn flaky(ctx: Ctx, input: Flaky) -> Result<Doubled, FlakyError> {
+    let n = count_attempt(&input.id);
+    if n <= input.failures {
+        return Err(if input.retryable {
+            FlakyError::Transient(n)
+        } else {
+            FlakyError::Permanent(n)
+        });
+    }
+    // The context counts the attempts of this job.
+    Ok(Doubled {
+        doubled: ctx.attempt(),
+    })
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Sleep {
+    pub id: String,
+    pub ms: u64,
+}
+
+/// Sleep, then answer; times out after 50 ms and is retried once.
+#[skill(
+    version = "1.0.0",
+    timeout_ms = 50,
+    retries = 1,
+    backoff = "none",
+    idempotent
+)]
+pub async fn sleepy(input: Sleep) -> Doubled {
+    let n = count_attempt(&input.id);
+    tokio::time::sleep(Duration::from_millis(input.ms)).await;
+    Doubled { doubled: n }
+}
+
+/// Sleep like `sleepy`, but not idempotent: a timeout is not retried.
+#[skill(version = "1.0.0", timeout_ms = 50, retries = 3)]
+pub async fn sleepy_once(input: Sleep) -> Doubled {
+    count_attempt(&input.id);
+    tokio::time::sleep(Duration::from_millis(input.ms)).await;
+    Doubled { doubled: 0 }
+}
+
+/// Panic on 7.
+#[skill(version = "1.0.0", retries = 2)]
+pub async fn fragile(input: Num) -> Doubled {
+    if input.n == 7 {
+        panic!("seven is unlucky");
+    }
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Small {
+    #[schemars(range(max = 10))]
+    pub value: u32,
+}
+
+/// Return its input, which the output schema caps at 10.
+#[skill(version = "1.0.0")]
+pub async fn overflowing(input: Num) -> Small {
+    Small { value: input.n }
+}
+
+/// The journal the `append` skill writes to.
+#[derive(Debug, Default)]
+pub struct Journal {
+    pub lines: Mutex<Vec<String>>,
+}
+
+/// Append to the journal.
+#[capability(id = "journal.write", effect = "database", operation = "write", resource = Journal)]
+pub struct JournalWrite;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Entry {
+    pub line: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Appended {
+    pub lines: u32,
+}
+
+static APPENDS: AtomicU32 = AtomicU32::new(0);
+
+/// Append a line to the journal; a line saying "break" breaks the postcondition.
+#[skill(
+    version = "1.0.0",
+    capabilities(JournalWrite),
+    side_effects(JournalWrite(target = "journal", reversible = true)),
+    postcondition(check = |i: &Entry, _o: &Appended| i.line != "break", rollback = "drop_last_line"),
+    validation_rule(id = "short", severity = "warning", message = "lines should be short",
+                    check = |i: &Entry, _o: &Appended| i.line.len() <= 20),
+    validation_rule(id = "not_forbidden", severity = "error", message = "forbidden line",
+                    check = |i: &Entry, _o: &Appended| i.line != "forbidden"),
+)]
+pub async fn append(ctx: Ctx, input: Entry) -> Appended {
+    APPENDS.fetch_add(1, Ordering::SeqCst);
+    // Let concurrent duplicates pile up while this one runs.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut lines = ctx.resource::<JournalWrite>().lines.lock().unwrap();
+    lines.push(input.line);
+    Appended {
+        lines: lines.len() as u32,
+    }
+}
+
+fn drop_last_line(r: RollbackRequest<'_>) -> Result<(), String> {
+    let journal = r.resources.get::<Journal>().ok_or("no journal")?;
+    journal.lines.lock().unwrap().pop();
+    Ok(())
+}
+
+/// Ask a human first.
+#[skill(version = "1.0.0", requires_hitl)]
+pub async fn guarded(input: Num) -> Doubled {
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Login {
+    #[schemars(length(max = 40))]
+    pub secret: String,
+    pub user: String,
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum LoginError {
+    /// The credentials were refused.
+    #[error("bad credentials for {user}: {secret}")]
+    Refused { user: String, secret: String },
+}
+
+/// Check a login; its secret never reaches a record.
+#[skill(version = "1.0.0", redaction(inputs("secret")), retries = 0)]
+pub async fn login(input: Login) -> Result<Doubled, LoginError> {
+    if input.secret == "open-sesame" {
+        Ok(Doubled { doubled: 1 })
+    } else {
+        Err(LoginError::Refused {
+            user: input.user,
+            secret: input.secret,
+        })
+    }
+}
+
+/// Spend the tokens it is given.
+#[skill(version = "1.0.0")]
+pub async fn spender(ctx: Ctx, input: Num) -> Doubled {
+    ctx.report_tokens(u64::from(input.n));
+    ctx.add_artifact(Artifact {
+        name: "receipt".into(),
+        kind: "text/plain".into(),
+        uri: None,
+    });
+    ctx.set_next_action(NextAction::Continue);
+    Doubled {
+        doubled: u32::from(ctx.dry_run()),
+    }
+}
+
+// ------------------------------------------------------------------ helpers
+
+fn runtime_with(
+    f: impl FnOnce(skill_runtime::RuntimeBuilder) -> skill_runtime::RuntimeBuilder,
+) -> Runtime {
+    let registry = Arc::new(Registry::from_inventory().expect("the test skills are valid"));
+    let builder = Runtime::builder(registry)
+        .resources(Resources::new().with(Journal::default()))
+        .rollback("drop_last_line", drop_last_line)
+        .retry_base(Duration::from_millis(1));
+    f(builder).build().expect("the runtime starts")
+}
+
+fn runtime() -> Runtime {
+    runtime_with(|b| b)
+}
+
+fn last_record(rt: &Runtime) -> Arc<RunRecord> {
+    rt.memory_records()
+        .unwrap()
+        .records()
+        .pop()
+        .expect("a record")
+}
+
+fn step(record: &RunRecord, step: Step) -> StepOutcome {
+    record
+        .steps
+        .iter()
+        .find(|s| s.step == step)
+        .unwrap_or_else(|| panic!("no step {step:?} in {:?}", record.steps))
+        .outcome
+}
+
+async fn ok(rt: &Runtime, job: JobEnvelope) -> SkillResult {
+    rt.invoke(job).await.expect("the job succeeds")
+}
+
+async fn err(rt: &Runtime, job: JobEnvelope) -> InvokeError {
+    rt.invoke(job).await.expect_err("the job fails")
+}
+
+// ------------------------------------------------------------------ resolve
+
+#[tokio::test]
+async fn a_job_runs_and_its_record_lists_every_step_in_order() {
+    let rt = runtime();
+    let res = ok(&rt, JobEnvelope::new("double", json!({"n": 21}))).await;
+    assert_eq!(res.data, json!({"doubled": 42}));
+    assert_eq!(res.skill, "double@1.0.0");
+    assert_eq!(res.metrics.items_processed, 1);
+    assert_eq!(res.metrics.attempts, 1);
+    assert_eq!(res.next_action, NextAction::Complete);
+    let rec = last_record(&rt);
+    assert_eq!(rec.status, RunStatus::Succeeded);
+    assert_eq!(rec.job_id, res.job_id);
+    let steps: Vec<Step> = rec.steps.iter().map(|s| s.step).collect();
+    assert_eq!(
+        steps,
+        [
+            Step::Resolve,
+            Step::Authorize,
+            Step::RateLimit,
+            Step::ValidateInput,
+            Step::Preconditions,
+            Step::Idempotency,
+            Step::Approval,
+            Step::Execute,
+            Step::Budget,
+            Step::ValidateOutput,
+            Step::Postconditions,
+            Step::ValidationRules,
+        ]
+    );
+    assert_eq!(rec.output, Some(json!({"doubled": 42})));
+    assert!(rec.completed_at >= rec.started_at);
+}
+
+#[tokio::test]
+async fn unknown_skills_versions_and_disabled_skills_are_typed_errors() {
+    let rt = runtime();
+    let e = err(&rt, JobEnvelope::new("nope", json!({}))).await;
+    assert_eq!(
+        e,
+        InvokeError::UnknownSkill {
+            reference: "nope".into()
+        }
+    );
+    let e = err(
+        &rt,
+        JobEnvelope::for_reference("double@9.9.9", json!({"n": 1})),
+    )
+    .await;
+    assert!(
+        matches!(&e, InvokeError::UnknownVersion { known, .. } if known == &["1.0.0"]),
+        "{e}"
+    );
+    let e = err(&rt, JobEnvelope::new("retired", json!({"n": 1}))).await;
+    assert_eq!(e.code(), "disabled");
+    assert_eq!(rt.unresolved(), 2);
+    // Still serving.
+    ok(
+        &rt,
+        JobEnvelope::for_reference("double@1.0.0", json!({"n": 1})),
+    )
+    .await;
+    assert_eq!(rt.memory_records().unwrap().total(), 4);
+}
+
+// ------------------------------------------------------------------ authorize
+
+#[tokio::test]
+async fn reusable_by_admits_listed_roles_at_their_level() {
+    let rt = runtime();
+    let job = |role, level| {
+        JobEnvelope::new("double", json!({"n": 2})).with_caller(Caller::agent(role, level))
+    };
+    ok(&rt, job(AgentRole::Executor, PermissionLevel::Execute)).await;
+    ok(&rt, job(AgentRole::Executor, PermissionLevel::Admin)).await;
+    let e = err(&rt, job(AgentRole::Executor, PermissionLevel::Read)).await;
+    assert!(
+        e.to_string().contains("needs permission level `execute`"),
+        "{e}"
+    );
+    let e = err(&rt, job(AgentRole::Analyzer, PermissionLevel::Execute)).await;
+    assert!(
+        e.to_string().contains("needs permission level `admin`"),
+        "{e}"
+    );
+    let e = err(&rt, job(AgentRole::Architect, PermissionLevel::Admin)).await;
+    assert_eq!(e.code(), "denied");
+    assert!(
+        e.to_string()
+            .contains("`architect` is not in reusable_by (executor, analyzer)"),
+        "{e}"
+    );
+    assert_eq!(
+        step(&last_record(&rt), Step::Authorize),
+        StepOutcome::Failed
+    );
+}
+
+#[tokio::test]
+async fn granted_permissions_must_cover_the_mcp_permissions() {
+    let rt = runtime();
+    let caller = Caller::default().with_permissions(["seo:read"]);
+    let e = err(
+        &rt,
+        JobEnvelope::new("double", json!({"n": 2})).with_caller(caller),
+    )
+    .await;
+    assert!(
+        e.to_string().contains("missing permission `math:read`"),
+        "{e}"
+    );
+    let caller = Caller::default().with_permissions(["math:read", "seo:read"]);
+    ok(
+        &rt,
+        JobEnvelope::new("double", json!({"n": 2})).with_caller(caller),
+    )
+    .await;
+}
+
+// ------------------------------------------------------------------ rate limit
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_admits_exactly_its_number_per_minute() {
+    let rt = runtime();
+    let results = run_all(
+        &rt,
+        (0..10).map(|n| JobEnvelope::new("limited", json!({"n": n}))),
+    )
+    .await;
+    let admitted = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(admitted, 3);
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert!(
+            matches!(r, InvokeError::RateLimited { max_per_minute: 3, retry_after_ms, .. } if *retry_after_ms > 59_000),
+            "{r}"
+        );
+    }
+}
+
+// ------------------------------------------------------------------ input
+
+#[tokio::test]
+async fn bad_input_is_an_answer_with_a_record() {
+    let rt = runtime_with(|b| {
+        b.limits(Limits {
+            max_input_bytes: 64,
+            max_depth: 4,
+        })
+    });
+    let job = || JobEnvelope::new("double", Value::Null);
+
+    let e = rt.invoke_text(job(), "{\"n\": ").await.unwrap_err();
+    assert_eq!(e.code(), "malformed_json");
+    assert_eq!(last_record(&rt).params, Value::Null);
+
+    let big = format!("{{\"n\": 1, \"pad\": \"{}\"}}", "x".repeat(100));
+    let e = rt.invoke_text(job(), &big).await.unwrap_err();
+    assert!(matches!(e, InvokeError::TooLarge { limit: 64, .. }), "{e}");
+
+    let e = err(&rt, JobEnvelope::new("double", json!({"n": [[[[[1]]]]]}))).await;
+    assert!(matches!(e, InvokeError::TooDeep { limit: 4, .. }), "{e}");
+
+    let e = err(&rt, JobEnvelope::new("double", json!({"n": "two"}))).await;
+    let InvokeError::InvalidInput { violations, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(violations[0].instance_path, "/n");
+
+    let e = err(&rt, JobEnvelope::new("double", json!({"n": 5000}))).await;
+    assert!(
+        e.to_string()
+            .contains("at /n: 5000 is greater than the maximum of 1000"),
+        "{e}"
+    );
+
+    let e = err(&rt, JobEnvelope::new("double", json!({"n": 13}))).await;
+    assert_eq!(
+        e,
+        InvokeError::Precondition {
+            skill: "double".into(),
+            error_code: "NOT_THIRTEEN".into(),
+            message: "13 is refused".into()
+        }
+    );
+    assert_eq!(
+        step(&last_record(&rt), Step::Preconditions),
+        StepOutcome::Failed
+    );
+
+    assert_eq!(rt.memory_records().unwrap().total(), 6);
+    let stats = rt.stats_of("double").unwrap();
+    assert_eq!((stats.runs, stats.failures), (6, 6));
+    ok(&rt, JobEnvelope::new("double", json!({"n": 1}))).await;
+}
+
+// ------------------------------------------------------------------ execute
+
+#[tokio::test]
+async fn retryable_failures_are_retried_with_backoff_and_others_are_not() {
+    let rt = runtime();
+    let res = ok(
+        &rt,
+        JobEnvelope::new(
+            "flaky",
+            json!({"id": "r2", "failures": 2, "retryable": true}),
+        ),
+    )
+    .await;
+    assert_eq!(res.data, json!({"doubled": 3}));
+    assert_eq!(res.metrics.attempts, 3);
+    let rec = last_record(&rt);
+    let outcomes: Vec<_> = rec
+        .attempts
+        .iter()
+        .map(|a| (a.outcome, a.backoff_ms))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (AttemptOutcome::Failed, Some(1)),
+            (AttemptOutcome::Failed, Some(2)),
+            (AttemptOutcome::Succeeded, None)
+        ]
+    );
+    assert_eq!(
+        rec.attempts[0].error.as_deref(),
+        Some("transient: transient failure 1")
+    );
+
+    let e = err(
+        &rt,
+        JobEnvelope::new(
+            "flaky",
+            json!({"id": "p", "failures": 5, "retryable": false}),
+        ),
+    )
+    .await;
+    assert_eq!(attempts_of("p"), 1, "a permanent failure is not retried");
+    assert!(
+        matches!(&e, InvokeError::Failed { code, retryable: false, attempts: 1, .. } if code == "permanent"),
+        "{e}"
+    );
+    assert_eq!(e.next_action(), NextAction::Escalate);
+
+    let e = err(
+        &rt,
+        JobEnvelope::new(
+            "flaky",
+            json!({"id": "r9", "failures": 9, "retryable": true}),
+        ),
+    )
+    .await;
+    assert_eq!(attempts_of("r9"), 4, "1 attempt + 3 retries");
+    assert!(
+        matches!(
+            &e,
+            InvokeError::Failed {
+                retryable: true,
+                attempts: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(e.next_action(), NextAction::Retry);
+}
+
+#[tokio::test]
+async fn timeouts_stop_the_handler_and_are_retried_only_when_idempotent() {
+    let rt = runtime();
+    let e = err(
+        &rt,
+        JobEnvelope::new("sleepy", json!({"id": "t1", "ms": 10_000})),
+    )
+    .await;
+    assert!(
+        matches!(
+            e,
+            InvokeError::TimedOut {
+                timeout_ms: 50,
+                attempts: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(attempts_of("t1"), 2);
+    let e = err(
+        &rt,
+        JobEnvelope::new("sleepy_once", json!({"id": "t2", "ms": 10_000})),
+    )
+    .await;
+    assert!(
+        matches!(e, InvokeError::TimedOut { attempts: 1, .. }),
+        "{e}"
+    );
+    assert_eq!(attempts_of("t2"), 1);
+    // The job's own deadline bounds the attempts too.
+    let job = JobEnvelope::new("sleepy", json!({"id": "t3", "ms": 10_000})).with_timeout_ms(20);
+    let e = err(&rt, job).await;
+    assert!(
+        matches!(
+            e,
+            InvokeError::TimedOut {
+                timeout_ms: ..=20,
+                attempts: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    ok(
+        &rt,
+        JobEnvelope::new("sleepy", json!({"id": "t4", "ms": 1})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_panic_is_an_error_and_the_runtime_keeps_serving() {
+    let rt = runtime();
+    let e = err(&rt, JobEnvelope::new("fragile", json!({"n": 7}))).await;
+    assert_eq!(
+        e,
+        InvokeError::Panicked {
+            skill: "fragile".into(),
+            message: "seven is unlucky".into()
+        }
+    );
+    let rec = last_record(&rt);
+    assert_eq!(rec.attempts.len(), 1, "a panic is not retried");
+    assert_eq!(rec.attempts[0].outcome, AttemptOutcome::Panicked);
+    ok(&rt, JobEnvelope::new("fragile", json!({"n": 8}))).await;
+}
+
+// ------------------------------------------------------------------ output
+
+#[tokio::test]
+async fn output_that_breaks_its_schema_fails_the_job() {
+    let rt = runtime();
+    ok(&rt, JobEnvelope::new("overflowing", json!({"n": 10}))).await;
+    let e = err(&rt, JobEnvelope::new("overflowing", json!({"n": 11}))).await;
+    assert!(
+        e.to_string()
+            .contains("at /value: 11 is greater than the maximum of 10"),
+        "{e}"
+    );
+    assert_eq!(
+        step(&last_record(&rt), Step::ValidateOutput),
+        StepOutcome::Failed
+    );
+}
+
+#[tokio::test]
+async fn a_broken_postcondition_runs_its_rollback_action() {
+    let rt = runtime();
+    let journal = || rt_journal(&rt);
+    ok(&rt, JobEnvelope::new("append", json!({"line": "one"}))).await;
+    assert_eq!(journal(), ["one"]);
+    let e = err(&rt, JobEnvelope::new("append", json!({"line": "break"}))).await;
+    assert_eq!(
+        e,
+        InvokeError::Postcondition {
+            skill: "append".into(),
+            assertion: "|i: &Entry, _o: &Appended| i.line != \"break\"".into(),
+            rollback_action: Some("drop_last_line".into()),
+            rollback: Some(Ok(())),
+        }
+    );
+    assert_eq!(journal(), ["one"], "the rollback removed the line");
+}
+
+fn rt_journal(rt: &Runtime) -> Vec<String> {
+    let journal = rt.resources().get::<Journal>().unwrap();
+    journal.lines.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn validation_rules_fail_on_error_and_record_warnings() {
+    let rt = runtime();
+    let res = ok(
+        &rt,
+        JobEnvelope::new(
+            "append",
+            json!({"line": "a line longer than twenty characters"}),
+        ),
+    )
+    .await;
+    assert_eq!(res.notes.len(), 1);
+    assert_eq!(res.notes[0].rule_id, "short");
+    assert_eq!(last_record(&rt).notes, res.notes);
+    let e = err(
+        &rt,
+        JobEnvelope::new("append", json!({"line": "forbidden"})),
+    )
+    .await;
+    assert_eq!(e.code(), "validation_rule_failed");
+    assert_eq!(
+        step(&last_record(&rt), Step::ValidationRules),
+        StepOutcome::Failed
+    );
+}
+
+// ------------------------------------------------------------------ idempotency
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_key_fired_100_times_concurrently_executes_once() {
+    let rt = runtime();
+    let before = APPENDS.load(Ordering::SeqCst);
+    let jobs = (0..100)
+        .map(|_| JobEnvelope::new("append", json!({"line": "once"})).with_idempotency_key("k-100"));
+    let results = run_all(&rt, jobs).await;
+    assert_eq!(APPENDS.load(Ordering::SeqCst) - before, 1, "executed once");
+    let results: Vec<SkillResult> = results.into_iter().map(Result::unwrap).collect();
+    assert_eq!(results.iter().filter(|r| !r.replayed).count(), 1);
+    let first = &results.iter().find(|r| !r.replayed).unwrap().data;
+    assert!(results.iter().all(|r| &r.data == first));
+    assert_eq!(
+        rt.memory_records().unwrap().total(),
+        100,
+        "every job leaves a record"
+    );
+    // Later jobs with the key get the stored result too.
+    let again = ok(
+        &rt,
+        JobEnvelope::new("append", json!({"line": "once"})).with_idempotency_key("k-100"),
+    )
+    .await;
+    assert!(again.replayed);
+    assert_eq!(APPENDS.load(Ordering::SeqCst) - before, 1);
+}
+
+#[tokio::test]
+async fn effectful_skills_are_deduplicated_by_a_stable_default_key() {
+    let rt = runtime();
+    let job = || JobEnvelope::new("append", json!({"line": "default-key"}));
+    let first = ok(&rt, job()).await;
+    let second = ok(&rt, job()).await;
+    assert!(!first.replayed && second.replayed);
+    let k1 = last_record(&rt).idempotency_key.clone().unwrap();
+    assert_eq!(
+        k1,
+        skill_runtime::policy::idempotency_key("append", &json!({"line": "default-key"}), false)
+    );
+    assert!(k1.starts_with("idem_") && k1.len() == 69);
+    // A dry run is another job; a read-only skill is never deduplicated by default.
+    assert!(!ok(&rt, job().with_dry_run(true)).await.replayed);
+    let a = ok(&rt, JobEnvelope::new("double", json!({"n": 4}))).await;
+    let b = ok(&rt, JobEnvelope::new("double", json!({"n": 4}))).await;
+    assert!(!a.replayed && !b.replayed);
+    assert_eq!(
+        step(&last_record(&rt), Step::Idempotency),
+        StepOutcome::Skipped
+    );
+}
+
+#[tokio::test]
+async fn failures_are_not_stored_so_a_key_can_be_retried() {
+    let rt = runtime();
+    let job = || {
+        JobEnvelope::new(
+            "flaky",
+            json!({"id": "idem-f", "failures": 1, "retryable": false}),
+        )
+        .with_idempotency_key("f-1")
+    };
+    assert!(rt.invoke(job()).await.is_err());
+    let res = ok(&rt, job()).await;
+    assert!(!res.replayed);
+}
+
+// ------------------------------------------------------------------ approval
+
+#[tokio::test]
+async fn skills_requiring_a_human_are_refused_unless_approved() {
+    let rt = runtime();
+    let e = err(&rt, JobEnvelope::new("guarded", json!({"n": 1}))).await;
+    assert!(
+        matches!(&e, InvokeError::NotApproved { reason, .. } if reason == "requires_hitl"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("no approver is configured"), "{e}");
+    let rt = runtime_with(|b| b.approver(ApproveAll { by: "test".into() }));
+    ok(&rt, JobEnvelope::new("guarded", json!({"n": 1}))).await;
+    assert_eq!(
+        last_record(&rt)
+            .steps
+            .iter()
+            .find(|s| s.step == Step::Approval)
+            .unwrap()
+            .detail
+            .as_deref(),
+        Some("approved by test")
+    );
+}
+
+// ------------------------------------------------------------------ budgets and reports
+
+#[tokio::test]
+async fn reports_reach_the_result_and_budgets_are_enforced() {
+    let rt = runtime();
+    let res = ok(
+        &rt,
+        JobEnvelope::new("spender", json!({"n": 50})).with_dry_run(true),
+    )
+    .await;
+    assert_eq!(res.metrics.tokens_used, Some(50));
+    assert_eq!(res.artifacts.len(), 1);
+    assert_eq!(res.next_action, NextAction::Continue);
+    assert_eq!(
+        res.data,
+        json!({"doubled": 1}),
+        "the handler saw the dry run"
+    );
+    let job = JobEnvelope::new("spender", json!({"n": 50})).with_constraints(JobConstraints {
+        max_tokens: Some(40),
+        ..JobConstraints::default()
+    });
+    let e = err(&rt, job).await;
+    assert_eq!(
+        e,
+        InvokeError::OverBudget {
+            skill: "spender".into(),
+            budget: "tokens",
+            used: 50,
+            limit: 40
+        }
+    );
+}
+
+// ------------------------------------------------------------------ redaction
+
+#[tokio::test]
+async fn redacted_fields_never_reach_a_record() {
+    let rt = runtime();
+    let secret = "hunter2-very-secret";
+    let e = err(
+        &rt,
+        JobEnvelope::new("login", json!({"secret": secret, "user": "ann"})),
+    )
+    .await;
+    assert!(
+        e.to_string().contains(secret),
+        "the caller gets its own error"
+    );
+    let long = format!("{secret}-{}", "y".repeat(40));
+    err(
+        &rt,
+        JobEnvelope::new("login", json!({"secret": long, "user": "ann"})),
+    )
+    .await;
+    ok(
+        &rt,
+        JobEnvelope::new("login", json!({"secret": "open-sesame", "user": "ann"})),
+    )
+    .await;
+    let records = rt.memory_records().unwrap().records();
+    assert_eq!(records.len(), 3);
+    for r in &records {
+        let text = serde_json::to_string(&**r).unwrap();
+        assert!(
+            !text.contains(secret) && !text.contains("open-sesame"),
+            "{text}"
+        );
+        assert_eq!(r.params["secret"], "[REDACTED]");
+        assert_eq!(r.params["user"], "ann");
+    }
+    assert_eq!(
+        records[0].error.as_ref().unwrap().message,
+        "skill `login` failed with `refused` after 1 attempt: bad credentials for ann: [REDACTED]"
+    );
+    assert!(
+        records[1]
+            .error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("at /secret: [REDACTED]")
+    );
+}
+
+// ------------------------------------------------------------------ typed calls
+
+#[tokio::test]
+async fn typed_calls_run_the_same_pipeline() {
+    let rt = runtime();
+    let out = rt.call::<double>(Num { n: 4 }).await.unwrap();
+    assert_eq!(out.doubled, 8);
+    // Schema constraints say more than the type: still checked.
+    let e = rt.call::<double>(Num { n: 4000 }).await.unwrap_err();
+    assert_eq!(e.code(), "invalid_input");
+    let e = rt.call::<double>(Num { n: 13 }).await.unwrap_err();
+    assert_eq!(e.code(), "precondition_failed");
+    // Replayed results decode back to the output type.
+    let a = rt
+        .call::<append>(Entry {
+            line: "typed".into(),
+        })
+        .await
+        .unwrap();
+    let b = rt
+        .call::<append>(Entry {
+            line: "typed".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(a.lines, b.lines);
+    assert_eq!(rt.memory_records().unwrap().total(), 5);
+}
+
+// ------------------------------------------------------------------ sinks
+
+#[tokio::test]
+async fn a_json_lines_sink_writes_one_parsable_record_per_job() {
+    let path = std::env::temp_dir().join(format!("skill-records-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let sink = Arc::new(skill_runtime::JsonLinesSink::append(&path).unwrap());
+    let rt = runtime_with(|b| b.sink(sink.clone()));
+    ok(&rt, JobEnvelope::new("double", json!({"n": 1}))).await;
+    err(&rt, JobEnvelope::new("double", json!({"n": 13}))).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["status"], "succeeded");
+    assert_eq!(lines[1]["status"], "failed");
+    assert_eq!(lines[1]["error"]["code"], "precondition_failed");
+    assert_eq!(sink.errors(), 0);
+    assert!(
+        rt.memory_records().is_none(),
+        "a configured sink replaces the default"
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+/// Run every job on its own task, all at once.
+async fn run_all(
+    rt: &Runtime,
+    jobs: impl IntoIterator<Item = JobEnvelope>,
+) -> Vec<Result<SkillResult, InvokeError>> {
+    let mut set = tokio::task::JoinSet::new();
+    for job in jobs {
+        let rt = rt.clone();
+        set.spawn(async move { rt.invoke(job).await });
+    }
+    set.join_all().await
+}
