@@ -122,14 +122,14 @@ async fn ten_thousand_concurrent_jobs_leave_ten_thousand_records_and_exact_stats
     assert_eq!(sink.total(), JOBS, "one record per job");
     let records = sink.records();
     assert_eq!(records.len() as u64, JOBS);
-    let mut ids: Vec<&str> = records.iter().map(|r| r.job_id.as_str()).collect();
+    let mut ids: Vec<&str> = records.iter().map(|r| &*r.job_id).collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len() as u64, JOBS, "job ids are unique");
 
     let mut from_records: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for r in &records {
-        let e = from_records.entry(r.skill.as_str()).or_default();
+        let e = from_records.entry(&*r.skill).or_default();
         e.0 += 1;
         e.1 += u64::from(r.status == RunStatus::Failed);
     }

@@ -314,8 +314,8 @@ async fn err(rt: &Runtime, job: JobEnvelope) -> InvokeError {
 async fn a_job_runs_and_its_record_lists_every_step_in_order() {
     let rt = runtime();
     let res = ok(&rt, JobEnvelope::new("double", json!({"n": 21}))).await;
-    assert_eq!(res.data, json!({"doubled": 42}));
-    assert_eq!(res.skill, "double@1.0.0");
+    assert_eq!(*res.data, json!({"doubled": 42}));
+    assert_eq!(&*res.skill, "double@1.0.0");
     assert_eq!(res.metrics.items_processed, 1);
     assert_eq!(res.metrics.attempts, 1);
     assert_eq!(res.next_action, NextAction::Complete);
@@ -340,7 +340,7 @@ async fn a_job_runs_and_its_record_lists_every_step_in_order() {
             Step::ValidationRules,
         ]
     );
-    assert_eq!(rec.output, Some(json!({"doubled": 42})));
+    assert_eq!(rec.output.as_deref(), Some(&json!({"doubled": 42})));
     assert!(rec.completed_at >= rec.started_at);
 }
 
@@ -518,7 +518,7 @@ async fn retryable_failures_are_retried_with_backoff_and_others_are_not() {
         ),
     )
     .await;
-    assert_eq!(res.data, json!({"doubled": 3}));
+    assert_eq!(*res.data, json!({"doubled": 3}));
     assert_eq!(res.metrics.attempts, 3);
     let rec = last_record(&rt);
     let outcomes: Vec<_> = rec
@@ -820,7 +820,7 @@ async fn reports_reach_the_result_and_budgets_are_enforced() {
     assert_eq!(res.artifacts.len(), 1);
     assert_eq!(res.next_action, NextAction::Continue);
     assert_eq!(
-        res.data,
+        *res.data,
         json!({"doubled": 1}),
         "the handler saw the dry run"
     );

@@ -151,7 +151,7 @@ async fn invoke_validates_input_runs_and_validates_output() {
         .await
         .unwrap();
     assert_eq!(
-        ok.data,
+        *ok.data,
         json!({"handle": "@ada_lovelace", "platform": "github", "display_name": "Ada Lovelace", "slug": "github-ada-lovelace"})
     );
 
@@ -318,7 +318,7 @@ async fn hand_written_skills_register_and_run() {
         .invoke_json("double@2.0.0", json!({"n": 21}), Caller::default())
         .await
         .unwrap();
-    assert_eq!(out.data, json!({"doubled": 42}));
+    assert_eq!(*out.data, json!({"doubled": 42}));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::capability::{Calls, Capability, Declares};
-use crate::envelope::{Artifact, Caller, JobConstraints, NextAction};
+use crate::envelope::{Artifact, Caller, Id, JobConstraints, NextAction};
 use crate::record::lock;
 use crate::skill::Skill;
 
@@ -66,9 +66,9 @@ impl fmt::Debug for Resources {
 pub(crate) struct Invocation {
     pub(crate) resources: Arc<Resources>,
     pub(crate) caller: Caller,
-    pub(crate) trace_id: String,
-    pub(crate) job_id: String,
-    pub(crate) parent_job_id: Option<String>,
+    pub(crate) trace_id: Id,
+    pub(crate) job_id: Id,
+    pub(crate) parent_job_id: Option<Id>,
     pub(crate) started_at: SystemTime,
     pub(crate) constraints: JobConstraints,
     pub(crate) attempt: AtomicU32,

@@ -7,6 +7,7 @@
 //! is in the run record, with its outcome and duration.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -28,7 +29,7 @@ use crate::error::{InvokeError, StartError};
 use crate::manifest::{Backoff, Status};
 use crate::policy::{
     Approval, ApprovalRequest, Approver, Claim, DenyApprovals, IdempotencyStore, RateLimiter,
-    Rollback, RollbackRequest, authorize, depth_exceeds, encoded_len, idempotency_key,
+    Rollback, RollbackRequest, authorize, idempotency_key, measure,
 };
 use crate::record::{
     AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
@@ -158,14 +159,14 @@ impl RuntimeBuilder {
                 if c.needs_resource() && !self.resources.contains((c.resource)()) {
                     missing
                         .missing_resources
-                        .push((format!("{s:?}"), c.id, c.resource_name));
+                        .push((s.label().to_owned(), c.id, c.resource_name));
                 }
             }
             for p in &s.conditions.postconditions {
                 if let Some(a) = p.rollback_action
                     && !self.rollbacks.contains_key(a)
                 {
-                    missing.missing_rollbacks.push((format!("{s:?}"), a));
+                    missing.missing_rollbacks.push((s.label().to_owned(), a));
                 }
             }
         }
@@ -226,6 +227,8 @@ struct Done {
 /// Everything known about a job while it runs, turned into its record at the end.
 struct State {
     job: JobEnvelope,
+    /// Carries the job and trace ids to the handler's events and the outcome's.
+    span: tracing::Span,
     started_at: SystemTime,
     t0: Instant,
     last: Instant,
@@ -237,15 +240,59 @@ struct State {
     attempts: Vec<AttemptRecord>,
     key: Option<String>,
     replayed: bool,
+    /// When the successful attempt ended, read once for the attempt and the step.
+    executed: Option<Instant>,
 }
 
 impl State {
+    /// Take back what [`Runtime::guarded`] lent the invocation. A handler that
+    /// kept its context alive (a spawned task holding a clone) leaves it shared;
+    /// then the fields are copied.
+    fn restore(&mut self, inv: &mut Arc<Invocation>) {
+        match Arc::get_mut(inv) {
+            Some(inv) => {
+                self.job.caller = std::mem::take(&mut inv.caller);
+                self.job.trace_id = std::mem::take(&mut inv.trace_id);
+                self.job.job_id = std::mem::take(&mut inv.job_id);
+                self.job.parent_job_id = inv.parent_job_id.take();
+                self.job.constraints = std::mem::take(&mut inv.constraints);
+            }
+            None => {
+                self.job.caller = inv.caller.clone();
+                self.job.trace_id = inv.trace_id.clone();
+                self.job.job_id = inv.job_id.clone();
+                self.job.parent_job_id = inv.parent_job_id.clone();
+                self.job.constraints = inv.constraints.clone();
+            }
+        }
+    }
+
     fn step(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>) {
-        let now = Instant::now();
+        // Steps that only consult the manifest take well under a microsecond;
+        // they are not timed (a clock reading costs as much as the step), and
+        // their time counts toward the next timed step.
+        let untimed = matches!(
+            step,
+            Step::Resolve | Step::Authorize | Step::RateLimit | Step::Budget
+        );
+        if outcome == StepOutcome::Skipped || untimed {
+            self.steps.push(StepRecord {
+                step,
+                outcome,
+                duration_us: 0,
+                detail,
+            });
+            return;
+        }
+        self.step_at(step, outcome, detail, Instant::now());
+    }
+
+    /// A timed step that ended at `now`.
+    fn step_at(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>, now: Instant) {
         self.steps.push(StepRecord {
             step,
             outcome,
-            duration_us: micros(now - self.last),
+            duration_us: micros(now.saturating_duration_since(self.last)),
             detail,
         });
         self.last = now;
@@ -300,7 +347,7 @@ impl Runtime {
             .skills()
             .iter()
             .zip(&self.inner.skills)
-            .map(|(s, st)| st.stats.snapshot(&format!("{s:?}")))
+            .map(|(s, st)| st.stats.snapshot(s.label()))
             .filter(|s| s.runs > 0)
             .collect()
     }
@@ -310,7 +357,7 @@ impl Runtime {
         let (name, version) = split_reference(reference);
         let i = self.inner.registry.index_of(name, version).ok()?;
         let s = &self.inner.registry.skills()[i];
-        Some(self.inner.skills[i].stats.snapshot(&format!("{s:?}")))
+        Some(self.inner.skills[i].stats.snapshot(s.label()))
     }
 
     /// Invocations that named no registered skill.
@@ -413,9 +460,11 @@ impl Runtime {
         match done.typed.map(|b| b.downcast::<S::Output>()) {
             Some(Ok(output)) => Ok(*output),
             // Replayed from the idempotency store: decode the stored JSON.
-            _ => serde_json::from_value(done.result.data).map_err(|e| InvokeError::Internal {
-                skill: m.name.to_owned(),
-                message: format!("stored output does not decode: {e}"),
+            _ => serde_json::from_value(Arc::unwrap_or_clone(done.result.data)).map_err(|e| {
+                InvokeError::Internal {
+                    skill: m.name.to_owned(),
+                    message: format!("stored output does not decode: {e}"),
+                }
             }),
         }
     }
@@ -423,6 +472,12 @@ impl Runtime {
     fn state(&self, job: JobEnvelope, typed: Option<AnyBox>, text_len: Option<usize>) -> State {
         let now = Instant::now();
         State {
+            span: tracing::info_span!(
+                "skill",
+                skill = %job.skill,
+                job_id = %job.job_id,
+                trace_id = %job.trace_id,
+            ),
             job,
             started_at: SystemTime::now(),
             t0: now,
@@ -434,28 +489,24 @@ impl Runtime {
             attempts: Vec::new(),
             key: None,
             replayed: false,
+            executed: None,
         }
     }
 
-    async fn run(
+    /// The whole job. Its state machine is a few kilobytes, so it lives on the
+    /// heap: the public futures stay small, and moving them (into a task, into
+    /// `block_on`) does not copy kilobytes per call.
+    fn run(
         &self,
         job: JobEnvelope,
         typed: Option<AnyBox>,
         text_len: Option<usize>,
-    ) -> Result<Done, InvokeError> {
-        let span = tracing::info_span!(
-            "skill",
-            skill = %job.skill,
-            job_id = %job.job_id,
-            trace_id = %job.trace_id,
-        );
-        async move {
+    ) -> Pin<Box<dyn Future<Output = Result<Done, InvokeError>> + Send + '_>> {
+        Box::pin(async move {
             let mut st = self.state(job, typed, text_len);
             let result = self.pipeline(&mut st).await;
             self.finish(st, result)
-        }
-        .instrument(span)
-        .await
+        })
     }
 
     /// Resolve, then every step up to and including idempotency; the rest runs
@@ -618,21 +669,24 @@ impl Runtime {
         let limits = self.inner.limits;
         let name = skill.name();
         let params = &st.job.params;
-        if st.typed_input.is_none() {
-            let size = st.text_len.unwrap_or_else(|| encoded_len(params));
-            if size > limits.max_input_bytes {
-                return Err(InvokeError::TooLarge {
+        match measure(params, limits.max_depth) {
+            None => {
+                return Err(InvokeError::TooDeep {
                     skill: name.to_owned(),
-                    size,
-                    limit: limits.max_input_bytes,
+                    limit: limits.max_depth,
                 });
             }
-        }
-        if depth_exceeds(params, limits.max_depth) {
-            return Err(InvokeError::TooDeep {
-                skill: name.to_owned(),
-                limit: limits.max_depth,
-            });
+            Some(estimate) if st.typed_input.is_none() => {
+                let size = st.text_len.unwrap_or(estimate);
+                if size > limits.max_input_bytes {
+                    return Err(InvokeError::TooLarge {
+                        skill: name.to_owned(),
+                        size,
+                        limit: limits.max_input_bytes,
+                    });
+                }
+            }
+            Some(_) => {}
         }
         if !skill.input_validator.is_valid(params) {
             return Err(InvokeError::InvalidInput {
@@ -661,7 +715,7 @@ impl Runtime {
             None => st.step(Step::Approval, StepOutcome::Skipped, None),
             Some(reason) => {
                 let request = ApprovalRequest {
-                    skill: format!("{skill:?}"),
+                    skill: skill.label().to_owned(),
                     job_id: st.job.job_id.clone(),
                     reason: reason.to_owned(),
                     params: redacted(&st.job.params, m.redaction.inputs),
@@ -688,22 +742,27 @@ impl Runtime {
             }
         }
 
-        let inv = Arc::new(Invocation {
+        // The job's identity moves into the invocation the handler sees, and
+        // back once the handler is done (no copies on the way).
+        let mut inv = Arc::new(Invocation {
             resources: inner.resources.clone(),
-            caller: st.job.caller.clone(),
-            trace_id: st.job.trace_id.clone(),
-            job_id: st.job.job_id.clone(),
-            parent_job_id: st.job.parent_job_id.clone(),
+            caller: std::mem::take(&mut st.job.caller),
+            trace_id: std::mem::take(&mut st.job.trace_id),
+            job_id: std::mem::take(&mut st.job.job_id),
+            parent_job_id: st.job.parent_job_id.take(),
             started_at: st.started_at,
-            constraints: st.job.constraints.clone(),
+            constraints: std::mem::take(&mut st.job.constraints),
             attempt: AtomicU32::new(0),
             report: Default::default(),
         });
         let output = self.execute(st, skill, &inv, input).await;
+        let report = inv.take_report();
+        st.restore(&mut inv);
         let attempts = st.attempts.len() as u32;
         let output = match output {
             Ok(o) => {
-                st.step(Step::Execute, StepOutcome::Passed, None);
+                let end = st.executed.take().unwrap_or_else(Instant::now);
+                st.step_at(Step::Execute, StepOutcome::Passed, None, end);
                 o
             }
             Err(e) => {
@@ -711,7 +770,6 @@ impl Runtime {
                 return Err(e);
             }
         };
-        let report = inv.take_report();
 
         let c = &st.job.constraints;
         let over = [
@@ -828,11 +886,12 @@ impl Runtime {
                 success: true,
                 job_id: st.job.job_id.clone(),
                 trace_id: st.job.trace_id.clone(),
-                skill: format!("{skill:?}"),
-                data,
+                skill: skill.shared_label(),
+                data: Arc::new(data),
                 artifacts: report.artifacts,
                 metrics: Metrics {
-                    duration_ms: u64::try_from(st.t0.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    // Set by `finish`, which reads the clock once for the record too.
+                    duration_ms: 0,
                     items_processed: report.items,
                     tokens_used: report.tokens,
                     attempts,
@@ -861,8 +920,7 @@ impl Runtime {
         let name = m.name;
         let e = &skill.entry.erased;
         let per_attempt = Duration::from_millis(m.execution.timeout_ms);
-        let deadline = st
-            .job
+        let deadline = inv
             .constraints
             .timeout_ms
             .map(|t| st.t0 + Duration::from_millis(t));
@@ -876,16 +934,23 @@ impl Runtime {
                 None => (e.decode)(&st.job.params).map_err(|_| mismatch(name))?,
             };
             inv.begin_attempt(attempt);
-            let now = Instant::now();
+            // The first attempt starts where the last timed step ended.
+            let now = if attempt == 1 {
+                st.last
+            } else {
+                Instant::now()
+            };
             let budget = match deadline {
                 Some(d) => per_attempt.min(d.saturating_duration_since(now)),
                 None => per_attempt,
             };
-            let outcome =
-                tokio::time::timeout(budget, CatchUnwind((e.run)(inv.clone(), input))).await;
-            let took = micros(now.elapsed());
+            let run = CatchUnwind((e.run)(inv.clone(), input)).instrument(st.span.clone());
+            let outcome = tokio::time::timeout(budget, run).await;
+            let end = Instant::now();
+            let took = micros(end - now);
             let (record, retry, error) = match outcome {
                 Ok(Ok(Ok(output))) => {
+                    st.executed = Some(end);
                     st.attempts.push(AttemptRecord {
                         attempt,
                         outcome: AttemptOutcome::Succeeded,
@@ -956,9 +1021,9 @@ impl Runtime {
             // `build` refuses to start without it.
             return Err(format!("no handler for rollback action `{action}`"));
         };
-        let name = format!("{skill:?}");
+        let name = skill.label();
         let request = RollbackRequest {
-            skill: &name,
+            skill: name,
             action,
             job_id,
             input,
@@ -973,9 +1038,19 @@ impl Runtime {
 
     /// Turn the job's state and outcome into its record, update the stats, and
     /// hand the record to the sink.
-    fn finish(&self, st: State, result: Result<Done, InvokeError>) -> Result<Done, InvokeError> {
+    fn finish(
+        &self,
+        st: State,
+        mut result: Result<Done, InvokeError>,
+    ) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let duration = st.t0.elapsed();
+        if let Ok(done) = &mut result
+            && !done.result.replayed
+        {
+            done.result.metrics.duration_ms =
+                u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        }
         let skill = st.skill.map(|i| &inner.registry.skills()[i]);
         match st.skill {
             Some(i) => inner.skills[i].stats.add(duration, result.is_err()),
@@ -995,9 +1070,9 @@ impl Runtime {
         redact_in_place(&mut params, inputs, &mut secrets);
         let output = match &result {
             Ok(done) if !outputs.is_empty() => {
-                let mut o = done.result.data.clone();
+                let mut o = (*done.result.data).clone();
                 redact_in_place(&mut o, outputs, &mut secrets);
-                Some(o)
+                Some(Arc::new(o))
             }
             Ok(done) => Some(done.result.data.clone()),
             Err(_) => None,
@@ -1019,12 +1094,12 @@ impl Runtime {
                 s.detail = s.detail.take().map(&scrub);
             }
         }
-        match &error {
+        st.span.in_scope(|| match &error {
             None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
             Some(e) => {
                 tracing::info!(status = "failed", code = %e.code, duration_us = micros(duration))
             }
-        }
+        });
         let notes = match &result {
             Ok(d) => d.result.notes.clone(),
             Err(_) => Vec::new(),
@@ -1034,10 +1109,10 @@ impl Runtime {
             trace_id: st.job.trace_id,
             parent_job_id: st.job.parent_job_id,
             skill: match skill {
-                Some(s) => s.name().to_owned(),
-                None => st.job.skill,
+                Some(s) => Cow::Borrowed(s.name()),
+                None => Cow::Owned(st.job.skill),
             },
-            version: skill.map(|s| s.version().to_string()),
+            version: skill.map(|s| s.entry.manifest.version),
             caller: st.job.caller,
             params,
             dry_run: st.job.constraints.dry_run,

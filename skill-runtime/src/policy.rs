@@ -133,7 +133,7 @@ pub trait Approver: Send + Sync + 'static {
 pub struct ApprovalRequest {
     /// `name@version`.
     pub skill: String,
-    pub job_id: String,
+    pub job_id: crate::envelope::Id,
     /// `requires_hitl`, `destructive`, or both joined by `, `.
     pub reason: String,
     /// The input, redacted.
@@ -402,37 +402,91 @@ impl Drop for Claimed {
     }
 }
 
-/// The nesting depth of `v`: 0 for a scalar, 1 for a flat object or array.
-/// Iterative, so a hostile value cannot overflow the stack here.
-pub(crate) fn depth_exceeds(v: &Value, limit: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if d + 1 > limit {
-            return true;
-        }
-        stack.extend(children.map(|c| (c, d + 1)));
+/// The nesting depth and size of `v` in one walk: `None` when it nests deeper
+/// than `max_depth` (a flat object or array is 1), else an estimate of the length
+/// of its JSON text (exact but for string escapes and number digits, which are
+/// counted as written by the shortest form). The walk stops descending at the
+/// limit, so a hostile value cannot exhaust the stack here.
+pub(crate) fn measure(v: &Value, max_depth: usize) -> Option<usize> {
+    fn walk(v: &Value, depth: usize, max: usize) -> Option<usize> {
+        Some(match v {
+            Value::Null => 4,
+            Value::Bool(b) => 4 + usize::from(!*b),
+            Value::Number(n) => number_len(n),
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                if depth == max {
+                    return None;
+                }
+                let mut n = 1 + items.len().max(1);
+                for i in items {
+                    n += walk(i, depth + 1, max)?;
+                }
+                n
+            }
+            Value::Object(map) => {
+                if depth == max {
+                    return None;
+                }
+                let mut n = 1 + map.len().max(1);
+                for (k, v) in map {
+                    n += k.len() + 3 + walk(v, depth + 1, max)?;
+                }
+                n
+            }
+        })
     }
-    false
+    walk(v, 0, max_depth)
 }
 
-/// The length of `v`'s compact JSON text, without building it.
-pub(crate) fn encoded_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+fn number_len(n: &serde_json::Number) -> usize {
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u.checked_ilog10().unwrap_or(0) as usize + 1,
+        (None, Some(i)) => i.unsigned_abs().checked_ilog10().unwrap_or(0) as usize + 2,
+        // Floats: serde_json writes at most 24 characters.
+        _ => 24,
     }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn measure_estimates_the_text_and_bounds_the_depth() {
+        for v in [
+            json!({"a": 1, "bb": [true, false, null], "c": {"d": "text", "e": -42}}),
+            json!([]),
+            json!({}),
+            json!("x"),
+            json!(12345),
+        ] {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(measure(&v, 10), Some(text.len()), "{text}");
+        }
+        let deep = json!({"a": [[{"b": 1}]]});
+        assert!(measure(&deep, 4).is_some());
+        assert_eq!(measure(&deep, 3), None);
+    }
+
+    #[test]
+    fn default_keys_are_stable_and_canonical() {
+        let a = idempotency_key("s", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), false);
+        let b = idempotency_key("s", &json!({"y": [1, {"a": 1, "b": 2}], "x": 1}), false);
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            idempotency_key("s", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), true)
+        );
+        assert_ne!(
+            a,
+            idempotency_key("t", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), false)
+        );
+        // SHA-256 of {"dry_run":false,"params":{},"skill":"s"}.
+        assert_eq!(
+            idempotency_key("s", &json!({}), false),
+            "idem_693158301122187ce81d265d897ceda74d1d678313e9a0d47b0414f0cdefd44c"
+        );
+    }
 }

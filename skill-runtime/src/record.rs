@@ -4,6 +4,7 @@
 //! Records never hold a redacted field: the runtime redacts params, output and
 //! messages before a record is built.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{self, LineWriter, Write};
@@ -16,20 +17,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::envelope::{Caller, RuleNote};
+use crate::envelope::{Caller, Id, RuleNote};
 
 /// One invocation, from resolution to the last check.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
-    pub job_id: String,
-    pub trace_id: String,
+    pub job_id: Id,
+    pub trace_id: Id,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_job_id: Option<String>,
-    /// The skill as asked for (`name` or `name@version`).
-    pub skill: String,
+    pub parent_job_id: Option<Id>,
+    /// The skill's name (as asked for, when it did not resolve).
+    pub skill: Cow<'static, str>,
     /// The version that was resolved, when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub version: Option<&'static str>,
     pub caller: Caller,
     /// The input, with redacted fields replaced; `null` when it did not parse.
     pub params: Value,
@@ -48,7 +49,7 @@ pub struct RunRecord {
     pub attempts: Vec<AttemptRecord>,
     /// The output, with redacted fields replaced; only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Value>,
+    pub output: Option<Arc<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
     pub notes: Vec<RuleNote>,
@@ -184,10 +185,15 @@ impl RecordSink for MemorySink {
             return;
         }
         let mut records = lock(&self.records);
-        if records.len() == self.capacity {
-            records.pop_front();
-        }
+        let oldest = if records.len() == self.capacity {
+            records.pop_front()
+        } else {
+            None
+        };
         records.push_back(record);
+        drop(records);
+        // The oldest record is freed outside the lock.
+        drop(oldest);
     }
 }
 

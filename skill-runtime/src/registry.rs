@@ -27,6 +27,7 @@ pub struct RegisteredSkill {
     pub(crate) input_validator: Arc<CompiledSchema>,
     pub(crate) output_validator: Arc<CompiledSchema>,
     version: semver::Version,
+    label: Arc<str>,
 }
 
 impl RegisteredSkill {
@@ -36,6 +37,15 @@ impl RegisteredSkill {
 
     pub fn version(&self) -> &semver::Version {
         &self.version
+    }
+
+    /// `name@version`.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub(crate) fn shared_label(&self) -> Arc<str> {
+        self.label.clone()
     }
 
     /// The crate the skill is defined in (first segment of its module path).
@@ -56,7 +66,7 @@ impl RegisteredSkill {
 
 impl fmt::Debug for RegisteredSkill {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.name(), self.version)
+        f.write_str(&self.label)
     }
 }
 
@@ -414,6 +424,7 @@ fn check_skill(
         output_schema,
         input_validator: Arc::new(input_validator?),
         output_validator: Arc::new(output_validator?),
+        label: Arc::from(format!("{}@{}", m.name, m.version)),
         version: version?,
     })
 }

@@ -1,0 +1,198 @@
+//! Invocation overhead, side by side in one run: the handler called directly, the
+//! typed call through the runtime, the JSON call through the runtime, and the
+//! floor any JSON entry point pays (decode the params, encode the output).
+//!
+//! `cargo bench --bench invoke`; the last lines print the two ratios the runtime
+//! issue sets (JSON call / floor, typed call - direct call).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group};
+use serde_json::{Value, json};
+use skill_runtime::prelude::*;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AddInput {
+    pub a: u32,
+    pub b: u32,
+    /// A label carried through.
+    #[schemars(length(max = 64))]
+    pub label: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AddOutput {
+    pub sum: u64,
+    pub label: String,
+}
+
+/// Add two numbers.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn bench_add(input: AddInput) -> AddOutput {
+    AddOutput {
+        sum: u64::from(input.a) + u64::from(input.b),
+        label: input.label,
+    }
+}
+
+fn params() -> Value {
+    json!({"a": 20, "b": 22, "label": "the answer"})
+}
+
+fn input() -> AddInput {
+    AddInput {
+        a: 20,
+        b: 22,
+        label: "the answer".into(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    // The default sink: records kept in memory, as a server would.
+    let rt = Runtime::builder(registry).build().unwrap();
+
+    sizes(&rt);
+    let mut g = c.benchmark_group("invoke");
+    g.measurement_time(Duration::from_secs(4));
+    g.bench_function("floor: decode + encode", |b| {
+        let p = params();
+        b.iter(|| {
+            // The params are owned by the decoder, as the runtime owns them.
+            let input: AddInput = serde_json::from_value(black_box(p.clone())).unwrap();
+            let out = AddOutput {
+                sum: u64::from(input.a) + u64::from(input.b),
+                label: input.label,
+            };
+            black_box(serde_json::to_value(&out).unwrap())
+        })
+    });
+    g.bench_function("direct call", |b| {
+        b.iter(|| tokio.block_on(async { black_box(bench_add(black_box(input())).await) }))
+    });
+    g.bench_function("typed call", |b| {
+        b.iter(|| {
+            tokio.block_on(async {
+                black_box(rt.call::<bench_add>(black_box(input())).await.unwrap())
+            })
+        })
+    });
+    g.bench_function("json call", |b| {
+        b.iter(|| {
+            tokio.block_on(async {
+                black_box(
+                    rt.invoke(JobEnvelope::new("bench_add", params()))
+                        .await
+                        .unwrap(),
+                )
+            })
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    if let Ok(spec) = std::env::var("INVOKE_COUNT") {
+        return count(&spec);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    report();
+}
+
+/// Read the estimates criterion just wrote and print the ratios.
+fn report() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/criterion/invoke");
+    let mean = |name: &str| -> Option<f64> {
+        let path = dir.join(name).join("new/estimates.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        v["mean"]["point_estimate"].as_f64()
+    };
+    let (Some(floor), Some(direct), Some(typed), Some(json)) = (
+        mean("floor_ decode + encode"),
+        mean("direct call"),
+        mean("typed call"),
+        mean("json call"),
+    ) else {
+        println!("(run the whole group to get the ratios)");
+        return;
+    };
+    println!(
+        "\nfloor {floor:.0} ns, direct {direct:.0} ns, typed {typed:.0} ns, json {json:.0} ns"
+    );
+    println!(
+        "json call / floor = {:.2}x (target <= 5x); typed call - direct call = {:.2} us (target <= 2 us)",
+        json / floor,
+        (typed - direct) / 1000.0
+    );
+}
+#[allow(dead_code)]
+fn sizes(rt: &Runtime) {
+    eprintln!(
+        "invoke future: {} bytes",
+        std::mem::size_of_val(&rt.invoke(JobEnvelope::new("bench_add", params())))
+    );
+    eprintln!(
+        "envelope: {} bytes; result {} bytes; record {} bytes",
+        std::mem::size_of::<JobEnvelope>(),
+        std::mem::size_of::<skill_runtime::SkillResult>(),
+        std::mem::size_of::<skill_runtime::RunRecord>()
+    );
+}
+
+/// `INVOKE_COUNT=op:N`: run one operation N times and nothing else, for an
+/// instruction count under callgrind (`bench/invoke-instructions.sh`), which is
+/// repeatable where wall time on a shared machine is not.
+fn count(spec: &str) {
+    let (op, n) = spec.split_once(':').expect("INVOKE_COUNT=op:N");
+    let n: u64 = n.parse().expect("N is a number");
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let rt = Runtime::builder(registry).build().unwrap();
+    let p = params();
+    // One untimed call of each kind first, so lazy initialization is not counted.
+    tokio.block_on(async {
+        rt.call::<bench_add>(input()).await.unwrap();
+        rt.invoke(JobEnvelope::new("bench_add", p.clone()))
+            .await
+            .unwrap();
+    });
+    for _ in 0..n {
+        match op {
+            "floor" => {
+                let input: AddInput = serde_json::from_value(black_box(p.clone())).unwrap();
+                let out = AddOutput {
+                    sum: u64::from(input.a) + u64::from(input.b),
+                    label: input.label,
+                };
+                black_box(serde_json::to_value(&out).unwrap());
+            }
+            "direct" => {
+                tokio.block_on(async { black_box(bench_add(black_box(input())).await) });
+            }
+            "typed" => {
+                tokio.block_on(async {
+                    black_box(rt.call::<bench_add>(black_box(input())).await.unwrap())
+                });
+            }
+            "json" => {
+                tokio.block_on(async {
+                    let job = JobEnvelope::new("bench_add", black_box(p.clone()));
+                    black_box(rt.invoke(job).await.unwrap())
+                });
+            }
+            other => panic!("unknown operation {other}"),
+        }
+    }
+}
