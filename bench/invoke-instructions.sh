@@ -14,12 +14,14 @@ count() {
     | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 declare -A per
-for op in floor direct typed json; do
+for op in floor direct typed json text-floor text-json; do
   zero=$(count "$op" 0)
   full=$(count "$op" "$n")
   per[$op]=$(( (full - zero) / n ))
   printf '%-7s %8d instructions per call\n' "$op" "${per[$op]}"
 done
-awk -v f="${per[floor]}" -v d="${per[direct]}" -v t="${per[typed]}" -v j="${per[json]}" 'BEGIN {
+awk -v f="${per[floor]}" -v d="${per[direct]}" -v t="${per[typed]}" -v j="${per[json]}" \
+    -v tf="${per[text-floor]}" -v tj="${per[text-json]}" 'BEGIN {
   printf "json call / floor = %.2fx   typed call - direct call = %d instructions (%.2fx direct)\n", j / f, t - d, t / d
+  printf "from text: json call / floor = %.2fx\n", tj / tf
 }'

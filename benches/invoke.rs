@@ -73,6 +73,29 @@ fn bench(c: &mut Criterion) {
             black_box(serde_json::to_value(&out).unwrap())
         })
     });
+    // The same pair from and to JSON text, which is what the CLI and an MCP
+    // server receive and send.
+    g.bench_function("text floor: parse + decode + encode", |b| {
+        let text = params().to_string();
+        b.iter(|| {
+            let input: AddInput = serde_json::from_str(black_box(&text)).unwrap();
+            let out = AddOutput {
+                sum: u64::from(input.a) + u64::from(input.b),
+                label: input.label,
+            };
+            black_box(serde_json::to_string(&out).unwrap())
+        })
+    });
+    g.bench_function("text json call", |b| {
+        let text = params().to_string();
+        b.iter(|| {
+            tokio.block_on(async {
+                let job = JobEnvelope::new("bench_add", Value::Null);
+                let result = rt.invoke_text(job, black_box(&text)).await.unwrap();
+                black_box(serde_json::to_string(&*result.data).unwrap())
+            })
+        })
+    });
     g.bench_function("direct call", |b| {
         b.iter(|| tokio.block_on(async { black_box(bench_add(black_box(input())).await) }))
     });
@@ -116,11 +139,13 @@ fn report() {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
         v["mean"]["point_estimate"].as_f64()
     };
-    let (Some(floor), Some(direct), Some(typed), Some(json)) = (
+    let (Some(floor), Some(direct), Some(typed), Some(json), Some(text_floor), Some(text_json)) = (
         mean("floor_ decode + encode"),
         mean("direct call"),
         mean("typed call"),
         mean("json call"),
+        mean("text floor_ parse + decode + encode"),
+        mean("text json call"),
     ) else {
         println!("(run the whole group to get the ratios)");
         return;
@@ -132,6 +157,10 @@ fn report() {
         "json call / floor = {:.2}x (target <= 5x); typed call - direct call = {:.2} us (target <= 2 us)",
         json / floor,
         (typed - direct) / 1000.0
+    );
+    println!(
+        "from text: floor {text_floor:.0} ns, json call {text_json:.0} ns, ratio {:.2}x",
+        text_json / text_floor
     );
 }
 #[allow(dead_code)]
@@ -168,6 +197,7 @@ fn count(spec: &str) {
             .await
             .unwrap();
     });
+    let text = p.to_string();
     for _ in 0..n {
         match op {
             "floor" => {
@@ -184,6 +214,21 @@ fn count(spec: &str) {
             "typed" => {
                 tokio.block_on(async {
                     black_box(rt.call::<bench_add>(black_box(input())).await.unwrap())
+                });
+            }
+            "text-floor" => {
+                let input: AddInput = serde_json::from_str(black_box(&text)).unwrap();
+                let out = AddOutput {
+                    sum: u64::from(input.a) + u64::from(input.b),
+                    label: input.label,
+                };
+                black_box(serde_json::to_string(&out).unwrap());
+            }
+            "text-json" => {
+                tokio.block_on(async {
+                    let job = JobEnvelope::new("bench_add", Value::Null);
+                    let result = rt.invoke_text(job, black_box(&text)).await.unwrap();
+                    black_box(serde_json::to_string(&*result.data).unwrap())
                 });
             }
             "json" => {
