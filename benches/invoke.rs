@@ -28,13 +28,18 @@ pub struct AddOutput {
     pub label: String,
 }
 
-/// Add two numbers.
-#[skill(version = "1.0.0", retries = 0)]
-pub async fn bench_add(input: AddInput) -> AddOutput {
+/// The work itself, shared by the skill and the floor measurements.
+fn add(input: AddInput) -> AddOutput {
     AddOutput {
         sum: u64::from(input.a) + u64::from(input.b),
         label: input.label,
     }
+}
+
+/// Add two numbers.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn bench_add(input: AddInput) -> AddOutput {
+    add(input)
 }
 
 fn params() -> Value {
@@ -58,7 +63,6 @@ fn bench(c: &mut Criterion) {
     // The default sink: records kept in memory, as a server would.
     let rt = Runtime::builder(registry).build().unwrap();
 
-    sizes(&rt);
     let mut g = c.benchmark_group("invoke");
     g.measurement_time(Duration::from_secs(4));
     g.bench_function("floor: decode + encode", |b| {
@@ -66,10 +70,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             // The params are owned by the decoder, as the runtime owns them.
             let input: AddInput = serde_json::from_value(black_box(p.clone())).unwrap();
-            let out = AddOutput {
-                sum: u64::from(input.a) + u64::from(input.b),
-                label: input.label,
-            };
+            let out = add(input);
             black_box(serde_json::to_value(&out).unwrap())
         })
     });
@@ -79,10 +80,7 @@ fn bench(c: &mut Criterion) {
         let text = params().to_string();
         b.iter(|| {
             let input: AddInput = serde_json::from_str(black_box(&text)).unwrap();
-            let out = AddOutput {
-                sum: u64::from(input.a) + u64::from(input.b),
-                label: input.label,
-            };
+            let out = add(input);
             black_box(serde_json::to_string(&out).unwrap())
         })
     });
@@ -163,19 +161,6 @@ fn report() {
         text_json / text_floor
     );
 }
-#[allow(dead_code)]
-fn sizes(rt: &Runtime) {
-    eprintln!(
-        "invoke future: {} bytes",
-        std::mem::size_of_val(&rt.invoke(JobEnvelope::new("bench_add", params())))
-    );
-    eprintln!(
-        "envelope: {} bytes; result {} bytes; record {} bytes",
-        std::mem::size_of::<JobEnvelope>(),
-        std::mem::size_of::<skill_runtime::SkillResult>(),
-        std::mem::size_of::<skill_runtime::RunRecord>()
-    );
-}
 
 /// `INVOKE_COUNT=op:N`: run one operation N times and nothing else, for an
 /// instruction count under callgrind (`bench/invoke-instructions.sh`), which is
@@ -202,10 +187,7 @@ fn count(spec: &str) {
         match op {
             "floor" => {
                 let input: AddInput = serde_json::from_value(black_box(p.clone())).unwrap();
-                let out = AddOutput {
-                    sum: u64::from(input.a) + u64::from(input.b),
-                    label: input.label,
-                };
+                let out = add(input);
                 black_box(serde_json::to_value(&out).unwrap());
             }
             "direct" => {
@@ -218,10 +200,7 @@ fn count(spec: &str) {
             }
             "text-floor" => {
                 let input: AddInput = serde_json::from_str(black_box(&text)).unwrap();
-                let out = AddOutput {
-                    sum: u64::from(input.a) + u64::from(input.b),
-                    label: input.label,
-                };
+                let out = add(input);
                 black_box(serde_json::to_string(&out).unwrap());
             }
             "text-json" => {

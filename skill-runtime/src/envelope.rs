@@ -121,11 +121,9 @@ impl JobEnvelope {
 
     /// `name` or `name@version`.
     pub fn for_reference(reference: &str, params: Value) -> JobEnvelope {
-        let mut job = JobEnvelope::new(reference, params);
-        if let Some((name, version)) = reference.split_once('@') {
-            job.skill = name.to_owned();
-            job.version = Some(version.to_owned());
-        }
+        let (name, version) = crate::registry::split_reference(reference);
+        let mut job = JobEnvelope::new(name, params);
+        job.version = version.map(str::to_owned);
         job
     }
 

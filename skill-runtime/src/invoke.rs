@@ -35,7 +35,7 @@ use crate::record::{
     AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
     SkillStats, StatsCell, Step, StepOutcome, StepRecord,
 };
-use crate::registry::{RegisteredSkill, Registry};
+use crate::registry::{RegisteredSkill, Registry, split_reference};
 use crate::schema::SchemaViolation;
 use crate::skill::Skill;
 
@@ -850,13 +850,10 @@ impl Runtime {
                 }
                 Err(f) => return Err(check_error(skill, f, None)),
             }
+            let c = &skill.conditions;
             st.step(
                 Step::Postconditions,
-                if skill.conditions.postconditions.is_empty() {
-                    StepOutcome::Skipped
-                } else {
-                    StepOutcome::Passed
-                },
+                passed_unless_empty(&c.postconditions),
                 None,
             );
             for r in failed_rules {
@@ -869,11 +866,7 @@ impl Runtime {
             }
             st.step(
                 Step::ValidationRules,
-                if skill.conditions.validation_rules.is_empty() {
-                    StepOutcome::Skipped
-                } else {
-                    StepOutcome::Passed
-                },
+                passed_unless_empty(&c.validation_rules),
                 None,
             );
         } else {
@@ -1137,10 +1130,12 @@ impl Runtime {
     }
 }
 
-fn split_reference(reference: &str) -> (&str, Option<&str>) {
-    match reference.split_once('@') {
-        Some((n, v)) => (n, Some(v)),
-        None => (reference, None),
+/// `passed` for a step that had checks to run, `skipped` for one that had none.
+fn passed_unless_empty<T>(checks: &[T]) -> StepOutcome {
+    if checks.is_empty() {
+        StepOutcome::Skipped
+    } else {
+        StepOutcome::Passed
     }
 }
 

@@ -70,6 +70,14 @@ impl fmt::Debug for RegisteredSkill {
     }
 }
 
+/// `name@version` into its parts; `name` alone has no version.
+pub fn split_reference(reference: &str) -> (&str, Option<&str>) {
+    match reference.split_once('@') {
+        Some((n, v)) => (n, Some(v)),
+        None => (reference, None),
+    }
+}
+
 pub(crate) fn crate_of(module: &str) -> &str {
     module.split("::").next().unwrap_or(module)
 }
@@ -199,10 +207,7 @@ impl Registry {
 
     /// Resolve `name` or `name@version`; without a version, the highest one.
     pub fn get(&self, reference: &str) -> Option<&RegisteredSkill> {
-        let (name, version) = match reference.split_once('@') {
-            Some((n, v)) => (n, Some(v)),
-            None => (reference, None),
-        };
+        let (name, version) = split_reference(reference);
         self.index_of(name, version).ok().map(|i| &self.skills[i])
     }
 
