@@ -250,6 +250,8 @@ pub enum Source {
     #[default]
     Manual,
     Event,
+    /// A tool call from an MCP client.
+    Mcp,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -38,11 +38,14 @@ pub mod export;
 pub mod failure;
 mod invoke;
 pub mod manifest;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod policy;
 pub mod record;
 pub mod registry;
 pub mod schema;
 mod skill;
+pub mod views;
 
 pub use capability::{
     Ambient, CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,

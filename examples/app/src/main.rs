@@ -1,15 +1,18 @@
 //! `skill-examples`: list, export and invoke the example skills.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use serde::Deserialize;
+use skill_runtime::export::canonical;
 use skill_runtime::manifest::{AgentRole, PermissionLevel};
+use skill_runtime::mcp::{McpOptions, McpServer};
 use skill_runtime::record::{RunStatus, stats_from_records};
-use skill_runtime::{ApproveAll, Caller, JobEnvelope, JsonLinesSink, Registry};
+use skill_runtime::views;
+use skill_runtime::{ApproveAll, Caller, JobEnvelope, JsonLinesSink, Registry, Runtime};
 
 // The crates whose skills this app serves; naming them links their registrations.
 use seed_skills as _;
@@ -29,10 +32,14 @@ struct Cli {
 enum Command {
     /// List the skills: name, version, capabilities and description.
     List,
-    /// Print skill-registry.json (the same bytes the build script writes).
+    /// Print skill-registry.json (the same bytes the build script writes), or
+    /// another view of the registry.
     Export {
-        /// Print capabilities.json instead.
-        #[arg(long)]
+        /// What to print.
+        #[arg(long, value_enum, default_value_t = Format::Registry)]
+        format: Format,
+        /// Print capabilities.json (same as --format capabilities).
+        #[arg(long, conflicts_with = "format")]
         capabilities: bool,
     },
     /// Run a skill through the whole pipeline (authorization, rate limit, schema,
@@ -46,12 +53,51 @@ enum Command {
         #[command(flatten)]
         job: JobArgs,
     },
+    /// Serve the exposed skills as MCP tools over standard input and output. Every
+    /// call goes through the runtime pipeline as the caller these flags describe;
+    /// tools needing an MCP permission that is not granted are neither listed
+    /// nor callable.
+    Mcp {
+        /// Grant this MCP permission (e.g. seo:read; repeat for several).
+        #[arg(long = "grant", value_name = "PERMISSION")]
+        grants: Vec<String>,
+        /// Caller's agent role, checked against each skill's reusable_by.
+        #[arg(long, value_parser = parse_role)]
+        role: Option<AgentRole>,
+        /// Caller's permission level (read, execute, admin).
+        #[arg(long, value_parser = parse_level)]
+        permission: Option<PermissionLevel>,
+        /// Approve the calls of skills that require a human or are destructive
+        /// (without it, they are refused with a tool error).
+        #[arg(long)]
+        approve: bool,
+        /// Append a run record per call to this JSON-lines file.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+        /// Data folder of the example stores.
+        #[arg(long, default_value = seed_skills::DATA_DIR)]
+        data: PathBuf,
+    },
     /// Per-skill runs, failures and latency percentiles from a run-record file
     /// (written by `invoke --record FILE`).
     Stats {
         /// A JSON-lines file of run records.
         records: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// skill-registry.json.
+    Registry,
+    /// capabilities.json.
+    Capabilities,
+    /// The MCP `tools/list` result: every exposed tool.
+    Mcp,
+    /// OpenAI function tools (Chat Completions `tools`).
+    Openai,
+    /// The ADR's UnifiedSkillContract v1, one per skill.
+    Unified,
 }
 
 #[derive(clap::Args)]
@@ -130,18 +176,90 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Export { capabilities } => {
-            let text = if capabilities {
-                registry.export_capabilities()
+        Command::Export {
+            format,
+            capabilities,
+        } => export(
+            &registry,
+            if capabilities {
+                Format::Capabilities
             } else {
-                registry.export()
-            };
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+                format
+            },
+        ),
         Command::Invoke { name, input, job } => invoke(registry, &name, &input, job),
+        Command::Mcp {
+            grants,
+            role,
+            permission,
+            approve,
+            record,
+            data,
+        } => {
+            let runtime = match build_runtime(registry, &data, approve, record.as_deref()) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let options = McpOptions {
+                grants: grants.into_iter().collect(),
+                caller: Caller {
+                    agent_role: role,
+                    permission_level: permission,
+                    ..Caller::default()
+                },
+                server_name: env!("CARGO_PKG_NAME").to_owned(),
+                server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            };
+            let server = match McpServer::new(runtime, options) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the async runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match rt.block_on(server.serve_stdio()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Stats { .. } => unreachable!("handled above"),
     }
+}
+
+fn export(registry: &Registry, format: Format) -> ExitCode {
+    let text = match format {
+        Format::Registry => registry.export(),
+        Format::Capabilities => registry.export_capabilities(),
+        Format::Mcp => canonical(&views::mcp_tools(
+            &registry.to_json(),
+            Some(&registry.capabilities_json()),
+        )),
+        Format::Openai => match views::openai_tools(&registry.to_json()) {
+            Ok(tools) => canonical(&tools),
+            Err(errors) => {
+                for e in errors {
+                    eprintln!("error: {e}");
+                }
+                return ExitCode::FAILURE;
+            }
+        },
+        Format::Unified => canonical(&views::unified_contracts(&registry.to_json())),
+    };
+    print!("{text}");
+    ExitCode::SUCCESS
 }
 
 fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCode {
@@ -152,36 +270,9 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
             return ExitCode::from(2);
         }
     };
-    let mut builder = match seed_skills::runtime_builder(Arc::new(registry), &args.data) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!(
-                "error: cannot load example data from {}: {e}",
-                args.data.display()
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    if args.approve {
-        builder = builder.approver(ApproveAll {
-            by: "the operator (--approve)".to_owned(),
-        });
-    }
-    if let Some(path) = &args.record {
-        match JsonLinesSink::append(path) {
-            Ok(sink) => builder = builder.sink(Arc::new(sink)),
-            Err(e) => {
-                eprintln!("error: cannot open {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    let runtime = match builder.build() {
+    let runtime = match build_runtime(registry, &args.data, args.approve, args.record.as_deref()) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let mut caller = Caller {
         agent_role: args.role,
@@ -237,6 +328,44 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
             }
         }
     }
+}
+
+/// The example runtime: the seed skills' resources and rollback actions, an
+/// approver when the operator approves, a record file when asked.
+fn build_runtime(
+    registry: Registry,
+    data: &Path,
+    approve: bool,
+    record: Option<&Path>,
+) -> Result<Runtime, ExitCode> {
+    let mut builder = match seed_skills::runtime_builder(Arc::new(registry), data) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "error: cannot load example data from {}: {e}",
+                data.display()
+            );
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    if approve {
+        builder = builder.approver(ApproveAll {
+            by: "the operator (--approve)".to_owned(),
+        });
+    }
+    if let Some(path) = record {
+        match JsonLinesSink::append(path) {
+            Ok(sink) => builder = builder.sink(Arc::new(sink)),
+            Err(e) => {
+                eprintln!("error: cannot open {}: {e}", path.display());
+                return Err(ExitCode::FAILURE);
+            }
+        }
+    }
+    builder.build().map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::FAILURE
+    })
 }
 
 /// The fields of a run record that statistics need.

@@ -1,0 +1,242 @@
+//! The registry served as MCP tools, on the official Rust SDK (`rmcp`).
+//!
+//! Tools are the [`views::mcp_tools`] of the registry (the same definitions that
+//! `export --format mcp` prints), minus those whose MCP permissions the server
+//! does not grant. Every `tools/call` goes through the runtime's whole pipeline
+//! with the server's caller; what the pipeline refuses comes back as a tool
+//! result with `isError: true`, so that a model can read it and correct itself.
+//! Only requests that name no callable tool are protocol errors.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::envelope::{Caller, JobEnvelope, Source};
+use crate::error::InvokeError;
+use crate::invoke::Runtime;
+use crate::views;
+
+/// Who the server acts for: the permissions it grants to its clients and the
+/// caller identity its jobs carry.
+#[derive(Clone, Debug, Default)]
+pub struct McpOptions {
+    /// MCP permissions granted (e.g. `seo:read`); a tool is served only when all
+    /// its permissions are granted.
+    pub grants: BTreeSet<String>,
+    /// The caller every job runs as (role and level for `reusable_by`). Its
+    /// permissions are replaced by `grants`.
+    pub caller: Caller,
+    /// Name and version the server reports in its handshake.
+    pub server_name: String,
+    pub server_version: String,
+}
+
+/// Why `tools/call` names no tool this server serves.
+enum Route {
+    Serve { reference: Arc<str> },
+    NotGranted { missing: Vec<String> },
+}
+
+/// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct McpServer {
+    runtime: Runtime,
+    caller: Caller,
+    tools: Arc<[Tool]>,
+    routes: Arc<HashMap<String, Route>>,
+    info: ServerConfig,
+}
+
+/// The tool definitions of a registry value could not be read as MCP tools.
+#[derive(Debug, thiserror::Error)]
+#[error("tool `{tool}` is not a valid MCP tool definition: {message}")]
+pub struct ToolError {
+    pub tool: String,
+    pub message: String,
+}
+
+impl McpServer {
+    /// A server for every exposed skill of `runtime`'s registry.
+    pub fn new(runtime: Runtime, options: McpOptions) -> Result<McpServer, ToolError> {
+        let registry = runtime.registry().to_json();
+        let catalog = runtime.registry().capabilities_json();
+        let mut tools = Vec::new();
+        let mut routes = HashMap::new();
+        for skill in views::exposed_skills(&registry) {
+            let definition = views::mcp_tool(skill, Some(&catalog));
+            let name = views::tool_name(skill).to_owned();
+            let missing: Vec<String> = skill
+                .pointer("/mcp/permissions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|p| !options.grants.contains(*p))
+                .map(str::to_owned)
+                .collect();
+            if !missing.is_empty() {
+                routes.insert(name, Route::NotGranted { missing });
+                continue;
+            }
+            let tool: Tool = serde_json::from_value(definition).map_err(|e| ToolError {
+                tool: name.clone(),
+                message: e.to_string(),
+            })?;
+            tools.push(tool);
+            let reference = format!(
+                "{}@{}",
+                skill["name"].as_str().unwrap_or_default(),
+                skill["version"].as_str().unwrap_or_default()
+            );
+            routes.insert(
+                name,
+                Route::Serve {
+                    reference: reference.into(),
+                },
+            );
+        }
+        let caller = Caller {
+            source: Source::Mcp,
+            ..options.caller
+        }
+        .with_permissions(options.grants);
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                options.server_name,
+                options.server_version,
+            ))
+            .with_instructions(
+                "Each tool is a skill with a checked manifest; its capabilities, side \
+                 effects and execution policy are under the tool's `_meta` key `"
+                    .to_owned()
+                    + views::META_KEY
+                    + "`. Invalid arguments come back as a tool error listing each \
+                       schema violation with its JSON path.",
+            );
+        Ok(McpServer {
+            runtime,
+            caller,
+            tools: tools.into(),
+            routes: Arc::new(routes),
+            info,
+        })
+    }
+
+    /// The tools this server lists, in `tools/list` order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Serve over standard input and output until the client closes them.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let running = self.serve(rmcp::transport::stdio_pipes()).await?;
+        running.waiting().await?;
+        Ok(())
+    }
+
+    /// Run one `tools/call`: a protocol error only when no callable tool has that
+    /// name; everything the pipeline says, success or refusal, as a tool result.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let reference = match self.routes.get(name) {
+            Some(Route::Serve { reference }) => reference.clone(),
+            Some(Route::NotGranted { missing }) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "tool `{name}` is not available: it needs MCP permission{} {} that this server does not grant",
+                        if missing.len() == 1 { "" } else { "s" },
+                        missing
+                            .iter()
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Some(json!({ "tool": name, "missing_permissions": missing })),
+                ));
+            }
+            None => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool `{name}`"),
+                    Some(json!({ "tool": name })),
+                ));
+            }
+        };
+        let params = Value::Object(arguments.unwrap_or_default());
+        let job = JobEnvelope::for_reference(&reference, params).with_caller(self.caller.clone());
+        Ok(match self.runtime.invoke(job).await {
+            Ok(result) => {
+                let data = Value::clone(&result.data);
+                let text = serde_json::to_string(&data).unwrap_or_default();
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(data);
+                r.meta = Some(
+                    serde_json::from_value(json!({ views::META_KEY: {
+                        "job_id": &*result.job_id,
+                        "trace_id": &*result.trace_id,
+                        "duration_ms": result.metrics.duration_ms,
+                        "replayed": result.replayed,
+                        "notes": result.notes,
+                    }}))
+                    .unwrap_or_default(),
+                );
+                r
+            }
+            Err(e) => error_result(&e),
+        })
+    }
+}
+
+/// A refusal or failure as a tool error: the message (schema violations one per
+/// line, each with its instance path), the stable code, and what to do next.
+fn error_result(e: &InvokeError) -> CallToolResult {
+    let mut text = format!("{e}\n(code: {})", e.code());
+    if let InvokeError::NotApproved { .. } = e {
+        text.push_str("\nThis server was not started with an approval policy that allows it.");
+    }
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    r.meta = serde_json::from_value(json!({ views::META_KEY: {
+        "code": e.code(),
+        "input_error": e.is_input_error(),
+        "next_action": e.next_action(),
+    }}))
+    .ok();
+    r
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(&request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,536 @@
+//! Other tools' views of a registry: MCP tool definitions (the `tools/list`
+//! result), OpenAI function tools, and the ADR's UnifiedSkillContract v1.
+//!
+//! Every view is computed from the exported `skill-registry.json` value (and,
+//! where a view needs to know what a capability touches, `capabilities.json`),
+//! not from the linked skills: the MCP server, `skill-examples export --format`
+//! and tools that only have the published files all share this code, so they
+//! cannot disagree.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+/// The `_meta` key under which MCP tools carry our manifest fields (MCP's rule:
+/// reverse-DNS prefix, a slash, a name).
+pub const META_KEY: &str = "dev.skill-runtime/manifest";
+
+/// A skill in a registry that one view cannot represent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("skill `{skill}`: {message}")]
+pub struct ViewError {
+    pub skill: String,
+    pub message: String,
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn bool_of(v: &Value, pointer: &str) -> bool {
+    v.pointer(pointer).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The MCP tool name of a skill: `mcp.tool_name`, else the skill name.
+pub fn tool_name(skill: &Value) -> &str {
+    match skill.pointer("/mcp/tool_name").and_then(Value::as_str) {
+        Some(t) if !t.is_empty() => t,
+        _ => str_of(skill, "name"),
+    }
+}
+
+/// The skills a registry serves as MCP tools, ordered by tool name: exposed, not
+/// disabled, and of several versions of one skill only the highest.
+pub fn exposed_skills(registry: &Value) -> Vec<&Value> {
+    let mut by_tool: BTreeMap<&str, (&Value, semver::Version)> = BTreeMap::new();
+    let skills = registry.get("skills").and_then(Value::as_array);
+    for skill in skills.into_iter().flatten() {
+        if !bool_of(skill, "/mcp/exposed") || str_of(skill, "status") == "disabled" {
+            continue;
+        }
+        let version = semver::Version::parse(str_of(skill, "version"))
+            .unwrap_or(semver::Version::new(0, 0, 0));
+        let entry = by_tool.entry(tool_name(skill));
+        match entry {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert((skill, version));
+            }
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                if version > o.get().1 {
+                    o.insert((skill, version));
+                }
+            }
+        }
+    }
+    by_tool.into_values().map(|(s, _)| s).collect()
+}
+
+/// Effect types of the capabilities in a `capabilities.json` value, by id.
+fn effect_types(catalog: Option<&Value>) -> BTreeMap<&str, &str> {
+    let caps = catalog
+        .and_then(|c| c.get("capabilities"))
+        .and_then(Value::as_array);
+    caps.into_iter()
+        .flatten()
+        .map(|c| (str_of(c, "id"), str_of(c, "effect_type")))
+        .collect()
+}
+
+/// The MCP tool definition of one skill of a registry.
+///
+/// Annotations are derived from the manifest, never guessed:
+/// - `readOnlyHint`: true when the skill declares no side effect (effectful
+///   capabilities must be listed as side effects, which the macro enforces);
+/// - `destructiveHint` (only for tools that are not read-only): true when the
+///   skill is marked destructive, deletes, or has an irreversible side effect
+///   other than publishing an event; false otherwise;
+/// - `idempotentHint` (only for tools that are not read-only): the execution
+///   policy's `idempotent`;
+/// - `openWorldHint`: true when a capability reaches an external API or the
+///   network, false when every capability's effect type is known and none does,
+///   unset when a capability's effect type is unknown (no catalog given).
+pub fn mcp_tool(skill: &Value, catalog: Option<&Value>) -> Value {
+    let mut tool = Map::new();
+    tool.insert("name".into(), tool_name(skill).into());
+    if let Some(title) = skill.get("title").and_then(Value::as_str) {
+        tool.insert("title".into(), title.into());
+    }
+    let mut description = str_of(skill, "description").to_owned();
+    if let Some(dep) = skill.get("deprecation") {
+        description.push_str(" Deprecated");
+        if let Some(r) = dep.get("replaced_by").and_then(Value::as_str) {
+            description.push_str(&format!(": use `{r}` instead"));
+        }
+        description.push('.');
+    }
+    tool.insert("description".into(), description.into());
+    let null = Value::Null;
+    let input = skill.get("inputs_schema").unwrap_or(&null);
+    let output = skill.get("outputs_schema").unwrap_or(&null);
+    tool.insert("inputSchema".into(), self_contained(input));
+    tool.insert("outputSchema".into(), self_contained(output));
+    tool.insert("annotations".into(), annotations(skill, catalog));
+    tool.insert("_meta".into(), json!({ META_KEY: meta(skill) }));
+    Value::Object(tool)
+}
+
+fn annotations(skill: &Value, catalog: Option<&Value>) -> Value {
+    let effects: &[Value] = skill
+        .get("side_effect_details")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let mut a = Map::new();
+    if let Some(title) = skill.get("title").and_then(Value::as_str) {
+        a.insert("title".into(), title.into());
+    }
+    let read_only = effects.is_empty();
+    a.insert("readOnlyHint".into(), read_only.into());
+    if !read_only {
+        let destructive = bool_of(skill, "/constraints/is_destructive")
+            || effects.iter().any(|e| {
+                str_of(e, "operation") == "delete"
+                    || (!bool_of(e, "/reversible") && str_of(e, "type") != "event")
+            });
+        a.insert("destructiveHint".into(), destructive.into());
+        a.insert(
+            "idempotentHint".into(),
+            bool_of(skill, "/execution/idempotent").into(),
+        );
+    }
+    let known = effect_types(catalog);
+    let mut open_world = Some(false);
+    let side_effect_types = effects.iter().map(|e| Some(str_of(e, "type")));
+    let capability_types = skill
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| c.as_str().and_then(|id| known.get(id).copied()));
+    for t in side_effect_types.chain(capability_types) {
+        match t {
+            Some("api" | "network") => {
+                open_world = Some(true);
+                break;
+            }
+            Some(_) => {}
+            None => open_world = None,
+        }
+    }
+    if let Some(open) = open_world {
+        a.insert("openWorldHint".into(), open.into());
+    }
+    Value::Object(a)
+}
+
+fn meta(skill: &Value) -> Value {
+    let mut m = Map::new();
+    for key in [
+        "name",
+        "version",
+        "status",
+        "domain",
+        "autonomy",
+        "capabilities",
+        "side_effects",
+        "side_effect_details",
+        "constraints",
+        "execution",
+        "failure_modes",
+        "deprecation",
+    ] {
+        if let Some(v) = skill.get(key) {
+            m.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(p) = skill.pointer("/mcp/permissions") {
+        m.insert("permissions".into(), p.clone());
+    }
+    Value::Object(m)
+}
+
+/// The `tools/list` result for a registry: every exposed tool, ordered by name.
+pub fn mcp_tools(registry: &Value, catalog: Option<&Value>) -> Value {
+    let tools: Vec<Value> = exposed_skills(registry)
+        .into_iter()
+        .map(|s| mcp_tool(s, catalog))
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// OpenAI function tools (the Chat Completions `tools` array) for the exposed
+/// skills. `strict` is set only where the parameters meet strict mode's rules
+/// (every object closed and every property required).
+pub fn openai_tools(registry: &Value) -> Result<Value, Vec<ViewError>> {
+    let mut errors = Vec::new();
+    let mut tools = Vec::new();
+    for skill in exposed_skills(registry) {
+        let name = tool_name(skill);
+        if !is_openai_function_name(name) {
+            errors.push(ViewError {
+                skill: str_of(skill, "name").to_owned(),
+                message: format!(
+                    "tool name `{name}` is not a valid OpenAI function name (1 to 64 of A-Z a-z 0-9 _ -); set mcp(tool_name = \"...\")"
+                ),
+            });
+            continue;
+        }
+        let null = Value::Null;
+        let mut parameters = self_contained(skill.get("inputs_schema").unwrap_or(&null));
+        if let Some(o) = parameters.as_object_mut() {
+            o.remove("$schema");
+        }
+        let strict = is_strict(&parameters);
+        tools.push(json!({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": str_of(skill, "description"),
+                "parameters": parameters,
+                "strict": strict,
+            },
+        }));
+    }
+    if errors.is_empty() {
+        Ok(Value::Array(tools))
+    } else {
+        Err(errors)
+    }
+}
+
+fn is_openai_function_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+/// Strict mode: every object schema lists all its properties as required and
+/// forbids others; no `$ref` left unresolved outside `$defs`.
+fn is_strict(schema: &Value) -> bool {
+    match schema {
+        Value::Object(o) => {
+            if let Some(props) = o.get("properties").and_then(Value::as_object) {
+                let required: BTreeSet<&str> = o
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if o.get("additionalProperties") != Some(&Value::Bool(false))
+                    || props.keys().any(|k| !required.contains(k.as_str()))
+                {
+                    return false;
+                }
+            }
+            o.values().all(is_strict)
+        }
+        Value::Array(items) => items.iter().all(is_strict),
+        _ => true,
+    }
+}
+
+/// The ADR's UnifiedSkillContract v1 for every skill of a registry (all of them,
+/// exposed or not: the contract is what an orchestrator grounds calls against).
+/// `skill_id` is `name@version`, unique in any registry.
+pub fn unified_contracts(registry: &Value) -> Value {
+    let skills = registry.get("skills").and_then(Value::as_array);
+    let null = Value::Null;
+    let contracts: Vec<Value> = skills
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let name = str_of(s, "name");
+            let version = str_of(s, "version");
+            json!({
+                "skill_id": format!("{name}@{version}"),
+                "metadata": {
+                    "name": s.get("title").and_then(Value::as_str).unwrap_or(name),
+                    "description": str_of(s, "description"),
+                    "source": s.pointer("/constraints/source").and_then(Value::as_str).unwrap_or("LOCAL"),
+                    "version": version,
+                    "status": str_of(s, "status"),
+                },
+                "interface": {
+                    "input_schema": s.get("inputs_schema").unwrap_or(&null),
+                    "output_schema": s.get("outputs_schema").unwrap_or(&null),
+                },
+                "constraints": {
+                    "is_destructive": bool_of(s, "/constraints/is_destructive"),
+                    "requires_hitl": bool_of(s, "/constraints/requires_hitl"),
+                    "sandbox_type": s.pointer("/constraints/sandbox_type").and_then(Value::as_str).unwrap_or("LOCAL"),
+                },
+            })
+        })
+        .collect();
+    Value::Array(contracts)
+}
+
+const ANNOTATION_KEYWORDS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// `schema` with every `$ref` to a non-recursive definition replaced by the
+/// definition itself, so that clients that cannot resolve `$ref` still see the
+/// whole shape. Definitions that refer to themselves (directly or through
+/// others) stay in `$defs` and are referenced as before.
+pub fn self_contained(schema: &Value) -> Value {
+    let Some(root) = schema.as_object() else {
+        return schema.clone();
+    };
+    let defs_key = if root.contains_key("$defs") {
+        "$defs"
+    } else {
+        "definitions"
+    };
+    let defs: Map<String, Value> = root
+        .get(defs_key)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if defs.is_empty() {
+        return schema.clone();
+    }
+    let recursive = recursive_defs(&defs, defs_key);
+    let inliner = Inliner {
+        defs: &defs,
+        defs_key,
+        recursive: &recursive,
+    };
+    let mut out = Map::new();
+    for (k, v) in root {
+        if k != defs_key {
+            out.insert(k.clone(), inliner.inline(v));
+        }
+    }
+    if !recursive.is_empty() {
+        let kept: Map<String, Value> = recursive
+            .iter()
+            .map(|name| (name.clone(), inliner.inline(&defs[name])))
+            .collect();
+        out.insert(defs_key.to_owned(), Value::Object(kept));
+    }
+    Value::Object(out)
+}
+
+struct Inliner<'a> {
+    defs: &'a Map<String, Value>,
+    defs_key: &'a str,
+    recursive: &'a BTreeSet<String>,
+}
+
+impl Inliner<'_> {
+    fn target<'v>(&self, reference: &'v str) -> Option<&'v str> {
+        reference
+            .strip_prefix("#/")?
+            .strip_prefix(self.defs_key)?
+            .strip_prefix('/')
+    }
+
+    fn inline(&self, value: &Value) -> Value {
+        match value {
+            Value::Object(o) => {
+                let target = o
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| self.target(r))
+                    .filter(|name| {
+                        self.defs.contains_key(*name) && !self.recursive.contains(*name)
+                    });
+                let Some(name) = target else {
+                    return Value::Object(
+                        o.iter().map(|(k, v)| (k.clone(), self.inline(v))).collect(),
+                    );
+                };
+                let definition = self.inline(&self.defs[name]);
+                let siblings: Map<String, Value> = o
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "$ref")
+                    .map(|(k, v)| (k.clone(), self.inline(v)))
+                    .collect();
+                if siblings.is_empty() {
+                    return definition;
+                }
+                let only_annotations = siblings
+                    .keys()
+                    .all(|k| ANNOTATION_KEYWORDS.contains(&k.as_str()));
+                match definition {
+                    Value::Object(mut d) if only_annotations => {
+                        // The referring site's annotations describe the field;
+                        // they win over the type's own.
+                        d.extend(siblings);
+                        Value::Object(d)
+                    }
+                    definition => {
+                        let mut all = siblings;
+                        all.insert("allOf".into(), Value::Array(vec![definition]));
+                        Value::Object(all)
+                    }
+                }
+            }
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.inline(v)).collect()),
+            other => other.clone(),
+        }
+    }
+}
+
+/// Definitions that can reach themselves through `$ref`s.
+fn recursive_defs(defs: &Map<String, Value>, defs_key: &str) -> BTreeSet<String> {
+    let prefix = format!("#/{defs_key}/");
+    let edges: BTreeMap<&str, BTreeSet<String>> = defs
+        .iter()
+        .map(|(name, d)| {
+            let mut refs = BTreeSet::new();
+            collect_refs(d, &prefix, &mut refs);
+            (name.as_str(), refs)
+        })
+        .collect();
+    let mut recursive = BTreeSet::new();
+    for start in defs.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<&String> = edges[start.as_str()].iter().collect();
+        while let Some(n) = stack.pop() {
+            if n == start {
+                recursive.insert(start.clone());
+                break;
+            }
+            if seen.insert(n.clone())
+                && let Some(next) = edges.get(n.as_str())
+            {
+                stack.extend(next.iter());
+            }
+        }
+    }
+    recursive
+}
+
+fn collect_refs(value: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(o) => {
+            if let Some(name) = o
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix(prefix))
+            {
+                out.insert(name.to_owned());
+            }
+            o.values().for_each(|v| collect_refs(v, prefix, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, prefix, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inlines_plain_definitions_and_keeps_recursive_ones() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "page": {"$ref": "#/$defs/Page", "description": "The page."},
+                "tree": {"$ref": "#/$defs/Node"},
+                "limit": {"$ref": "#/$defs/Limit", "maximum": 10},
+            },
+            "$defs": {
+                "Page": {"type": "object", "properties": {"url": {"type": "string"}}, "description": "A page."},
+                "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}, "page": {"$ref": "#/$defs/Page"}}},
+                "Limit": {"type": "integer", "minimum": 0},
+            },
+        });
+        let out = self_contained(&schema);
+        assert_eq!(
+            out["properties"]["page"],
+            json!({"type": "object", "properties": {"url": {"type": "string"}}, "description": "The page."})
+        );
+        assert_eq!(
+            out["properties"]["limit"],
+            json!({"maximum": 10, "allOf": [{"type": "integer", "minimum": 0}]})
+        );
+        assert_eq!(out["properties"]["tree"], json!({"$ref": "#/$defs/Node"}));
+        let defs = out["$defs"].as_object().unwrap();
+        assert_eq!(defs.keys().collect::<Vec<_>>(), ["Node"]);
+        assert_eq!(
+            defs["Node"]["properties"]["page"]["properties"]["url"],
+            json!({"type": "string"})
+        );
+    }
+
+    #[test]
+    fn mutual_recursion_is_kept() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}},
+            },
+        });
+        let out = self_contained(&schema);
+        assert_eq!(out["properties"]["a"], json!({"$ref": "#/$defs/A"}));
+        assert_eq!(
+            out["$defs"].as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["A", "B"]
+        );
+    }
+
+    #[test]
+    fn strict_mode_needs_closed_objects_with_every_property_required() {
+        let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+        let open =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        let optional = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
+        assert!(is_strict(&closed));
+        assert!(!is_strict(&open));
+        assert!(!is_strict(&optional));
+    }
+}
