@@ -199,10 +199,7 @@ impl McpServer {
 /// A refusal or failure as a tool error: the message (schema violations one per
 /// line, each with its instance path), the stable code, and what to do next.
 fn error_result(e: &InvokeError) -> CallToolResult {
-    let mut text = format!("{e}\n(code: {})", e.code());
-    if let InvokeError::NotApproved { .. } = e {
-        text.push_str("\nThis server was not started with an approval policy that allows it.");
-    }
+    let text = format!("{e}\n(code: {})", e.code());
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.meta = serde_json::from_value(json!({ views::META_KEY: {
         "code": e.code(),

@@ -332,6 +332,51 @@ pub fn embed(text: &str) -> Vec<f32> {
     v
 }
 
+// ---------------------------------------------------------------- rag_cache_purge
+// Not a seed example: the destructive, human-approved companion of rag_reindex,
+// which shows (and the MCP tests check) what approval policy does.
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PurgeInput {
+    pub namespace: Namespace,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PurgeOutput {
+    /// Whether a cached version pointer was there to drop.
+    pub purged: bool,
+}
+
+/// Drop the cached RAG version pointer of a namespace, so readers go back to the store.
+#[skill(
+    title = "RAG Cache Purge",
+    version = "1.0.0",
+    domain = "rag",
+    owners("data-team"),
+    autonomy = "L1",
+    capabilities(CacheDelete),
+    side_effects(CacheDelete(
+        target = "redis::rag_version",
+        reversible = false,
+        description = "Delete the cached version pointer"
+    )),
+    destructive,
+    requires_hitl,
+    reusable_by(orchestrator = "admin"),
+    timeout_ms = 5_000,
+    retries = 0,
+    backoff = "none",
+    idempotent,
+    mcp(tool_name = "ai_cos_rag_cache_purge", permissions("rag:admin"))
+)]
+pub async fn rag_cache_purge(ctx: Ctx, input: PurgeInput) -> PurgeOutput {
+    let key = format!("rag_version:{}", input.namespace.as_str());
+    let purged = lock(&ctx.resource::<CacheDelete>().entries)
+        .remove(&key)
+        .is_some();
+    PurgeOutput { purged }
+}
+
 // ---------------------------------------------------------------- vlevel_calculator
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -40,6 +40,10 @@ pub struct VectorUpsert;
 #[capability(id = "cache.write", effect = "cache", operation = "write", resource = VersionCache)]
 pub struct CacheWrite;
 
+/// Delete entries of the version cache.
+#[capability(id = "cache.delete", effect = "cache", operation = "delete", resource = VersionCache)]
+pub struct CacheDelete;
+
 /// Read notes of the Obsidian vault.
 #[capability(id = "obsidian.read", effect = "file", operation = "read", resource = Vault)]
 pub struct ObsidianRead;

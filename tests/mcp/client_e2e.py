@@ -1,0 +1,195 @@
+"""End to end: the real `skill-examples mcp` server driven by the real Python `mcp`
+client, in both protocol eras, every server message checked against the official
+MCP schema of the negotiated revision.
+
+Usage: client_e2e.py SERVER_BINARY WORK_DIR
+
+Prints one line per check and exits non-zero on the first failure (the Rust test
+`tests/mcp_clients.rs` runs it and shows the output).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import jsonschema
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMAS = {
+    "2025-11-25": os.path.join(HERE, "schema-2025-11-25.json"),
+    "2026-07-28": os.path.join(HERE, "schema-2026-07-28.json"),
+}
+GRANTS = ["seo:read", "obsidian:read", "rag:admin"]
+VLEVEL_INPUT = {
+    "page_data": {
+        "url": "https://shop.example.com/p/1",
+        "gamme": "plaquettes",
+        "marque": "renault",
+        "modele": "clio",
+        "type": "1.5 dci",
+        "ktypnr": "12345",
+    }
+}
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"  ok: {what}")
+
+
+def server(binary, log, *extra):
+    args = [os.path.join(HERE, "tee.py"), log, "--", binary, "mcp"]
+    for g in GRANTS:
+        args += ["--grant", g]
+    return StdioServerParameters(command=sys.executable, args=args + list(extra))
+
+
+def text_of(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def protocol_error(client, name, arguments):
+    try:
+        await client.call_tool(name, arguments)
+    except MCPError as e:
+        return e
+    return None
+
+
+async def session(binary, mode, log, expected_tools):
+    async with Client(server(binary, log), mode=mode) as client:
+        version = client.session.protocol_version
+        print(f"mode {mode}: negotiated {version}")
+        check(version in SCHEMAS, f"negotiated revision {version} is one we hold a schema for")
+
+        listed = await client.list_tools()
+        names = [t.name for t in listed.tools]
+        check(names == [t["name"] for t in expected_tools], f"tools/list lists exactly the permitted exposed tools, in order: {names}")
+
+        ok = await client.call_tool("ai_cos_vlevel_calc", VLEVEL_INPUT)
+        check(not ok.is_error, "valid input: isError is false")
+        out_schema = next(t["outputSchema"] for t in expected_tools if t["name"] == "ai_cos_vlevel_calc")
+        jsonschema.Draft202012Validator(out_schema).validate(ok.structured_content)
+        check(True, "valid input: structuredContent conforms to the tool's outputSchema")
+        check(json.loads(text_of(ok)) == ok.structured_content, "valid input: the text content is the same JSON")
+
+        bad = await client.call_tool("ai_cos_vlevel_calc", {"page_data": {"url": 42}})
+        text = text_of(bad)
+        check(bad.is_error, "invalid input: isError is true")
+        check("/page_data/url" in text and "/page_data" in text, f"invalid input: every violation with its instance path: {text!r}")
+
+        missing = await client.call_tool("read_note", {"path": "no/such/note.md"})
+        check(missing.is_error and "note_not_found" in text_of(missing), f"handler failure: isError with the failure mode code: {text_of(missing)!r}")
+
+        unknown = await protocol_error(client, "no_such_tool", {})
+        check(unknown is not None and unknown.error.code == -32602, f"unknown tool: protocol error -32602: {unknown}")
+
+        hidden = await protocol_error(client, "ai_cos_routes_sync", {})
+        check(hidden is not None and hidden.error.code == -32602 and "seo:write" in hidden.error.message,
+              f"tool not permitted: protocol error naming the missing permission: {hidden}")
+
+        refused = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
+        check(refused.is_error and "approval" in text_of(refused), f"approval required and not allowed: refused with a clear message: {text_of(refused)!r}")
+    return version
+
+
+async def approved_session(binary, log):
+    async with Client(server(binary, log, "--approve"), mode="legacy") as client:
+        r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
+        check(not r.is_error and r.structured_content == {"purged": False},
+              f"server started with --approve: the approved destructive tool runs: {text_of(r)!r}")
+        return client.session.protocol_version
+
+
+def validator_for(schema, definition):
+    root = dict(schema)
+    root["$ref"] = f"#/$defs/{definition}"
+    return jsonschema.Draft202012Validator(root)
+
+
+# What each request's answer must be, per revision. The 2026 schema names whole
+# responses; the 2025 one names results.
+RESPONSES = {
+    "2025-11-25": {
+        "initialize": ("result", "InitializeResult"),
+        "tools/list": ("result", "ListToolsResult"),
+        "tools/call": ("result", "CallToolResult"),
+        "ping": ("result", "EmptyResult"),
+    },
+    "2026-07-28": {
+        "server/discover": ("message", "DiscoverResultResponse"),
+        "tools/list": ("message", "ListToolsResultResponse"),
+        "tools/call": ("message", "CallToolResultResponse"),
+    },
+}
+
+
+def validate_log(log, version):
+    schema = json.load(open(SCHEMAS[version], encoding="utf-8"))
+    any_message = validator_for(schema, "JSONRPCMessage")
+    error_response = validator_for(schema, "JSONRPCErrorResponse")
+    notification = validator_for(schema, "ServerNotification")
+    methods = {}
+    counted = 0
+    for line in open(log, encoding="utf-8"):
+        entry = json.loads(line)
+        check_raw = "raw" not in entry
+        if entry["from"] == "client":
+            if check_raw and "method" in entry["message"] and "id" in entry["message"]:
+                methods[entry["message"]["id"]] = entry["message"]["method"]
+            continue
+        if not check_raw:
+            raise AssertionError(f"server wrote a line that is not JSON: {entry['raw']!r}")
+        message = entry["message"]
+        any_message.validate(message)
+        if "id" not in message:
+            notification.validate(message)
+        elif "error" in message:
+            error_response.validate(message)
+        else:
+            method = methods.get(message["id"])
+            if method not in RESPONSES[version]:
+                raise AssertionError(f"no schema check for the answer to {method!r}: {message}")
+            part, definition = RESPONSES[version][method]
+            validator_for(schema, definition).validate(message[part] if part == "result" else message)
+        counted += 1
+    check(counted > 0, f"all {counted} server messages of {os.path.basename(log)} conform to the {version} schema")
+
+
+def main():
+    binary, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    exported = json.loads(subprocess.run([binary, "export", "--format", "mcp"], check=True, capture_output=True).stdout)
+    expected = [
+        t for t in exported["tools"]
+        if all(p in GRANTS for p in t["_meta"]["dev.skill-runtime/manifest"].get("permissions", []))
+    ]
+    logs = []
+    for mode in ["legacy", "auto"]:
+        log = os.path.join(work, f"mcp-{mode}.jsonl")
+        version = anyio.run(session, binary, mode, log, expected)
+        logs.append((log, version))
+    log = os.path.join(work, "mcp-approved.jsonl")
+    logs.append((log, anyio.run(approved_session, binary, log)))
+    check({v for _, v in logs} == set(SCHEMAS), "both protocol eras were exercised")
+
+    # The exact tool definitions on the wire are the exported ones.
+    for log, version in logs[:2]:
+        for line in open(log, encoding="utf-8"):
+            entry = json.loads(line)
+            result = entry.get("message", {}).get("result", {})
+            if entry["from"] == "server" and "tools" in result:
+                check(result["tools"] == expected, f"{version}: tools/list on the wire equals `export --format mcp` for the granted permissions")
+    for log, version in logs:
+        validate_log(log, version)
+    print("all MCP client checks passed")
+
+
+if __name__ == "__main__":
+    main()
