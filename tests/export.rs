@@ -52,7 +52,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let registry: Value = serde_json::from_slice(&a).expect("registry is JSON");
     assert_eq!(format_violations(&registry), Vec::<String>::new());
     assert_eq!(invalid_skill_schemas(&registry), Vec::<String>::new());
-    assert_eq!(registry["skills"].as_array().unwrap().len(), 10);
+    assert_eq!(registry["skills"].as_array().unwrap().len(), 11);
 
     let out = brainos_validate(&first, &dir.join("first/capabilities.json"));
     assert!(

@@ -25,6 +25,7 @@ fn collects_every_skill_of_both_crates_sorted() {
             "echo",
             "handle_profile",
             "normalize_handle",
+            "rag_cache_purge",
             "rag_reindex",
             "read_note",
             "routes_sync",
