@@ -5,8 +5,10 @@
 //! `cargo bench --bench invoke`; the last lines print the two ratios the runtime
 //! issue sets (JSON call / floor, typed call - direct call).
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
@@ -37,7 +39,7 @@ fn add(input: AddInput) -> AddOutput {
 }
 
 /// Add two numbers.
-#[skill(version = "1.0.0", retries = 0)]
+#[skill(version = "1.0.0", retries = 0, mcp)]
 pub async fn bench_add(input: AddInput) -> AddOutput {
     add(input)
 }
@@ -115,6 +117,22 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    let server = skill_runtime::mcp::McpServer::new(rt.clone(), Default::default()).unwrap();
+    let Value::Object(args) = params() else {
+        unreachable!()
+    };
+    g.bench_function("mcp tools/call (in process)", |b| {
+        b.iter(|| {
+            tokio.block_on(async {
+                black_box(
+                    server
+                        .call("bench_add", Some(black_box(args.clone())))
+                        .await
+                        .unwrap(),
+                )
+            })
+        })
+    });
     g.finish();
 }
 
@@ -182,7 +200,13 @@ fn count(spec: &str) {
             .await
             .unwrap();
     });
+    let server = skill_runtime::mcp::McpServer::new(rt.clone(), Default::default()).unwrap();
+    let Value::Object(args) = p.clone() else {
+        unreachable!()
+    };
+    tokio.block_on(async { server.call("bench_add", Some(args.clone())).await.unwrap() });
     let text = p.to_string();
+    let allocs_before = ALLOCATIONS.load(Ordering::Relaxed);
     for _ in 0..n {
         match op {
             "floor" => {
@@ -216,7 +240,42 @@ fn count(spec: &str) {
                     black_box(rt.invoke(job).await.unwrap())
                 });
             }
+            "mcp" => {
+                tokio.block_on(async {
+                    black_box(server.call("bench_add", Some(args.clone())).await.unwrap())
+                });
+            }
             other => panic!("unknown operation {other}"),
         }
     }
+    let allocs = ALLOCATIONS.load(Ordering::Relaxed) - allocs_before;
+    if n > 0 {
+        eprintln!("{op}: {:.1} allocations per call", allocs as f64 / n as f64);
+    }
 }
+
+/// Counts allocations, so that `INVOKE_COUNT` can report them per call.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every method forwards to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;

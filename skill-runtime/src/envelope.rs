@@ -83,8 +83,20 @@ pub fn new_id() -> Id {
     bytes[..8].copy_from_slice(&splitmix(seed[0] ^ n).to_le_bytes());
     bytes[8..].copy_from_slice(&splitmix(seed[1].wrapping_add(n)).to_le_bytes());
     let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
-    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    Id::from(&*id.hyphenated().encode_lower(&mut buf))
+    // Hyphenated lowercase hex, written directly: two ids per job, so this is on
+    // every invocation's path.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [b'-'; 36];
+    let mut at = 0;
+    for (i, b) in id.as_bytes().iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        buf[at] = HEX[usize::from(b >> 4)];
+        buf[at + 1] = HEX[usize::from(b & 0xf)];
+        at += 2;
+    }
+    Id::from(std::str::from_utf8(&buf).unwrap_or_default())
 }
 
 /// A job or trace id. Shared, not copied, between the envelope, the handler's
@@ -210,8 +222,9 @@ pub struct Caller {
     #[serde(default)]
     pub permission_level: Option<PermissionLevel>,
     /// Granted permissions such as `seo:read`; `None` means not restricted.
+    /// Shared: a server clones its caller into every job.
     #[serde(default)]
-    pub permissions: Option<BTreeSet<String>>,
+    pub permissions: Option<Arc<BTreeSet<String>>>,
     #[serde(default)]
     pub user_id: Option<String>,
     #[serde(default)]
@@ -236,7 +249,7 @@ impl Caller {
         I: IntoIterator<Item = P>,
         P: Into<String>,
     {
-        self.permissions = Some(permissions.into_iter().map(Into::into).collect());
+        self.permissions = Some(Arc::new(permissions.into_iter().map(Into::into).collect()));
         self
     }
 }
@@ -333,4 +346,21 @@ pub struct RuleNote {
 
 fn serialize_severity<S: serde::Serializer>(s: &Severity, ser: S) -> Result<S::Ok, S::Error> {
     ser.serialize_str(s.as_str())
+}
+
+#[cfg(test)]
+mod id_tests {
+    use super::new_id;
+
+    #[test]
+    fn ids_are_distinct_lowercase_hyphenated_v4_uuids() {
+        let a = new_id();
+        let b = new_id();
+        assert_ne!(a, b);
+        for id in [a, b] {
+            let parsed = uuid::Uuid::parse_str(&id).expect("a UUID");
+            assert_eq!(parsed.hyphenated().to_string(), &*id);
+            assert_eq!(parsed.get_version_num(), 4);
+        }
+    }
 }

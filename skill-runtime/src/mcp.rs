@@ -7,7 +7,7 @@
 //! result with `isError: true`, so that a model can read it and correct itself.
 //! Only requests that name no callable tool are protocol errors.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -50,7 +50,8 @@ pub struct McpServer {
     runtime: Runtime,
     caller: Caller,
     tools: Arc<[Tool]>,
-    routes: Arc<HashMap<String, Route>>,
+    /// By tool name, sorted: a binary search, no hashing, per call.
+    routes: Arc<[(String, Route)]>,
     info: ServerConfig,
 }
 
@@ -68,7 +69,7 @@ impl McpServer {
         let registry = runtime.registry().to_json();
         let catalog = runtime.registry().capabilities_json();
         let mut tools = Vec::new();
-        let mut routes = HashMap::new();
+        let mut routes = Vec::new();
         for skill in views::exposed_skills(&registry) {
             let definition = views::mcp_tool(skill, Some(&catalog));
             let name = views::tool_name(skill).to_owned();
@@ -82,7 +83,7 @@ impl McpServer {
                 .map(str::to_owned)
                 .collect();
             if !missing.is_empty() {
-                routes.insert(name, Route::NotGranted { missing });
+                routes.push((name, Route::NotGranted { missing }));
                 continue;
             }
             let tool: Tool = serde_json::from_value(definition).map_err(|e| ToolError {
@@ -95,12 +96,12 @@ impl McpServer {
                 skill["name"].as_str().unwrap_or_default(),
                 skill["version"].as_str().unwrap_or_default()
             );
-            routes.insert(
+            routes.push((
                 name,
                 Route::Serve {
                     reference: reference.into(),
                 },
-            );
+            ));
         }
         let caller = Caller {
             source: Source::Mcp,
@@ -124,7 +125,10 @@ impl McpServer {
             runtime,
             caller,
             tools: tools.into(),
-            routes: Arc::new(routes),
+            routes: {
+                routes.sort_by(|a, b| a.0.cmp(&b.0));
+                routes.into()
+            },
             info,
         })
     }
@@ -148,7 +152,12 @@ impl McpServer {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        let reference = match self.routes.get(name) {
+        let route = self
+            .routes
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.routes[i].1);
+        let reference = match route {
             Some(Route::Serve { reference }) => reference.clone(),
             Some(Route::NotGranted { missing }) => {
                 return Err(ErrorData::invalid_params(
@@ -175,20 +184,28 @@ impl McpServer {
         let job = JobEnvelope::for_reference(&reference, params).with_caller(self.caller.clone());
         Ok(match self.runtime.invoke(job).await {
             Ok(result) => {
-                let data = Value::clone(&result.data);
-                let text = serde_json::to_string(&data).unwrap_or_default();
+                let text = serde_json::to_string(&*result.data).unwrap_or_default();
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                r.structured_content = Some(data);
-                r.meta = Some(
-                    serde_json::from_value(json!({ views::META_KEY: {
-                        "job_id": &*result.job_id,
-                        "trace_id": &*result.trace_id,
-                        "duration_ms": result.metrics.duration_ms,
-                        "replayed": result.replayed,
-                        "notes": result.notes,
-                    }}))
-                    .unwrap_or_default(),
+                // The record may share the output; the result needs its own.
+                r.structured_content = Some(Value::clone(&result.data));
+                let mut ours = JsonObject::new();
+                ours.insert("job_id".into(), Value::String(result.job_id.to_string()));
+                ours.insert(
+                    "trace_id".into(),
+                    Value::String(result.trace_id.to_string()),
                 );
+                if result.replayed {
+                    ours.insert("replayed".into(), Value::Bool(true));
+                }
+                if !result.notes.is_empty() {
+                    ours.insert(
+                        "notes".into(),
+                        serde_json::to_value(&result.notes).unwrap_or_default(),
+                    );
+                }
+                let mut meta = JsonObject::new();
+                meta.insert(views::META_KEY.into(), Value::Object(ours));
+                r.meta = Some(meta.into());
                 r
             }
             Err(e) => error_result(&e),

@@ -220,13 +220,20 @@ impl Registry {
         };
         let found = match version {
             None => versions.last().copied(),
-            Some(v) => match semver::Version::parse(v) {
-                Ok(v) => versions
-                    .iter()
-                    .copied()
-                    .find(|&i| self.skills[i].version == v),
-                Err(_) => None,
-            },
+            // The version as written in the manifest (what exports and MCP
+            // routes carry) matches without parsing; other spellings of the
+            // same version (`1.0.0+build`) go through semver.
+            Some(v) => versions
+                .iter()
+                .copied()
+                .find(|&i| self.skills[i].entry.manifest.version == v)
+                .or_else(|| {
+                    let v = semver::Version::parse(v).ok()?;
+                    versions
+                        .iter()
+                        .copied()
+                        .find(|&i| self.skills[i].version == v)
+                }),
         };
         found.ok_or_else(|| {
             versions
