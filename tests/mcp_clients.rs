@@ -29,3 +29,95 @@ fn python_mcp_client_end_to_end() {
     );
     assert!(stdout.contains("all MCP client checks passed"), "{stdout}");
 }
+
+/// Run the MCP Inspector CLI (tests/mcp/package.json) against the server: whether
+/// it succeeded, the JSON it printed, and what it said on standard error.
+fn inspector(server_args: &[&str], method_args: &[&str]) -> (bool, String, String) {
+    let cli = root().join("tests/mcp/node_modules/.bin/mcp-inspector");
+    assert!(
+        cli.exists(),
+        "the MCP Inspector is not installed: run `npm ci --prefix tests/mcp`"
+    );
+    let out = Command::new(cli)
+        .arg("--cli")
+        .arg(root().join("target/debug/skill-examples"))
+        .arg("mcp")
+        .args(server_args)
+        .args(method_args)
+        .output()
+        .expect("node runs the MCP Inspector");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The official MCP Inspector CLI (TypeScript SDK) lists the permitted tools,
+/// calls one with valid and invalid arguments, and cannot reach a tool that is
+/// not permitted.
+#[test]
+fn mcp_inspector_cli_lists_and_calls() {
+    run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
+    let grants = ["--grant", "seo:read"];
+
+    let (ok, text, _) = inspector(&grants, &["--method", "tools/list"]);
+    assert!(ok, "{text}");
+    let listed: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"ai_cos_vlevel_calc") && names.contains(&"echo"),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"ai_cos_routes_sync"),
+        "not granted, not listed: {names:?}"
+    );
+
+    let page = r#"page_data={"url": "https://shop.example.com/p/1", "gamme": "plaquettes", "marque": "renault", "modele": "clio", "type": "1.5 dci", "ktypnr": "12345"}"#;
+    let call = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ai_cos_vlevel_calc",
+        "--tool-arg",
+    ];
+    let (ok, text, _) = inspector(&grants, &[&call[..], &[page]].concat());
+    assert!(ok, "{text}");
+    let result: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["vlevel"], "V5", "{result}");
+
+    let (_, text, _) = inspector(
+        &grants,
+        &[&call[..], &[r#"page_data={"url": 42}"#]].concat(),
+    );
+    let result: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("at /page_data/url"),
+        "{result}"
+    );
+
+    let (ok, text, err) = inspector(
+        &grants,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "ai_cos_routes_sync",
+        ],
+    );
+    assert!(
+        !ok && format!("{text}{err}").contains("not found"),
+        "a tool that is not permitted is unreachable: {text}{err}"
+    );
+}

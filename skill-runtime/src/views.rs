@@ -107,8 +107,8 @@ pub fn mcp_tool(skill: &Value, catalog: Option<&Value>) -> Value {
     let null = Value::Null;
     let input = skill.get("inputs_schema").unwrap_or(&null);
     let output = skill.get("outputs_schema").unwrap_or(&null);
-    tool.insert("inputSchema".into(), self_contained(input));
-    tool.insert("outputSchema".into(), self_contained(output));
+    tool.insert("inputSchema".into(), portable(input));
+    tool.insert("outputSchema".into(), portable(output));
     tool.insert("annotations".into(), annotations(skill, catalog));
     tool.insert("_meta".into(), json!({ META_KEY: meta(skill) }));
     Value::Object(tool)
@@ -188,6 +188,58 @@ fn meta(skill: &Value) -> Value {
     Value::Object(m)
 }
 
+/// The formats the JSON Schema specification defines. schemars adds its own
+/// (`uint8`, `int64`, `double`, ...) for Rust number types; validators ignore
+/// unknown formats, but several clients (Ajv in the MCP Inspector) warn about each
+/// one, and the range they name is already stated by `minimum`/`maximum`.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` self-contained and with only standard formats: what tool views hand
+/// to clients.
+pub fn portable(schema: &Value) -> Value {
+    let mut out = self_contained(schema);
+    drop_custom_formats(&mut out);
+    out
+}
+
+fn drop_custom_formats(value: &mut Value) {
+    match value {
+        Value::Object(o) => {
+            // A `format` keyword has a string value; a property named `format`
+            // (under `properties`) has a schema, which is left alone.
+            if o.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                o.remove("format");
+            }
+            o.values_mut().for_each(drop_custom_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_custom_formats),
+        _ => {}
+    }
+}
+
 /// The `tools/list` result for a registry: every exposed tool, ordered by name.
 pub fn mcp_tools(registry: &Value, catalog: Option<&Value>) -> Value {
     let tools: Vec<Value> = exposed_skills(registry)
@@ -215,7 +267,7 @@ pub fn openai_tools(registry: &Value) -> Result<Value, Vec<ViewError>> {
             continue;
         }
         let null = Value::Null;
-        let mut parameters = self_contained(skill.get("inputs_schema").unwrap_or(&null));
+        let mut parameters = portable(skill.get("inputs_schema").unwrap_or(&null));
         if let Some(o) = parameters.as_object_mut() {
             o.remove("$schema");
         }
@@ -503,6 +555,25 @@ mod tests {
             defs["Node"]["properties"]["page"]["properties"]["url"],
             json!({"type": "string"})
         );
+    }
+
+    #[test]
+    fn portable_schemas_keep_standard_formats_and_properties_named_format() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "at": {"type": "string", "format": "date-time"},
+                "format": {"type": "string"},
+            },
+        });
+        let out = portable(&schema);
+        assert_eq!(
+            out["properties"]["n"],
+            json!({"type": "integer", "minimum": 0, "maximum": 255})
+        );
+        assert_eq!(out["properties"]["at"]["format"], "date-time");
+        assert_eq!(out["properties"]["format"], json!({"type": "string"}));
     }
 
     #[test]
