@@ -145,6 +145,42 @@ impl McpServer {
         Ok(())
     }
 
+    /// Serve the Streamable HTTP transport on `listener` until the process ends
+    /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback hosts are accepted in the `Host` header (DNS
+    /// rebinding protection); sessions are kept in memory.
+    #[cfg(feature = "mcp-http")]
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+
+        let server = self;
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        tower_service::Service::call(&mut service.clone(), request)
+                    },
+                );
+                let io = hyper_util::rt::TokioIo::new(stream);
+                if let Err(e) = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, handler)
+                    .await
+                {
+                    tracing::debug!("MCP HTTP connection ended: {e}");
+                }
+            });
+        }
+    }
+
     /// Run one `tools/call`: a protocol error only when no callable tool has that
     /// name; everything the pipeline says, success or refusal, as a tool result.
     pub async fn call(

@@ -1,6 +1,6 @@
 """End to end: the real `skill-examples mcp` server driven by the real Python `mcp`
-client, in both protocol eras, every server message checked against the official
-MCP schema of the negotiated revision.
+client, in both protocol eras, over stdio (every server message checked against
+the official MCP schema of the negotiated revision) and over Streamable HTTP.
 
 Usage: client_e2e.py SERVER_BINARY WORK_DIR
 
@@ -107,6 +107,39 @@ async def approved_session(binary, log):
         return client.session.protocol_version
 
 
+async def http_session(url, mode, expected_tools):
+    async with Client(url, mode=mode) as client:
+        version = client.session.protocol_version
+        print(f"HTTP, mode {mode}: negotiated {version}")
+        listed = await client.list_tools()
+        check([t.name for t in listed.tools] == [t["name"] for t in expected_tools], "HTTP: tools/list lists the permitted tools")
+        ok = await client.call_tool("ai_cos_vlevel_calc", VLEVEL_INPUT)
+        check(not ok.is_error and ok.structured_content["vlevel"] == "V5", "HTTP: valid call returns structured content")
+        bad = await client.call_tool("ai_cos_vlevel_calc", {"page_data": {"url": 42}})
+        check(bad.is_error and "/page_data/url" in text_of(bad), "HTTP: invalid call is a tool error with the path")
+        unknown = await protocol_error(client, "no_such_tool", {})
+        check(unknown is not None and unknown.error.code == -32602, "HTTP: unknown tool is a protocol error")
+        return version
+
+
+def with_http_server(binary, expected_tools):
+    """Start the server on a loopback port the OS picks, read the endpoint it
+    prints, and run the HTTP checks in both eras."""
+    args = [binary, "mcp", "--http", "127.0.0.1:0"]
+    for g in GRANTS:
+        args += ["--grant", g]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stderr.readline()
+        check("http://127.0.0.1:" in line, f"HTTP server announces its endpoint: {line.strip()}")
+        url = line.strip().split(" at ")[-1]
+        versions = {anyio.run(http_session, url, mode, expected_tools) for mode in ["legacy", "auto"]}
+        check(versions == set(SCHEMAS), "HTTP: both protocol eras")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def validator_for(schema, definition):
     root = dict(schema)
     root["$ref"] = f"#/$defs/{definition}"
@@ -188,6 +221,7 @@ def main():
                 check(result["tools"] == expected, f"{version}: tools/list on the wire equals `export --format mcp` for the granted permissions")
     for log, version in logs:
         validate_log(log, version)
+    with_http_server(binary, expected)
     print("all MCP client checks passed")
 
 

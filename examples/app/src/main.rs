@@ -77,6 +77,11 @@ enum Command {
         /// Data folder of the example stores.
         #[arg(long, default_value = seed_skills::DATA_DIR)]
         data: PathBuf,
+        /// Serve the Streamable HTTP transport on this loopback address (e.g.
+        /// 127.0.0.1:8080; port 0 picks one) instead of standard input and
+        /// output; the endpoint is printed on standard error.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
     /// Per-skill runs, failures and latency percentiles from a run-record file
     /// (written by `invoke --record FILE`).
@@ -195,7 +200,16 @@ fn main() -> ExitCode {
             approve,
             record,
             data,
+            http,
         } => {
+            if let Some(addr) = http
+                && !addr.ip().is_loopback()
+            {
+                eprintln!(
+                    "error: --http {addr}: the MCP server listens on loopback only (127.0.0.1 or ::1)"
+                );
+                return ExitCode::from(2);
+            }
             let runtime = match build_runtime(registry, &data, approve, record.as_deref()) {
                 Ok(r) => r,
                 Err(code) => return code,
@@ -227,7 +241,20 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match rt.block_on(server.serve_stdio()) {
+            let served = rt.block_on(async {
+                match http {
+                    None => server.serve_stdio().await,
+                    Some(addr) => {
+                        let listener = tokio::net::TcpListener::bind(addr).await?;
+                        eprintln!(
+                            "serving MCP (Streamable HTTP) at http://{}/mcp",
+                            listener.local_addr()?
+                        );
+                        Ok(server.serve_http(listener).await?)
+                    }
+                }
+            });
+            match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
