@@ -28,6 +28,11 @@
 //! let registry = Registry::from_inventory().unwrap();
 //! assert_eq!(registry.get("greet").unwrap().name(), "greet");
 //! ```
+//!
+//! Features: `mcp` adds [`mcp::McpServer`], which serves the exposed skills as
+//! MCP tools over stdio on the official SDK (`rmcp`); `mcp-http` adds its
+//! Streamable HTTP transport. The tool, OpenAI and UnifiedSkillContract views of
+//! a registry ([`views`]) need no feature.
 
 pub mod capability;
 mod ctx;
