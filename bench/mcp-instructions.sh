@@ -4,10 +4,14 @@
 # Each server runs under callgrind twice, for 0 and for N calls after the same
 # handshake; (instructions(N) - instructions(0)) / N is the per-call cost,
 # transport, JSON-RPC and rmcp included, start-up excluded.
-#   bench/mcp-instructions.sh [N]     (default 2000)
+# WARMUP calls run first in both counts (default 0). With WARMUP >= 10000 our
+# server's in-memory record sink is full, as in a server that has been up for a
+# while: each call then frees the oldest record instead of growing the heap.
+#   bench/mcp-instructions.sh [N] [WARMUP]     (default 2000 0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000}
+warmup=${2:-0}
 cargo build -q --release -p skill-examples -p plain-rmcp
 cargo bench -q --bench mcp --no-run 2>/dev/null
 wrap=$(mktemp -d)
@@ -21,7 +25,7 @@ SH
 done
 count() { # label calls -> total instructions of that server's process
   rm -f "$wrap"/log.*
-  MCP_BENCH_ONLY="$1" MCP_BENCH_ROUNDS=1 MCP_BENCH_CALLS="$2" MCP_BENCH_WARMUP=0 \
+  MCP_BENCH_ONLY="$1" MCP_BENCH_ROUNDS=1 MCP_BENCH_CALLS="$2" MCP_BENCH_WARMUP="$warmup" \
     MCP_BENCH_TARGET="$wrap" cargo bench -q --bench mcp >/dev/null 2>&1
   sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$wrap"/log.*
 }
