@@ -146,8 +146,10 @@ impl McpServer {
     }
 
     /// Serve the Streamable HTTP transport on `listener` until the process ends
-    /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback hosts are accepted in the `Host` header (DNS
-    /// rebinding protection); sessions are kept in memory.
+    /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback
+    /// names are accepted in the `Host` header (DNS rebinding protection);
+    /// sessions are kept in memory. A failed `accept` (out of descriptors, a
+    /// connection reset before it was taken) is logged and serving goes on.
     #[cfg(feature = "mcp-http")]
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -162,7 +164,15 @@ impl McpServer {
             StreamableHttpServerConfig::default(),
         );
         loop {
-            let (stream, _) = listener.accept().await?;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("MCP HTTP accept failed: {e}");
+                    // Out of descriptors clears only as connections close.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
             let service = service.clone();
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(
