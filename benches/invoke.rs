@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use skill_runtime::mcp::McpServer;
 use skill_runtime::prelude::*;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -56,14 +57,31 @@ fn input() -> AddInput {
     }
 }
 
-fn bench(c: &mut Criterion) {
+/// What both the criterion run and the instruction count measure against: a
+/// current-thread tokio runtime, the skill runtime with its default sink (records
+/// kept in memory, as a server would), an MCP server over it, and the params as
+/// MCP tool arguments.
+fn setup() -> (
+    tokio::runtime::Runtime,
+    Runtime,
+    McpServer,
+    Map<String, Value>,
+) {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let registry = Arc::new(Registry::from_inventory().unwrap());
-    // The default sink: records kept in memory, as a server would.
     let rt = Runtime::builder(registry).build().unwrap();
+    let server = McpServer::new(rt.clone(), Default::default()).unwrap();
+    let Value::Object(args) = params() else {
+        unreachable!("the params are an object")
+    };
+    (tokio, rt, server, args)
+}
+
+fn bench(c: &mut Criterion) {
+    let (tokio, rt, server, args) = setup();
 
     let mut g = c.benchmark_group("invoke");
     g.measurement_time(Duration::from_secs(4));
@@ -117,10 +135,6 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
-    let server = skill_runtime::mcp::McpServer::new(rt.clone(), Default::default()).unwrap();
-    let Value::Object(args) = params() else {
-        unreachable!()
-    };
     g.bench_function("mcp tools/call (in process)", |b| {
         b.iter(|| {
             tokio.block_on(async {
@@ -186,12 +200,7 @@ fn report() {
 fn count(spec: &str) {
     let (op, n) = spec.split_once(':').expect("INVOKE_COUNT=op:N");
     let n: u64 = n.parse().expect("N is a number");
-    let tokio = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let rt = Runtime::builder(registry).build().unwrap();
+    let (tokio, rt, server, args) = setup();
     let p = params();
     // One untimed call of each kind first, so lazy initialization is not counted.
     tokio.block_on(async {
@@ -200,10 +209,6 @@ fn count(spec: &str) {
             .await
             .unwrap();
     });
-    let server = skill_runtime::mcp::McpServer::new(rt.clone(), Default::default()).unwrap();
-    let Value::Object(args) = p.clone() else {
-        unreachable!()
-    };
     tokio.block_on(async { server.call("bench_add", Some(args.clone())).await.unwrap() });
     let text = p.to_string();
     let allocs_before = ALLOCATIONS.load(Ordering::Relaxed);

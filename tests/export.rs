@@ -28,22 +28,13 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
         "capabilities.json beside the registry"
     );
 
-    let cli = run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export"])).stdout;
+    let cli = run_ok(&mut skill_examples(&["export"])).stdout;
     assert_eq!(
         String::from_utf8_lossy(&a),
         String::from_utf8_lossy(&cli),
         "`export` prints the exported bytes"
     );
-    let caps_cli = run_ok(cargo().args([
-        "run",
-        "-q",
-        "-p",
-        "skill-examples",
-        "--",
-        "export",
-        "--capabilities",
-    ]))
-    .stdout;
+    let caps_cli = run_ok(&mut skill_examples(&["export", "--capabilities"])).stdout;
     assert_eq!(
         fs::read(dir.join("first/capabilities.json")).unwrap(),
         caps_cli
@@ -120,10 +111,7 @@ fn published_format_rejects_what_the_seed_forbids() {
 }
 
 fn run_cli_export() -> String {
-    String::from_utf8(
-        run_ok(cargo().args(["run", "-q", "-p", "skill-examples", "--", "export"])).stdout,
-    )
-    .unwrap()
+    String::from_utf8(run_ok(&mut skill_examples(&["export"])).stdout).unwrap()
 }
 
 #[test]
@@ -136,16 +124,7 @@ fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
         .find(|s| s["name"] == "vlevel_calculator")
         .unwrap();
     let input = r#"{"page_data": {"url": "https://shop.example.com/p/1", "gamme": "plaquettes", "marque": "renault", "modele": "clio"}}"#;
-    let out = run_ok(cargo().args([
-        "run",
-        "-q",
-        "-p",
-        "skill-examples",
-        "--",
-        "invoke",
-        "vlevel_calculator",
-        input,
-    ]));
+    let out = run_ok(&mut skill_examples(&["invoke", "vlevel_calculator", input]));
     let result: Value = serde_json::from_slice(&out.stdout).expect("invoke prints JSON");
     assert_eq!(result["success"], true);
     assert_eq!(result["skill"], "vlevel_calculator@1.0.0");
@@ -155,16 +134,7 @@ fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
     assert_eq!(output["vlevel"], "V3");
     assert_eq!(output["score"], 50);
 
-    let bad = cargo()
-        .args([
-            "run",
-            "-q",
-            "-p",
-            "skill-examples",
-            "--",
-            "invoke",
-            "vlevel_calculator",
-        ])
+    let bad = skill_examples(&["invoke", "vlevel_calculator"])
         .arg(r#"{"page_data": {"url": 42, "marque": null}}"#)
         .output()
         .unwrap();
@@ -182,17 +152,7 @@ fn cli_invoke_output_matches_the_exported_schema_and_bad_input_names_paths() {
     }
     assert!(bad.stdout.is_empty());
 
-    let malformed = cargo()
-        .args([
-            "run",
-            "-q",
-            "-p",
-            "skill-examples",
-            "--",
-            "invoke",
-            "echo",
-            "{not json",
-        ])
+    let malformed = skill_examples(&["invoke", "echo", "{not json"])
         .output()
         .unwrap();
     assert_eq!(malformed.status.code(), Some(2));

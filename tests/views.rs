@@ -3,19 +3,10 @@
 //! contract schema), plus the mapping rules that a schema cannot see.
 
 use serde_json::{Value, json};
-use skill_tests::{cargo, root, run_ok};
+use skill_tests::{root, run_ok, skill_examples};
 
 fn export(format: &str) -> Value {
-    let out = run_ok(cargo().args([
-        "run",
-        "-q",
-        "-p",
-        "skill-examples",
-        "--",
-        "export",
-        "--format",
-        format,
-    ]));
+    let out = run_ok(&mut skill_examples(&["export", "--format", format]));
     serde_json::from_slice(&out.stdout).expect("export prints JSON")
 }
 

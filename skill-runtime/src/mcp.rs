@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::envelope::{Caller, JobEnvelope, Source};
 use crate::error::InvokeError;
 use crate::invoke::Runtime;
+use crate::policy;
 use crate::views;
 
 /// Who the server acts for: the permissions it grants to its clients and the
@@ -41,7 +42,7 @@ pub struct McpOptions {
 /// Why `tools/call` names no tool this server serves.
 enum Route {
     Serve { reference: Arc<str> },
-    NotGranted { missing: Vec<String> },
+    NotGranted { missing: Vec<&'static str> },
 }
 
 /// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
@@ -71,37 +72,29 @@ impl McpServer {
         let mut tools = Vec::new();
         let mut routes = Vec::new();
         for skill in views::exposed_skills(&registry) {
-            let definition = views::mcp_tool(skill, Some(&catalog));
             let name = views::tool_name(skill).to_owned();
-            let missing: Vec<String> = skill
-                .pointer("/mcp/permissions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter(|p| !options.grants.contains(*p))
-                .map(str::to_owned)
-                .collect();
+            let reference: Arc<str> = format!(
+                "{}@{}",
+                skill["name"].as_str().unwrap_or_default(),
+                skill["version"].as_str().unwrap_or_default()
+            )
+            .into();
+            let required = runtime
+                .registry()
+                .get(&reference)
+                .map_or(&[][..], |s| s.entry.manifest.mcp.permissions);
+            let missing = policy::missing_permissions(&options.grants, required);
             if !missing.is_empty() {
                 routes.push((name, Route::NotGranted { missing }));
                 continue;
             }
+            let definition = views::mcp_tool(skill, Some(&catalog));
             let tool: Tool = serde_json::from_value(definition).map_err(|e| ToolError {
                 tool: name.clone(),
                 message: e.to_string(),
             })?;
             tools.push(tool);
-            let reference = format!(
-                "{}@{}",
-                skill["name"].as_str().unwrap_or_default(),
-                skill["version"].as_str().unwrap_or_default()
-            );
-            routes.push((
-                name,
-                Route::Serve {
-                    reference: reference.into(),
-                },
-            ));
+            routes.push((name, Route::Serve { reference }));
         }
         let caller = Caller {
             source: Source::Mcp,
@@ -208,13 +201,8 @@ impl McpServer {
             Some(Route::NotGranted { missing }) => {
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "tool `{name}` is not available: it needs MCP permission{} {} that this server does not grant",
-                        if missing.len() == 1 { "" } else { "s" },
-                        missing
-                            .iter()
-                            .map(|p| format!("`{p}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        "tool `{name}` is not available: it needs MCP {} that this server does not grant",
+                        policy::permission_list(missing)
                     ),
                     Some(json!({ "tool": name, "missing_permissions": missing })),
                 ));
@@ -287,7 +275,11 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        // Tools are in name order (`views::exposed_skills`).
+        self.tools
+            .binary_search_by(|t| t.name.as_ref().cmp(name))
+            .ok()
+            .map(|i| self.tools[i].clone())
     }
 
     async fn call_tool(

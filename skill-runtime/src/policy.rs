@@ -3,7 +3,7 @@
 //! (idempotency), with whose approval (`requires_hitl`, destructive), and what
 //! undoes a broken postcondition (rollback actions).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -59,26 +59,37 @@ pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
         }
     }
     if let Some(granted) = &caller.permissions {
-        let missing: Vec<&str> = m
-            .mcp
-            .permissions
-            .iter()
-            .copied()
-            .filter(|p| !granted.contains(*p))
-            .collect();
+        let missing = missing_permissions(granted, m.mcp.permissions);
         if !missing.is_empty() {
-            return Err(format!(
-                "missing permission{} {}",
-                if missing.len() == 1 { "" } else { "s" },
-                missing
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            return Err(format!("missing {}", permission_list(&missing)));
         }
     }
     Ok(())
+}
+
+/// The permissions of `required` that `granted` lacks, in manifest order.
+pub(crate) fn missing_permissions<'a>(
+    granted: &BTreeSet<String>,
+    required: &[&'a str],
+) -> Vec<&'a str> {
+    required
+        .iter()
+        .copied()
+        .filter(|p| !granted.contains(*p))
+        .collect()
+}
+
+/// "permission `a`" or "permissions `a`, `b`".
+pub(crate) fn permission_list(permissions: &[&str]) -> String {
+    format!(
+        "permission{} {}",
+        if permissions.len() == 1 { "" } else { "s" },
+        permissions
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// An exact sliding-window limit: at most `max` admissions in any 60 seconds.

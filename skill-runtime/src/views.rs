@@ -50,16 +50,9 @@ pub fn exposed_skills(registry: &Value) -> Vec<&Value> {
         }
         let version = semver::Version::parse(str_of(skill, "version"))
             .unwrap_or(semver::Version::new(0, 0, 0));
-        let entry = by_tool.entry(tool_name(skill));
-        match entry {
-            std::collections::btree_map::Entry::Vacant(v) => {
-                v.insert((skill, version));
-            }
-            std::collections::btree_map::Entry::Occupied(mut o) => {
-                if version > o.get().1 {
-                    o.insert((skill, version));
-                }
-            }
+        let name = tool_name(skill);
+        if by_tool.get(name).is_none_or(|(_, kept)| version > *kept) {
+            by_tool.insert(name, (skill, version));
         }
     }
     by_tool.into_values().map(|(s, _)| s).collect()

@@ -29,6 +29,14 @@ pub fn cargo() -> Command {
     cmd
 }
 
+/// `cargo run -q -p skill-examples -- ARGS`: the example app's CLI.
+pub fn skill_examples(args: &[&str]) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["run", "-q", "-p", "skill-examples", "--"])
+        .args(args);
+    cmd
+}
+
 /// Run `cmd`, panicking with its output when it fails.
 pub fn run_ok(cmd: &mut Command) -> Output {
     let out = cmd

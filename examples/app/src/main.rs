@@ -231,15 +231,10 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let rt = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
+            // A server: calls may run side by side.
+            let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
                 Ok(rt) => rt,
-                Err(e) => {
-                    eprintln!("error: cannot start the async runtime: {e}");
-                    return ExitCode::FAILURE;
-                }
+                Err(code) => return code,
             };
             let served = rt.block_on(async {
                 match http {
@@ -314,15 +309,9 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
         .with_dry_run(args.dry_run);
     job.constraints.timeout_ms = args.timeout_ms;
     job.idempotency_key = args.idempotency_key;
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     match rt.block_on(runtime.invoke_text(job, &text)) {
         Ok(result) => {
@@ -355,6 +344,16 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
             }
         }
     }
+}
+
+/// A tokio runtime from `builder`, with I/O and timers.
+fn async_runtime(
+    mut builder: tokio::runtime::Builder,
+) -> Result<tokio::runtime::Runtime, ExitCode> {
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the async runtime: {e}");
+        ExitCode::FAILURE
+    })
 }
 
 /// The example runtime: the seed skills' resources and rollback actions, an
