@@ -21,6 +21,9 @@ use std::{env, fs, io};
 
 use skill_runtime::Registry;
 
+pub mod cli;
+pub mod diff;
+
 /// The skills crates a build script expects to contribute, as listed in [`link!`].
 #[derive(Clone, Copy, Debug)]
 pub struct Linked {

@@ -48,6 +48,7 @@ pub mod mcp;
 pub mod policy;
 pub mod record;
 pub mod registry;
+pub mod rules;
 pub mod schema;
 mod skill;
 pub mod views;

@@ -1,0 +1,251 @@
+//! `skill-registry`: check, compare and convert registry files, for pipelines and
+//! tools that never compile Rust.
+//!
+//! ```text
+//! skill-registry validate FILE [--capabilities FILE] [--ops FILE]
+//! skill-registry diff OLD NEW [--json]
+//! skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
+//! ```
+//!
+//! Exit status: 0 when valid (or the diff's version bumps suffice), 1 when not,
+//! 2 for a usage error or a file that cannot be read.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+use skill_runtime::export::canonical;
+use skill_runtime::rules::check_registry;
+use skill_runtime::schema::CompiledSchema;
+use skill_runtime::views;
+
+use crate::diff::diff;
+
+/// The published format of `skill-registry.json`.
+pub const REGISTRY_SCHEMA: &str = include_str!("../../skill-registry.schema.json");
+
+/// The published format of `op-registry.json`.
+pub const OP_REGISTRY_SCHEMA: &str = include_str!("../../op-registry.schema.json");
+
+const USAGE: &str = "usage:
+  skill-registry validate FILE [--capabilities FILE] [--ops FILE]
+  skill-registry diff OLD NEW [--json]
+  skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]";
+
+/// A usage error or an unreadable file: exit status 2.
+struct Fatal(String);
+
+/// Run the command line `args` (without the program name); returns the exit status.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let result = match args.first().map(String::as_str) {
+        Some("validate") => validate(&args[1..], out),
+        Some("diff") => diff_cmd(&args[1..], out),
+        Some("convert") => convert(&args[1..], out),
+        Some("-h" | "--help" | "help") => {
+            let _ = writeln!(out, "{USAGE}");
+            Ok(0)
+        }
+        Some(other) => Err(Fatal(format!("unknown command `{other}`\n{USAGE}"))),
+        None => Err(Fatal(USAGE.to_owned())),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Fatal(message)) => {
+            let _ = writeln!(err, "error: {message}");
+            2
+        }
+    }
+}
+
+/// Positional arguments and `--flag VALUE` options (`--json` takes none).
+struct Args<'a> {
+    positional: Vec<&'a str>,
+    options: Vec<(&'a str, &'a str)>,
+    json: bool,
+}
+
+fn parse<'a>(args: &'a [String], options: &[&str]) -> Result<Args<'a>, Fatal> {
+    let mut out = Args {
+        positional: Vec::new(),
+        options: Vec::new(),
+        json: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--json" && options.contains(&"--json") {
+            out.json = true;
+        } else if a.starts_with("--") {
+            if !options.contains(&a.as_str()) || a == "--json" {
+                return Err(Fatal(format!("unknown option `{a}`\n{USAGE}")));
+            }
+            let value = it
+                .next()
+                .ok_or_else(|| Fatal(format!("`{a}` needs a value\n{USAGE}")))?;
+            out.options.push((a, value));
+        } else {
+            out.positional.push(a);
+        }
+    }
+    Ok(out)
+}
+
+impl Args<'_> {
+    fn option(&self, name: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
+
+    fn files(&self, n: usize) -> Result<&[&str], Fatal> {
+        if self.positional.len() != n {
+            return Err(Fatal(format!(
+                "expected {n} file argument{}, got {}\n{USAGE}",
+                if n == 1 { "" } else { "s" },
+                self.positional.len()
+            )));
+        }
+        Ok(&self.positional)
+    }
+}
+
+fn read_json(path: &str) -> Result<Value, Fatal> {
+    let text = std::fs::read_to_string(Path::new(path))
+        .map_err(|e| Fatal(format!("cannot read {path}: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| Fatal(format!("{path} is not JSON: {e}")))
+}
+
+fn format_problems(path: &str, doc: &Value, schema_text: &str, problems: &mut Vec<String>) {
+    let schema: Value = match serde_json::from_str(schema_text) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(format!(
+                "{path}: the published format schema does not parse: {e}"
+            ));
+            return;
+        }
+    };
+    match CompiledSchema::compile(&schema) {
+        Ok(c) => problems.extend(
+            c.violations(doc)
+                .into_iter()
+                .map(|v| format!("{path}: {v}")),
+        ),
+        Err(e) => problems.push(format!(
+            "{path}: the published format schema does not compile: {e}"
+        )),
+    }
+}
+
+/// Every `inputs_schema` and `outputs_schema` is itself a valid JSON Schema.
+fn schemas_compile(path: &str, doc: &Value, list: &str, problems: &mut Vec<String>) {
+    for v in doc
+        .get(list)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for key in ["inputs_schema", "outputs_schema"] {
+            if let Some(s) = v.get(key)
+                && let Err(e) = CompiledSchema::compile(s)
+            {
+                problems.push(format!(
+                    "{path}: `{}@{}`: {key}: {e}",
+                    v.get("name").and_then(Value::as_str).unwrap_or_default(),
+                    v.get("version").and_then(Value::as_str).unwrap_or_default()
+                ));
+            }
+        }
+    }
+}
+
+fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
+    let a = parse(args, &["--capabilities", "--ops"])?;
+    let file = a.files(1)?[0];
+    let registry = read_json(file)?;
+    let catalog = a.option("--capabilities").map(read_json).transpose()?;
+    let ops_file = a.option("--ops");
+    let ops = ops_file.map(read_json).transpose()?;
+
+    let mut problems = Vec::new();
+    format_problems(file, &registry, REGISTRY_SCHEMA, &mut problems);
+    schemas_compile(file, &registry, "skills", &mut problems);
+    if let (Some(path), Some(ops)) = (ops_file, &ops) {
+        format_problems(path, ops, OP_REGISTRY_SCHEMA, &mut problems);
+        schemas_compile(path, ops, "ops", &mut problems);
+    }
+    // Cross rules read fields the format guarantees; after format errors they
+    // would only repeat them.
+    if problems.is_empty() {
+        problems.extend(
+            check_registry(&registry, ops.as_ref(), catalog.as_ref())
+                .into_iter()
+                .map(|f| format!("{file}: {f}")),
+        );
+    }
+    if problems.is_empty() {
+        let count =
+            |doc: &Value, list: &str| doc.get(list).and_then(Value::as_array).map_or(0, Vec::len);
+        let pipelines = registry
+            .get("skills")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|s| s.get("kind").and_then(Value::as_str) == Some("pipeline"))
+            .count();
+        let _ = writeln!(
+            out,
+            "{file}: valid ({} skills, {pipelines} pipelines{})",
+            count(&registry, "skills"),
+            ops.as_ref()
+                .map(|o| format!(", {} ops", count(o, "ops")))
+                .unwrap_or_default()
+        );
+        return Ok(0);
+    }
+    for p in &problems {
+        let _ = writeln!(out, "{p}");
+    }
+    Ok(1)
+}
+
+fn diff_cmd(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
+    let a = parse(args, &["--json"])?;
+    let files = a.files(2)?;
+    let (old, new) = (read_json(files[0])?, read_json(files[1])?);
+    let d = diff(&old, &new);
+    if a.json {
+        let _ = out.write_all(canonical(&d.to_json()).as_bytes());
+    } else {
+        let _ = write!(out, "{d}");
+    }
+    Ok(if d.ok() { 0 } else { 1 })
+}
+
+fn convert(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
+    let a = parse(args, &["--to", "--capabilities"])?;
+    let file = a.files(1)?[0];
+    let registry = read_json(file)?;
+    let catalog = a.option("--capabilities").map(read_json).transpose()?;
+    let view = match a.option("--to") {
+        Some("mcp") => views::mcp_tools(&registry, catalog.as_ref()),
+        Some("openai") => views::openai_tools(&registry).map_err(|errors| {
+            Fatal(
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })?,
+        Some("unified") => views::unified_contracts(&registry),
+        Some(other) => {
+            return Err(Fatal(format!(
+                "unknown view `{other}`; choose mcp, openai or unified"
+            )));
+        }
+        None => return Err(Fatal(format!("`--to` is required\n{USAGE}"))),
+    };
+    let _ = out.write_all(canonical(&view).as_bytes());
+    Ok(0)
+}
