@@ -10,9 +10,9 @@
 //! skill_build::export_or_exit(skill_build::link!());
 //! ```
 //!
-//! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`,
-//! and the same registry bytes to `$SKILL_REGISTRY_OUT` when that is set (with
-//! `capabilities.json` beside it). Every
+//! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`
+//! (and `op-registry.json` when there are ops), and the same registry bytes to
+//! `$SKILL_REGISTRY_OUT` when that is set (with the other files beside it). Every
 //! problem (a crate listed in `link!` that contributed nothing, duplicate
 //! skills, dangling call targets, invalid schemas) fails the build.
 
@@ -117,11 +117,18 @@ pub fn export_to(
     };
     write_if_changed(&out.registry, &bytes)?;
     write_if_changed(&out.capabilities, &registry.export_capabilities())?;
+    if registry.has_ops() {
+        write_if_changed(&dir.join("op-registry.json"), &registry.export_ops())?;
+    }
     if let Some(path) = &out.extra {
         write_if_changed(path, &bytes)?;
         let beside = path.with_file_name("capabilities.json");
         if beside != *path {
             write_if_changed(&beside, &registry.export_capabilities())?;
+        }
+        let ops = path.with_file_name("op-registry.json");
+        if registry.has_ops() && ops != *path {
+            write_if_changed(&ops, &registry.export_ops())?;
         }
     }
     Ok(out)

@@ -48,7 +48,103 @@ pub const SKILL_KEYS: &[&str] = &[
 ];
 
 /// Keys that may appear more than once.
-const REPEATABLE: &[&str] = &["precondition", "postcondition", "validation_rule"];
+const REPEATABLE: &[&str] = &["precondition", "postcondition", "validation_rule", "step"];
+
+/// Keys `#[pipeline(...)]` accepts: a skill's, less what its steps decide.
+pub const PIPELINE_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "version",
+    "description",
+    "domain",
+    "owners",
+    "status",
+    "deprecation",
+    "autonomy",
+    "policy_tags",
+    "rate_limit",
+    "redaction",
+    "timeout_ms",
+    "retries",
+    "backoff",
+    "idempotent",
+    "destructive",
+    "requires_hitl",
+    "sandbox",
+    "source",
+    "mcp",
+    "reusable_by",
+    "step",
+    "crate",
+];
+
+/// Skill keys a pipeline does not take, and why.
+const NOT_FOR_PIPELINES: &[(&str, &str)] = &[
+    (
+        "capabilities",
+        "a pipeline's capabilities are computed from its steps (the union of what they reach); remove `capabilities`",
+    ),
+    (
+        "side_effects",
+        "a pipeline's side effects are its steps'; remove `side_effects`",
+    ),
+    (
+        "calls",
+        "a pipeline calls what its steps target; remove `calls` and add a `step(...)`",
+    ),
+    (
+        "ambient",
+        "a pipeline has no body to scan; remove `ambient`",
+    ),
+    (
+        "precondition",
+        "a pipeline's checks are its steps'; put the precondition on the first step's skill",
+    ),
+    (
+        "postcondition",
+        "a pipeline's checks are its steps'; put the postcondition on the last step's skill",
+    ),
+    (
+        "validation_rule",
+        "a pipeline's checks are its steps'; put the rule on a step's skill",
+    ),
+    ("kind", "`#[pipeline]` is the pipeline kind; remove `kind`"),
+];
+
+/// Skill keys an op does not take, and why.
+const NOT_FOR_OPS: &[(&str, &str)] = &[
+    ("kind", "an op has no kind; remove `kind`"),
+    (
+        "mcp",
+        "ops are not served over MCP; expose a skill (or a pipeline) that calls the op",
+    ),
+];
+
+/// Which attribute is being read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Skill,
+    Pipeline,
+    Op,
+}
+
+/// `runtime = "..."` of an op and its field (`tool`, `url` or `command`).
+pub struct OpArgs {
+    /// `Native`, `Mcp`, `Http` or `Script`.
+    pub runtime: Option<Choice>,
+    pub tool: Option<LitStr>,
+    pub url: Option<LitStr>,
+    pub command: Option<LitStr>,
+}
+
+/// `step(id = "...", skill = "name@version", inputs(field = "$inputs.x"), outputs(field = "$outputs.y"))`.
+pub struct StepArgs {
+    pub id: Option<LitStr>,
+    /// `skill` or `op`, and the reference.
+    pub target: Option<(&'static str, LitStr)>,
+    pub inputs: Vec<(syn::Ident, LitStr)>,
+    pub outputs: Vec<(syn::Ident, LitStr)>,
+}
 
 /// A choice among fixed words, kept as the runtime enum variant to emit.
 #[derive(Clone, Copy)]
@@ -92,6 +188,9 @@ pub struct SkillArgs {
     pub preconditions: Vec<PreconditionArgs>,
     pub postconditions: Vec<PostconditionArgs>,
     pub validation_rules: Vec<RuleArgs>,
+    pub steps: Vec<StepArgs>,
+    /// `Some` for `#[op]`.
+    pub op: Option<OpArgs>,
 }
 
 pub struct DeprecationArgs {
@@ -136,9 +235,47 @@ pub struct RuleArgs {
 }
 
 impl SkillArgs {
-    pub fn from_list(cx: &Ctxt, list: List) -> SkillArgs {
+    pub fn from_list_as(cx: &Ctxt, mut list: List, form: Form) -> SkillArgs {
+        let mut refuse = |not: &[(&str, &str)]| {
+            list.0.retain(|e| match e {
+                Entry::Node(n) => match not.iter().find(|(k, _)| n.key() == *k) {
+                    Some((_, why)) => {
+                        cx.error_at(n.span(), *why);
+                        false
+                    }
+                    None => true,
+                },
+                Entry::Lit(_) => true,
+            })
+        };
+        let op_keys: Vec<&str>;
+        let (what, keys) = match form {
+            Form::Skill => ("#[skill]", SKILL_KEYS),
+            Form::Pipeline => {
+                refuse(NOT_FOR_PIPELINES);
+                ("#[pipeline]", PIPELINE_KEYS)
+            }
+            Form::Op => {
+                refuse(NOT_FOR_OPS);
+                op_keys = SKILL_KEYS
+                    .iter()
+                    .copied()
+                    .filter(|k| !NOT_FOR_OPS.iter().any(|(n, _)| n == k))
+                    .chain(["runtime", "tool", "url", "command"])
+                    .collect();
+                ("#[op]", &op_keys[..])
+            }
+        };
         let mut a = SkillArgs::default();
-        for node in nodes(cx, list, "#[skill]", SKILL_KEYS, REPEATABLE) {
+        if form == Form::Op {
+            a.op = Some(OpArgs {
+                runtime: None,
+                tool: None,
+                url: None,
+                command: None,
+            });
+        }
+        for node in nodes(cx, list, what, keys, REPEATABLE) {
             let key = node.key();
             match key.as_str() {
                 "crate" => a.krate = str_lit(cx, &node).and_then(|s| parse_path(cx, &s)),
@@ -253,11 +390,96 @@ impl SkillArgs {
                 "precondition" => a.preconditions.push(precondition(cx, node)),
                 "postcondition" => a.postconditions.push(postcondition(cx, node)),
                 "validation_rule" => a.validation_rules.push(rule(cx, node)),
+                "step" => a.steps.push(step(cx, node)),
+                "runtime" | "tool" | "url" | "command" => {
+                    let Some(op) = a.op.as_mut() else {
+                        unreachable_key(cx, &node);
+                        continue;
+                    };
+                    match node.key().as_str() {
+                        "runtime" => {
+                            op.runtime = choice(
+                                cx,
+                                &node,
+                                &[
+                                    ("native", "Native"),
+                                    ("mcp", "Mcp"),
+                                    ("http", "Http"),
+                                    ("script", "Script"),
+                                ],
+                            )
+                        }
+                        "tool" => op.tool = str_lit(cx, &node),
+                        "url" => op.url = str_lit(cx, &node),
+                        _ => op.command = str_lit(cx, &node),
+                    }
+                }
                 _ => unreachable_key(cx, &node),
             }
         }
         a
     }
+}
+
+fn step(cx: &Ctxt, node: Node) -> StepArgs {
+    let span = node.span();
+    let mut s = StepArgs {
+        id: None,
+        target: None,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+    };
+    let mapping = |cx: &Ctxt, n: Node, what: &str| -> Vec<(syn::Ident, LitStr)> {
+        let mut out = Vec::new();
+        for entry in sub_list(cx, n).0 {
+            match entry {
+                Entry::Node(m) if m.path.get_ident().is_some() => {
+                    if let (Some(field), Some(r)) = (m.path.get_ident().cloned(), str_lit(cx, &m)) {
+                        out.push((field, r));
+                    }
+                }
+                other => cx.error_at(
+                    other.span(),
+                    format!("expected `field = \"$...\"` in {what}(...)"),
+                ),
+            }
+        }
+        out
+    };
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "step(...)",
+        &["id", "skill", "op", "inputs", "outputs"],
+        &[],
+    ) {
+        match n.key().as_str() {
+            "id" => s.id = str_lit(cx, &n),
+            "skill" | "op" => {
+                let kind = if n.key() == "op" { "op" } else { "skill" };
+                if s.target.is_some() {
+                    cx.error_at(
+                        n.span(),
+                        "a step has one target: `skill = \"...\"` or `op = \"...\"`, not both",
+                    );
+                } else if let Some(r) = str_lit(cx, &n) {
+                    s.target = Some((kind, r));
+                }
+            }
+            "inputs" => s.inputs = mapping(cx, n, "inputs"),
+            _ => s.outputs = mapping(cx, n, "outputs"),
+        }
+    }
+    if s.id.is_none() {
+        cx.error_at(span, "a step needs an id: `step(id = \"read\", ...)`");
+    }
+    if s.target.is_none() {
+        cx.error_at(
+            span,
+            "a step needs a target: `skill = \"name\"` (or `\"name@1.0.0\"`), or `op = \"name\"`",
+        );
+    }
+    s
 }
 
 /// `nodes` already rejected unknown keys; reaching this is our bug, reported as one.

@@ -3,6 +3,8 @@
 
 use crate::ast::{SkillArgs, SkillFn, same_path};
 use crate::ctxt::Ctxt;
+use proc_macro2::Span;
+use syn::LitStr;
 
 /// The longest description the AI-COS skill model allows.
 pub const MAX_DESCRIPTION: usize = 200;
@@ -317,5 +319,140 @@ pub fn arity(e: &syn::Expr) -> usize {
     match e {
         syn::Expr::Closure(c) => c.inputs.len(),
         _ => 2,
+    }
+}
+
+/// What the pipeline macro can see of its steps: ids, targets and reference
+/// syntax, and that every `$step` reference reads an earlier step.
+pub fn steps(cx: &Ctxt, args: &SkillArgs) {
+    if args.steps.is_empty() {
+        cx.error_at(
+            Span::call_site(),
+            "a pipeline needs at least one `step(id = \"...\", skill = \"...\", inputs(...), outputs(...))`",
+        );
+        return;
+    }
+    let ids: Vec<String> = args
+        .steps
+        .iter()
+        .filter_map(|s| s.id.as_ref().map(LitStr::value))
+        .collect();
+    for (i, step) in args.steps.iter().enumerate() {
+        let Some(id_lit) = &step.id else { continue };
+        let id = id_lit.value();
+        if !is_snake_case(&id) {
+            cx.error_spanned(
+                id_lit,
+                format!(
+                    "step id \"{id}\" is not snake_case; write it like \"{}\"",
+                    to_snake_case(&id)
+                ),
+            );
+        }
+        if ids[..i.min(ids.len())].contains(&id) {
+            cx.error_spanned(
+                id_lit,
+                format!("step id \"{id}\" is used by an earlier step; give each step its own id"),
+            );
+        }
+        if let Some((kind, target)) = &step.target {
+            let text = target.value();
+            let (name, version) = match text.split_once('@') {
+                Some((n, v)) => (n, Some(v)),
+                None => (text.as_str(), None),
+            };
+            if !is_snake_case(name) {
+                cx.error_spanned(target, format!("{kind} name \"{name}\" is not snake_case; write `\"name\"` or `\"name@1.0.0\"`"));
+            }
+            if let Some(v) = version
+                && !is_semver(v)
+            {
+                cx.error_spanned(target, format!("\"{v}\" is not a semver version; write `\"{name}@1.0.0\"`, or no version for the highest"));
+            }
+        }
+        let earlier = &ids[..i.min(ids.len())];
+        for (field, r) in &step.inputs {
+            let text = r.value();
+            let parts: Vec<&str> = text.split('.').collect();
+            match parts.as_slice() {
+                ["$inputs", f] if !f.is_empty() => {}
+                ["$step", s, f] if !s.is_empty() && !f.is_empty() => {
+                    let s = s.to_string();
+                    if s == id {
+                        cx.error_spanned(r, format!("step \"{id}\" reads its own output; read `$inputs.<field>` or an earlier step's"));
+                    } else if ids.contains(&s) && !earlier.contains(&s) {
+                        cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which runs later; steps run in order, so move \"{s}\" before \"{id}\""));
+                    } else if !ids.contains(&s) {
+                        cx.error_spanned(r, format!("`{text}` names no step; the steps are {}", ids.iter().map(|i| format!("\"{i}\"")).collect::<Vec<_>>().join(", ")));
+                    }
+                }
+                ["$outputs", _] => cx.error_spanned(r, format!("input `{field}` reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`")),
+                _ => cx.error_spanned(r, format!("`{text}` is not a reference; write `$inputs.<field>` or `$step.<id>.<field>`")),
+            }
+        }
+        for (field, r) in &step.outputs {
+            let text = r.value();
+            let parts: Vec<&str> = text.split('.').collect();
+            match parts.as_slice() {
+                ["$outputs", n] if !n.is_empty() => {}
+                ["$step", s, f] if *s == id && field == *f => {}
+                _ => cx.error_spanned(r, format!("output `{field}` goes to `{text}`; write `$outputs.<name>` (a field of the pipeline's output), or `$step.{id}.{field}`")),
+            }
+        }
+    }
+}
+
+/// An op's runtime agrees with its shape: a body is native code; a bodiless op
+/// names where it runs, with that runtime's one field.
+pub fn op_runtime(cx: &Ctxt, args: &SkillArgs, has_body: bool) {
+    let Some(op) = &args.op else { return };
+    let runtime = op.runtime.map(|c| c.variant);
+    let fields = [
+        ("Mcp", "tool", &op.tool),
+        ("Http", "url", &op.url),
+        ("Script", "command", &op.command),
+    ];
+    if has_body {
+        if let Some(c) = op.runtime.filter(|c| c.variant != "Native") {
+            cx.error_at(
+                c.span,
+                "an op with a body is native code; remove `runtime`, or remove the body to run it elsewhere",
+            );
+        }
+        for (_, key, value) in fields {
+            if let Some(v) = value {
+                cx.error_spanned(
+                    v,
+                    format!("`{key}` is for an op without a body; a native op runs its own body"),
+                );
+            }
+        }
+        return;
+    }
+    let at = op.runtime.map_or(Span::call_site(), |c| c.span);
+    match runtime {
+        None | Some("Native") => cx.error_at(
+            at,
+            "an op without a body runs elsewhere: add `runtime = \"mcp\"` with `tool = \"...\"`, `runtime = \"script\"` with `command = \"...\"`, or `runtime = \"http\"` with `url = \"...\"`",
+        ),
+        Some(r) => {
+            for (variant, key, value) in fields {
+                match (variant == r, value) {
+                    (true, None) => cx.error_at(
+                        at,
+                        format!("runtime `{}` needs `{key} = \"...\"`", r.to_lowercase()),
+                    ),
+                    (false, Some(v)) => cx.error_spanned(
+                        v,
+                        format!(
+                            "`{key}` belongs to runtime `{}`, not `{}`",
+                            variant.to_lowercase(),
+                            r.to_lowercase()
+                        ),
+                    ),
+                    _ => {}
+                }
+            }
+        }
     }
 }

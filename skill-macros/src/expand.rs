@@ -222,6 +222,53 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     }
 }
 
+/// `#[pipeline]`, or `#[op]` without a body: the marker type and a `Skill`
+/// whose handler runs the steps, or calls the op where it runs.
+pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
+    let krate = runtime_path(args);
+    let p = quote!(#krate::__private);
+    let (error, run) = if args.op.is_some() {
+        (
+            quote!(#p::OpFailed),
+            quote!(#p::run_external_op::<Self>(ctx, input)),
+        )
+    } else {
+        (
+            quote!(#p::PipelineFailed),
+            quote!(#p::run_pipeline::<Self>(ctx, input)),
+        )
+    };
+    let ident = &func.item.sig.ident;
+    let marker = marker(func);
+    let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let manifest = manifest(args, func, &p);
+    quote! {
+        #marker
+
+        const _: () = {
+            impl #p::Skill for #ident {
+                type Input = #input_ty;
+                type Output = #output_ty;
+                type Error = #error;
+                const MANIFEST: &'static #p::Manifest = &#manifest;
+
+                fn run(
+                    ctx: #p::Ctx<Self>,
+                    input: Self::Input,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<Self::Output, Self::Error>,
+                > + ::core::marker::Send {
+                    #run
+                }
+            }
+            #p::inventory::submit! {
+                #p::SkillEntry::of::<#ident>()
+            }
+        };
+    }
+}
+
 fn opt_str(s: &Option<LitStr>) -> TokenStream {
     match s {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -282,7 +329,59 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let kind = variant_or(p, "Kind", args.kind, "Logic");
+    let pipeline = !args.steps.is_empty();
+    let op = match &args.op {
+        None => quote!(::core::option::Option::None),
+        Some(o) => {
+            let lit = |v: &Option<LitStr>| v.as_ref().map(LitStr::value).unwrap_or_default();
+            let body = match o.runtime.map_or("Native", |c| c.variant) {
+                "Mcp" => {
+                    let t = lit(&o.tool);
+                    quote!(Mcp { tool: #t })
+                }
+                "Http" => {
+                    let u = lit(&o.url);
+                    quote!(Http { url: #u })
+                }
+                "Script" => {
+                    let c = lit(&o.command);
+                    quote!(Script { command: #c })
+                }
+                _ => quote!(Native),
+            };
+            quote!(::core::option::Option::Some(#p::OpRuntime::#body))
+        }
+    };
+    let kind = if pipeline {
+        quote!(#p::Kind::Pipeline)
+    } else {
+        variant_or(p, "Kind", args.kind, "Logic")
+    };
+    let steps = args.steps.iter().filter_map(|s| {
+        let (id, (kind, target)) = (s.id.as_ref()?, s.target.as_ref()?);
+        let text = target.value();
+        let (name, version) = match text.split_once('@') {
+            Some((n, v)) => (n.to_owned(), quote!(::core::option::Option::Some(#v))),
+            None => (text, quote!(::core::option::Option::None)),
+        };
+        let kind = Ident::new(if *kind == "op" { "Op" } else { "Skill" }, target.span());
+        let map = |pairs: &[(Ident, LitStr)]| {
+            let items = pairs.iter().map(|(f, r)| {
+                let f = f.to_string();
+                quote!((#f, #r))
+            });
+            quote!(&[#(#items),*])
+        };
+        let (inputs, outputs) = (map(&s.inputs), map(&s.outputs));
+        Some(quote! {
+            #p::PipelineStep {
+                id: #id,
+                target: #p::CallTarget { kind: #p::TargetKind::#kind, name: #name, version: #version },
+                inputs: #inputs,
+                outputs: #outputs,
+            }
+        })
+    });
     let autonomy = variant_or(p, "Autonomy", args.autonomy, "L0");
     let tags = &args.policy_tags;
     let rate_limit = match &args.rate_limit {
@@ -299,7 +398,15 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         .retries
         .as_ref()
         .map(|t| quote!(#t))
-        .unwrap_or_else(|| quote!(#p::Execution::DEFAULT.retries));
+        .unwrap_or_else(|| {
+            // A pipeline's steps retry on their own; rerunning every step
+            // because one failed is not what anyone wants by default.
+            if pipeline {
+                quote!(0)
+            } else {
+                quote!(#p::Execution::DEFAULT.retries)
+            }
+        });
     let backoff = args
         .backoff
         .map(|b| variant(p, "Backoff", b))
@@ -341,7 +448,11 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     });
     let calls = args.calls.iter().map(|t| {
         quote_spanned!(t.span()=> #p::CallTarget {
-            kind: #p::TargetKind::Skill,
+            kind: if <#t as #p::Skill>::MANIFEST.op.is_some() {
+                #p::TargetKind::Op
+            } else {
+                #p::TargetKind::Skill
+            },
             name: <#t as #p::Skill>::MANIFEST.name,
             version: ::core::option::Option::Some(<#t as #p::Skill>::MANIFEST.version),
         })
@@ -379,6 +490,8 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             capabilities: &[#(#caps),*],
             side_effects: &[#(#effects),*],
             call_targets: &[#(#calls),*],
+            steps: &[#(#steps),*],
+            op: #op,
             ambient_allowances: &[#(#ambient),*],
             entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name },
             location: #loc,

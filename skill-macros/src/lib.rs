@@ -18,12 +18,26 @@ use proc_macro::TokenStream;
 /// Turn an `async fn` into a skill. See `skill_runtime` and `docs/attributes.md`.
 #[proc_macro_attribute]
 pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
-    skill_impl(attr.into(), item.into()).into()
+    skill_impl(attr.into(), item.into(), ast::Form::Skill).into()
+}
+
+/// Declare an op (the op registry's lower-level entries): on an `async fn` with
+/// a body, a native op; on a bodiless one, an op with `runtime = "mcp"` (and
+/// `tool`), `"script"` (and `command`) or `"http"` (and `url`).
+#[proc_macro_attribute]
+pub fn op(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    if syn::parse2::<syn::ItemFn>(item.clone()).is_ok() {
+        skill_impl(attr.into(), item, ast::Form::Op).into()
+    } else {
+        declared_impl(attr.into(), item, ast::Form::Op).into()
+    }
 }
 
 fn skill_impl(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
+    form: ast::Form,
 ) -> proc_macro2::TokenStream {
     let item: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
@@ -42,11 +56,94 @@ fn skill_impl(
         Ok(l) => l,
         Err(e) => return fallback::skill(e, None, Some(&func)),
     };
-    let args = ast::SkillArgs::from_list(&cx, list);
+    let args = ast::SkillArgs::from_list_as(&cx, list, form);
     check::all(&cx, &args, &func);
+    check::op_runtime(&cx, &args, true);
     match cx.check() {
         Ok(()) => expand::skill(&args, &func),
         Err(e) => fallback::skill(e, Some(&args), Some(&func)),
+    }
+}
+
+/// Declare a pipeline skill on a bodiless `async fn`. See `skill_runtime`.
+#[proc_macro_attribute]
+pub fn pipeline(attr: TokenStream, item: TokenStream) -> TokenStream {
+    declared_impl(attr.into(), item.into(), ast::Form::Pipeline).into()
+}
+
+/// A pipeline, or an op that runs elsewhere: a declaration without a body.
+fn declared_impl(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+    form: ast::Form,
+) -> proc_macro2::TokenStream {
+    let (what, shape) = match form {
+        ast::Form::Op => (
+            "an op",
+            "#[op] goes on an `async fn`: with a body for a native op, or bodiless, like `pub async fn remote_summarize(input: In) -> Out;`, for `runtime = \"mcp\"`, `\"script\"` or `\"http\"`",
+        ),
+        _ => (
+            "a pipeline",
+            "#[pipeline] goes on a bodiless `async fn`, like `pub async fn summarize_note(input: SummarizeNoteInput) -> SummarizeNoteOutput;`",
+        ),
+    };
+    let decl: syn::ForeignItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let span = syn::parse2::<syn::ItemFn>(item)
+                .map(|f| syn::spanned::Spanned::span(&f.block))
+                .unwrap_or_else(|_| proc_macro2::Span::call_site());
+            return syn::Error::new(
+                span,
+                format!("{shape}: its body is its steps, so end it with `;`"),
+            )
+            .into_compile_error();
+        }
+    };
+    // The declaration with an empty body: the same checks as a skill's signature.
+    let mut tokens: Vec<proc_macro2::TokenTree> = quote::ToTokens::to_token_stream(&decl)
+        .into_iter()
+        .collect();
+    tokens.pop();
+    let mut tokens: proc_macro2::TokenStream = tokens.into_iter().collect();
+    tokens.extend(quote::quote!({}));
+    let item: syn::ItemFn = match syn::parse2(tokens) {
+        Ok(f) => f,
+        Err(e) => return e.into_compile_error(),
+    };
+    let cx = ctxt::Ctxt::new();
+    let func = ast::SkillFn::from_item(&cx, item);
+    if let Some(i) = func.ctx_param {
+        let arg = func.item.sig.inputs.iter().nth(i);
+        cx.error_spanned(
+            arg,
+            format!("{what} without a body takes only its input, `(input: MyInput)`"),
+        );
+    }
+    if let (Some(_), syn::ReturnType::Type(_, ty)) = (&func.error, &func.item.sig.output) {
+        cx.error_spanned(
+            ty,
+            format!("{what} without a body returns its output type, not a `Result`: its failures have their own failure mode"),
+        );
+    }
+    let list: args::List = match syn::parse2(attr) {
+        Ok(l) => l,
+        Err(e) => return e.into_compile_error(),
+    };
+    let args = ast::SkillArgs::from_list_as(&cx, list, form);
+    check::all(&cx, &args, &func);
+    if form == ast::Form::Op {
+        check::op_runtime(&cx, &args, false);
+    } else {
+        check::steps(&cx, &args);
+    }
+    match cx.check() {
+        Ok(()) => expand::declared(&args, &func),
+        Err(e) => {
+            let marker = expand::marker(&func);
+            let e = e.into_compile_error();
+            quote::quote!(#e #marker)
+        }
     }
 }
 

@@ -62,7 +62,6 @@ impl fmt::Debug for Resources {
 }
 
 /// Per-invocation data shared by a skill and the skills it calls.
-#[derive(Debug)]
 pub(crate) struct Invocation {
     pub(crate) resources: Arc<Resources>,
     pub(crate) caller: Caller,
@@ -73,6 +72,19 @@ pub(crate) struct Invocation {
     pub(crate) constraints: JobConstraints,
     pub(crate) attempt: AtomicU32,
     pub(crate) report: Mutex<Report>,
+    /// The runtime, for pipelines, whose steps are jobs of their own.
+    pub(crate) runtime: Option<crate::invoke::Runtime>,
+}
+
+impl fmt::Debug for Invocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Invocation")
+            .field("job_id", &self.job_id)
+            .field("trace_id", &self.trace_id)
+            .field("parent_job_id", &self.parent_job_id)
+            .field("caller", &self.caller)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What the handler reported through its context.
@@ -82,6 +94,8 @@ pub(crate) struct Report {
     pub(crate) items: u64,
     pub(crate) artifacts: Vec<Artifact>,
     pub(crate) next_action: Option<NextAction>,
+    /// A pipeline's steps as they ran.
+    pub(crate) steps: Vec<crate::record::StepRun>,
 }
 
 impl Invocation {
@@ -93,6 +107,7 @@ impl Invocation {
         r.items = 0;
         r.artifacts.clear();
         r.next_action = None;
+        r.steps.clear();
     }
 
     pub(crate) fn take_report(&self) -> Report {
@@ -134,6 +149,10 @@ impl<S> Ctx<S> {
             inv,
             _skill: PhantomData,
         }
+    }
+
+    pub(crate) fn invocation(&self) -> &Invocation {
+        &self.inv
     }
 
     /// The resource granted by capability `C`, which `S` must declare.

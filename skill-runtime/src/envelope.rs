@@ -2,6 +2,7 @@
 //! model's `JobEnvelope`), the caller's context, and the skill result (the skill
 //! model's `SkillOutput`).
 
+use crate::manifest::TargetKind;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -40,8 +41,11 @@ pub struct JobEnvelope {
     /// The job that started this one, for nested and pipeline calls.
     #[serde(default)]
     pub parent_job_id: Option<Id>,
-    /// Skill name.
+    /// Skill name (op name when `kind` is `op`).
     pub skill: String,
+    /// What `skill` names: a skill (the default) or an op of the op registry.
+    #[serde(default, skip_serializing_if = "TargetKind::is_skill")]
+    pub kind: TargetKind,
     /// Exact version to run; the highest registered version when absent.
     #[serde(default)]
     pub version: Option<String>,
@@ -123,6 +127,7 @@ impl JobEnvelope {
             trace_id: new_id(),
             parent_job_id: None,
             skill: skill.into(),
+            kind: TargetKind::Skill,
             version: None,
             params,
             constraints: JobConstraints::default(),
@@ -299,6 +304,9 @@ pub struct SkillResult {
     /// True when the result was stored by an earlier job with the same
     /// idempotency key and returned without running the skill again.
     pub replayed: bool,
+    /// A pipeline's steps, in the order they ran, with their outputs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_steps: Vec<crate::record::StepRun>,
 }
 
 /// What the job cost.

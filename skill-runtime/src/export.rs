@@ -7,14 +7,20 @@
 use serde_json::{Map, Value, json};
 
 use crate::capability::CapabilityInfo;
-use crate::manifest::Status;
+use std::collections::BTreeSet;
+
+use crate::manifest::{CallTarget, Kind, OpRuntime, PipelineStep, Status};
 use crate::registry::{RegisteredSkill, Registry};
+use crate::rules::Closure;
 
 /// Version of the `skill-registry.json` format this crate writes; it is also the
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
 pub const REGISTRY_FORMAT_VERSION: &str = "2.0.0";
+
+/// Version of the `op-registry.json` format (`op-registry.schema.json`).
+pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
 
 /// Version of the `capabilities.json` format.
 pub const CAPABILITIES_FORMAT_VERSION: &str = "1.0.0";
@@ -24,8 +30,26 @@ impl Registry {
     pub fn to_json(&self) -> Value {
         json!({
             "registry_version": REGISTRY_FORMAT_VERSION,
-            "skills": self.skills().iter().map(skill_json).collect::<Vec<_>>(),
+            "skills": self.skills().iter().filter(|s| !s.is_op()).map(skill_json).collect::<Vec<_>>(),
         })
+    }
+
+    /// The ops as the `op-registry.json` value.
+    pub fn ops_json(&self) -> Value {
+        json!({
+            "registry_version": OP_REGISTRY_FORMAT_VERSION,
+            "ops": self.skills().iter().filter(|s| s.is_op()).map(op_json).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Whether the linked crates define any op (and `op-registry.json` is due).
+    pub fn has_ops(&self) -> bool {
+        self.skills().iter().any(RegisteredSkill::is_op)
+    }
+
+    /// The canonical bytes of `op-registry.json`.
+    pub fn export_ops(&self) -> String {
+        canonical(&self.ops_json())
     }
 
     /// The capability catalog as the `capabilities.json` value.
@@ -56,11 +80,88 @@ fn capability_json(c: &CapabilityInfo) -> Value {
     })
 }
 
+fn target_json(t: &CallTarget) -> Value {
+    let mut o = Map::new();
+    o.insert("kind".into(), t.kind.as_str().into());
+    o.insert("name".into(), t.name.into());
+    if let Some(v) = t.version {
+        o.insert("version".into(), v.into());
+    }
+    Value::Object(o)
+}
+
+fn step_json(step: &PipelineStep) -> Value {
+    let mapping = |pairs: &[(&str, &str)]| {
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
+                .collect(),
+        )
+    };
+    json!({
+        "id": step.id,
+        "target": target_json(&step.target),
+        "inputs": mapping(step.inputs),
+        "outputs": mapping(step.outputs),
+    })
+}
+
 fn strs(v: &[&str]) -> Value {
     Value::Array(v.iter().map(|s| Value::from(*s)).collect())
 }
 
-fn skill_json(s: &RegisteredSkill) -> Value {
+/// One op: the Brain OS op registry's fields, and its runtime's field.
+pub(crate) fn op_json(s: &RegisteredSkill) -> Value {
+    let m = s.entry.manifest;
+    let full = skill_json(s);
+    let mut o = Map::new();
+    for key in [
+        "name",
+        "version",
+        "status",
+        "description",
+        "inputs_schema",
+        "outputs_schema",
+        "capabilities",
+        "autonomy",
+        "failure_modes",
+        "side_effects",
+        "policy_tags",
+        "owners",
+        "rate_limit",
+        "redaction",
+        "deprecation",
+        "title",
+        "domain",
+        "execution",
+        "side_effect_details",
+    ] {
+        if let Some(v) = full.get(key) {
+            o.insert(key.to_owned(), v.clone());
+        }
+    }
+    let runtime = m.op.unwrap_or(OpRuntime::Native);
+    o.insert("runtime".into(), runtime.as_str().into());
+    match runtime {
+        OpRuntime::Native => {
+            o.insert("module".into(), m.entrypoint.module.into());
+            o.insert("handler".into(), m.entrypoint.handler.into());
+        }
+        OpRuntime::Mcp { tool } => {
+            o.insert("tool".into(), tool.into());
+        }
+        OpRuntime::Http { url } => {
+            o.insert("url".into(), url.into());
+        }
+        OpRuntime::Script { command } => {
+            o.insert("command".into(), command.into());
+        }
+    }
+    Value::Object(o)
+}
+
+pub(crate) fn skill_json(s: &RegisteredSkill) -> Value {
     let m = s.entry.manifest;
     let mut o = Map::new();
     let mut put = |k: &str, v: Value| {
@@ -74,9 +175,24 @@ fn skill_json(s: &RegisteredSkill) -> Value {
     put("kind", m.kind.as_str().into());
     put("inputs_schema", s.input_schema.clone());
     put("outputs_schema", s.output_schema.clone());
+    // A pipeline's capabilities and side effects are its steps' (Brain OS:
+    // computed from the dependency closure), never declared.
+    let closure = |f: fn(&Closure) -> &BTreeSet<String>| {
+        Value::Array(
+            s.closure()
+                .map(f)
+                .into_iter()
+                .flatten()
+                .map(|c| c.as_str().into())
+                .collect(),
+        )
+    };
     put(
         "capabilities",
-        Value::Array(m.capabilities.iter().map(|c| c.id.into()).collect()),
+        match m.kind {
+            Kind::Pipeline => closure(|c| &c.capabilities),
+            _ => Value::Array(m.capabilities.iter().map(|c| c.id.into()).collect()),
+        },
     );
     put("autonomy", m.autonomy.as_str().into());
     put(
@@ -92,12 +208,15 @@ fn skill_json(s: &RegisteredSkill) -> Value {
     // Brain OS registry v2: optional fields.
     put(
         "side_effects",
-        Value::Array(
-            m.side_effects
-                .iter()
-                .map(|e| e.capability.id.into())
-                .collect(),
-        ),
+        match m.kind {
+            Kind::Pipeline => closure(|c| &c.side_effects),
+            _ => Value::Array(
+                m.side_effects
+                    .iter()
+                    .map(|e| e.capability.id.into())
+                    .collect(),
+            ),
+        },
     );
     put("policy_tags", strs(m.policy_tags));
     put("owners", strs(m.owners));
@@ -120,27 +239,20 @@ fn skill_json(s: &RegisteredSkill) -> Value {
         dep.insert("notes".into(), d.notes.into());
         put("deprecation", Value::Object(dep));
     }
-    // Logic skills.
-    put(
-        "entrypoint",
-        json!({"runtime": "native", "module": m.entrypoint.module, "handler": m.entrypoint.handler}),
-    );
+    if m.kind == Kind::Pipeline {
+        put(
+            "steps",
+            Value::Array(m.steps.iter().map(step_json).collect()),
+        );
+    } else {
+        put(
+            "entrypoint",
+            json!({"runtime": "native", "module": m.entrypoint.module, "handler": m.entrypoint.handler}),
+        );
+    }
     put(
         "call_targets",
-        Value::Array(
-            m.call_targets
-                .iter()
-                .map(|t| {
-                    let mut o = Map::new();
-                    o.insert("kind".into(), t.kind.as_str().into());
-                    o.insert("name".into(), t.name.into());
-                    if let Some(v) = t.version {
-                        o.insert("version".into(), v.into());
-                    }
-                    Value::Object(o)
-                })
-                .collect(),
-        ),
+        Value::Array(m.call_targets.iter().map(target_json).collect()),
     );
     put(
         "ambient_allowances",

@@ -26,14 +26,14 @@ use crate::ctx::{Invocation, Resources};
 use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
 use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
 use crate::error::{InvokeError, StartError};
-use crate::manifest::{Backoff, Status};
+use crate::manifest::{Backoff, Kind, Status};
 use crate::policy::{
     Approval, ApprovalRequest, Approver, Claim, DenyApprovals, IdempotencyStore, RateLimiter,
     Rollback, RollbackRequest, authorize, idempotency_key, measure,
 };
 use crate::record::{
     AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
-    SkillStats, StatsCell, Step, StepOutcome, StepRecord,
+    SkillStats, StatsCell, Step, StepOutcome, StepRecord, StepRun,
 };
 use crate::registry::{RegisteredSkill, Registry, split_reference};
 use crate::schema::SchemaViolation;
@@ -106,6 +106,12 @@ impl RuntimeBuilder {
     /// Values that capabilities grant (database handles, file roots, ...).
     pub fn resources(mut self, resources: Resources) -> Self {
         self.resources = resources;
+        self
+    }
+
+    /// Add one resource to those already given.
+    pub fn resource<R: Send + Sync + 'static>(mut self, value: R) -> Self {
+        self.resources.insert(value);
         self
     }
 
@@ -242,6 +248,8 @@ struct State {
     replayed: bool,
     /// When the successful attempt ended, read once for the attempt and the step.
     executed: Option<Instant>,
+    /// A pipeline's steps as they ran.
+    pipeline_steps: Vec<StepRun>,
 }
 
 impl State {
@@ -490,6 +498,7 @@ impl Runtime {
             key: None,
             replayed: false,
             executed: None,
+            pipeline_steps: Vec::new(),
         }
     }
 
@@ -617,7 +626,7 @@ impl Runtime {
     fn resolve(&self, st: &mut State) -> Result<usize, InvokeError> {
         let registry = &self.inner.registry;
         let job = &st.job;
-        let found = registry.index_of(&job.skill, job.version.as_deref());
+        let found = registry.index_of_kind(job.kind, &job.skill, job.version.as_deref());
         let i = match found {
             Ok(i) => i,
             Err(known) => {
@@ -754,9 +763,11 @@ impl Runtime {
             constraints: std::mem::take(&mut st.job.constraints),
             attempt: AtomicU32::new(0),
             report: Default::default(),
+            runtime: (m.kind == Kind::Pipeline).then(|| self.clone()),
         });
         let output = self.execute(st, skill, &inv, input).await;
-        let report = inv.take_report();
+        let mut report = inv.take_report();
+        st.pipeline_steps = std::mem::take(&mut report.steps);
         st.restore(&mut inv);
         let attempts = st.attempts.len() as u32;
         let output = match output {
@@ -893,6 +904,7 @@ impl Runtime {
                 notes,
                 started_at: st.started_at,
                 replayed: false,
+                pipeline_steps: st.pipeline_steps.clone(),
             },
             typed: Some(output),
         })
@@ -1124,6 +1136,11 @@ impl Runtime {
             output,
             error,
             notes,
+            pipeline_steps: st
+                .pipeline_steps
+                .into_iter()
+                .map(|s| StepRun { output: None, ..s })
+                .collect(),
         };
         inner.sink.record(Arc::new(record));
         result

@@ -45,6 +45,8 @@ mod invoke;
 pub mod manifest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod op;
+pub mod pipeline;
 pub mod policy;
 pub mod record;
 pub mod registry;
@@ -69,7 +71,7 @@ pub use manifest::Manifest;
 pub use policy::{
     Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Rollback, RollbackRequest,
 };
-pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats};
+pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats, StepRun};
 pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};
 pub use skill::{
     InputCheck, OutputCheck, Postcondition, Precondition, Severity, Skill, ValidationRule,
@@ -77,6 +79,18 @@ pub use skill::{
 
 /// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
 pub use skill_macros::skill;
+
+/// `#[pipeline(...)]` on a bodiless `async fn name(input: In) -> Out;` declares
+/// a pipeline skill: ordered `step(id = "...", skill = "name@version",
+/// inputs(field = "$inputs.x"), outputs(field = "$outputs.y"))`; see
+/// `docs/pipelines.md`.
+pub use skill_macros::pipeline;
+
+/// `#[op(...)]`: an entry of the op registry (`op-registry.json`). On an
+/// `async fn` with a body, a native op (checked like a skill); on a bodiless
+/// one, `runtime = "mcp"` with `tool`, `"script"` with `command`, or `"http"`
+/// with `url`. Pipeline steps and `calls` reach ops by name.
+pub use skill_macros::op;
 
 /// `#[capability(id = "domain.verb", effect = "...", operation = "...")]` on a unit
 /// struct declares a capability; its doc comment is the description.
@@ -89,7 +103,7 @@ pub use skill_macros::FailureModes;
 pub mod prelude {
     pub use crate::{
         Artifact, Caller, Ctx, FailureModes, JobEnvelope, Never, NextAction, Registry, Resources,
-        Runtime, Skill, capability, skill,
+        Runtime, Skill, capability, op, pipeline, skill,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -101,6 +115,8 @@ pub mod __private {
     pub use crate::capability::{CapabilityEntry, is_capability_id};
     pub use crate::entry::SkillEntry;
     pub use crate::manifest::*;
+    pub use crate::op::{OpFailed, run as run_external_op};
+    pub use crate::pipeline::{PipelineFailed, run as run_pipeline};
     pub use crate::{
         Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
         FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,

@@ -34,6 +34,11 @@ pub struct Manifest {
     pub capabilities: &'static [&'static CapabilityInfo],
     pub side_effects: &'static [SideEffect],
     pub call_targets: &'static [CallTarget],
+    /// The steps of a pipeline skill ([`Kind::Pipeline`]); empty otherwise.
+    pub steps: &'static [PipelineStep],
+    /// `Some` for an op (`#[op]`): an entry of the op registry, not the skill
+    /// registry, and how it runs.
+    pub op: Option<OpRuntime>,
     /// Ambient uses allowed without a covering capability, each with its reason.
     pub ambient_allowances: &'static [AmbientAllowance],
     pub entrypoint: Entrypoint,
@@ -292,19 +297,67 @@ pub struct CallTarget {
     pub version: Option<&'static str>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum TargetKind {
+    #[default]
     Skill,
     Op,
 }
 
 impl TargetKind {
+    pub fn is_skill(&self) -> bool {
+        *self == TargetKind::Skill
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             TargetKind::Skill => "skill",
             TargetKind::Op => "op",
         }
     }
+}
+
+/// How an op runs (the Brain OS op registry's `runtime` and its field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpRuntime {
+    /// Rust code in this process (`module` + `handler`).
+    Native,
+    /// A tool on the runtime's MCP client ([`crate::op::McpTools`]).
+    Mcp { tool: &'static str },
+    /// An HTTP endpoint that takes the input as a JSON POST body.
+    Http { url: &'static str },
+    /// A program and its arguments, separated by spaces (no shell): the input
+    /// as JSON on stdin, the output as JSON on stdout.
+    Script { command: &'static str },
+}
+
+impl OpRuntime {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OpRuntime::Native => "native",
+            OpRuntime::Mcp { .. } => "mcp",
+            OpRuntime::Http { .. } => "http",
+            OpRuntime::Script { .. } => "script",
+        }
+    }
+}
+
+/// One step of a pipeline skill (Brain OS registry v2): a target and how its
+/// input is built and where its output goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineStep {
+    /// Unique within the pipeline; later steps read this step's output as
+    /// `$step.<id>.<field>`.
+    pub id: &'static str,
+    pub target: CallTarget,
+    /// Target input field, read from `$inputs.<field>` or `$step.<id>.<field>`.
+    pub inputs: &'static [(&'static str, &'static str)],
+    /// Target output field, written to `$outputs.<name>` (or named
+    /// `$step.<id>.<field>`, which every step output already is).
+    pub outputs: &'static [(&'static str, &'static str)],
 }
 
 /// In-process Rust code: `module` is the Rust module path, `handler` the function.

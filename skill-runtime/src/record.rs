@@ -53,6 +53,30 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
     pub notes: Vec<RuleNote>,
+    /// A pipeline's steps, in the order they ran (each step's output is in the
+    /// step's own record, under its job id).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_steps: Vec<StepRun>,
+}
+
+/// One step of a pipeline as it ran (the Chimera seed's workflow run record).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepRun {
+    /// The step's id in the pipeline.
+    pub id: &'static str,
+    /// `name@version` of the skill or op that ran (as referenced, when it did
+    /// not resolve).
+    pub skill_name: Arc<str>,
+    /// The step's own job, child of the pipeline's.
+    pub job_id: Id,
+    pub status: RunStatus,
+    /// The step's output; in results only, never in records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Arc<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(serialize_with = "serialize_time")]
+    pub completed_at: SystemTime,
 }
 
 /// The seed's run record status.

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::capability::{self, CapabilityInfo, Operation, is_capability_id};
 use crate::entry::{Conditions, SkillEntry};
 use crate::manifest::{Kind, Location, Status, TargetKind, is_snake_case};
+use crate::rules::{self, Closure};
 use crate::schema::CompiledSchema;
 
 /// The longest description the AI-COS model allows.
@@ -28,6 +29,8 @@ pub struct RegisteredSkill {
     pub(crate) output_validator: Arc<CompiledSchema>,
     version: semver::Version,
     label: Arc<str>,
+    /// A pipeline's capabilities and side effects: the union over its steps.
+    closure: Option<Closure>,
 }
 
 impl RegisteredSkill {
@@ -37,6 +40,24 @@ impl RegisteredSkill {
 
     pub fn version(&self) -> &semver::Version {
         &self.version
+    }
+
+    /// Whether this is an op (`#[op]`, the op registry) rather than a skill.
+    pub fn is_op(&self) -> bool {
+        self.entry.manifest.op.is_some()
+    }
+
+    pub fn kind(&self) -> TargetKind {
+        if self.is_op() {
+            TargetKind::Op
+        } else {
+            TargetKind::Skill
+        }
+    }
+
+    /// A pipeline's capabilities and side effects, computed from its steps.
+    pub fn closure(&self) -> Option<&Closure> {
+        self.closure.as_ref()
     }
 
     /// `name@version`.
@@ -88,7 +109,7 @@ pub struct Registry {
     skills: Vec<RegisteredSkill>,
     catalog: Vec<&'static CapabilityInfo>,
     /// Index into `skills` of every version of a name, lowest version first.
-    by_name: HashMap<&'static str, Vec<usize>>,
+    by_name: HashMap<(TargetKind, &'static str), Vec<usize>>,
 }
 
 /// Everything wrong with a set of skills, one problem per line.
@@ -133,7 +154,12 @@ impl Problems {
     fn skill(&mut self, e: &SkillEntry, message: impl Into<String>) {
         let m = e.manifest;
         self.0.push(Problem {
-            subject: format!("skill `{}@{}`", m.name, m.version),
+            subject: format!(
+                "{} `{}@{}`",
+                if m.op.is_some() { "op" } else { "skill" },
+                m.name,
+                m.version
+            ),
             location: m.location.to_string(),
             message: message.into(),
         });
@@ -164,8 +190,9 @@ impl Registry {
             }
         }
         skills.sort_by(|a: &RegisteredSkill, b| {
-            a.name()
-                .cmp(b.name())
+            a.is_op()
+                .cmp(&b.is_op())
+                .then_with(|| a.name().cmp(b.name()))
                 .then_with(|| a.version.cmp(&b.version))
                 .then_with(|| {
                     a.entry
@@ -177,11 +204,12 @@ impl Registry {
         });
         check_duplicates(&skills, &mut problems);
         check_cross_references(&skills, &mut problems);
+        check_pipelines(&mut skills, &mut problems);
 
         if problems.0.is_empty() {
-            let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+            let mut by_name: HashMap<(TargetKind, &'static str), Vec<usize>> = HashMap::new();
             for (i, s) in skills.iter().enumerate() {
-                by_name.entry(s.name()).or_default().push(i);
+                by_name.entry((s.kind(), s.name())).or_default().push(i);
             }
             Ok(Registry {
                 skills,
@@ -195,7 +223,7 @@ impl Registry {
         }
     }
 
-    /// All skills, sorted by name then version.
+    /// All skills, sorted by name then version, then all ops likewise.
     pub fn skills(&self) -> &[RegisteredSkill] {
         &self.skills
     }
@@ -215,7 +243,17 @@ impl Registry {
     /// version when `None`); on failure, the versions of `name` that exist (empty
     /// when there is no skill of that name).
     pub fn index_of(&self, name: &str, version: Option<&str>) -> Result<usize, Vec<String>> {
-        let Some(versions) = self.by_name.get(name) else {
+        self.index_of_kind(TargetKind::Skill, name, version)
+    }
+
+    /// [`Registry::index_of`] for a skill or an op.
+    pub fn index_of_kind(
+        &self,
+        kind: TargetKind,
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<usize, Vec<String>> {
+        let Some(versions) = self.by_name.get(&(kind, name)) else {
             return Err(Vec::new());
         };
         let found = match version {
@@ -308,11 +346,13 @@ fn check_skill(
             format!("description is longer than {MAX_DESCRIPTION} characters"),
         );
     }
-    if m.kind == Kind::Pipeline {
-        problems.skill(
+    match (m.kind, m.steps.is_empty()) {
+        (Kind::Pipeline, true) => problems.skill(entry, "a pipeline needs at least one step"),
+        (Kind::Logic, false) => problems.skill(
             entry,
-            "pipeline skills are declared with steps, not a handler",
-        );
+            "only pipeline skills have steps; declare it with #[pipeline]",
+        ),
+        _ => {}
     }
     match (m.status, &m.deprecation) {
         (Status::Deprecated, None) => problems.skill(
@@ -397,7 +437,12 @@ fn check_skill(
             );
         }
     }
-    if m.mcp.exposed {
+    if m.mcp.exposed && m.op.is_some() {
+        problems.skill(
+            entry,
+            "ops are not served over MCP; expose a skill that calls the op",
+        );
+    } else if m.mcp.exposed {
         let tool = m.mcp.tool_name.unwrap_or(m.name);
         if !is_mcp_tool_name(tool) {
             problems.skill(
@@ -438,6 +483,7 @@ fn check_skill(
         output_validator: Arc::new(output_validator?),
         label: Arc::from(format!("{}@{}", m.name, m.version)),
         version: version?,
+        closure: None,
     })
 }
 
@@ -477,7 +523,7 @@ fn compile(
 fn check_duplicates(skills: &[RegisteredSkill], problems: &mut Problems) {
     for pair in skills.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        if a.name() == b.name() && a.version == b.version {
+        if a.is_op() == b.is_op() && a.name() == b.name() && a.version == b.version {
             let (la, lb): (Location, Location) =
                 (a.entry.manifest.location, b.entry.manifest.location);
             problems.skill(
@@ -492,12 +538,51 @@ fn check_duplicates(skills: &[RegisteredSkill], problems: &mut Problems) {
     }
 }
 
+/// Pipeline steps against the skills they target (the rules over the exported
+/// JSON, shared with `skill-registry validate`), and each pipeline's closure.
+fn check_pipelines(skills: &mut [RegisteredSkill], problems: &mut Problems) {
+    if skills
+        .iter()
+        .all(|s| s.entry.manifest.kind != Kind::Pipeline)
+    {
+        return;
+    }
+    let docs: Vec<Value> = skills
+        .iter()
+        .filter(|s| !s.is_op())
+        .map(crate::export::skill_json)
+        .collect();
+    let ops: Vec<Value> = skills
+        .iter()
+        .filter(|s| s.is_op())
+        .map(crate::export::op_json)
+        .collect();
+    let (findings, mut closures) = rules::check_pipelines(&docs, &ops);
+    for f in findings {
+        let at = skills
+            .iter()
+            .find(|s| f.subject == format!("pipeline `{}`", s.label()));
+        match at {
+            Some(s) => problems.skill(s.entry, f.message),
+            None => problems.0.push(Problem {
+                subject: f.subject,
+                location: String::new(),
+                message: f.message,
+            }),
+        }
+    }
+    for s in skills.iter_mut() {
+        s.closure = closures.remove(s.label());
+    }
+}
+
 /// Call targets and `replaced_by` name skills that exist; exposed MCP tool names
 /// are unique.
 fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
-    let exists = |name: &str, version: Option<&str>| {
+    let exists = |kind: TargetKind, name: &str, version: Option<&str>| {
         skills.iter().any(|s| {
-            s.name() == name
+            s.kind() == kind
+                && s.name() == name
                 && version.is_none_or(|v| semver::Version::parse(v).is_ok_and(|v| v == s.version))
         })
     };
@@ -505,25 +590,21 @@ fn check_cross_references(skills: &[RegisteredSkill], problems: &mut Problems) {
     for s in skills {
         let m = s.entry.manifest;
         for t in m.call_targets {
-            match t.kind {
-                TargetKind::Skill if !exists(t.name, t.version) => problems.skill(
+            if !exists(t.kind, t.name, t.version) {
+                problems.skill(
                     s.entry,
                     format!(
-                        "call target skill `{}{}` is not in the registry; is its crate linked?",
+                        "call target {} `{}{}` is not in the registry; is its crate linked?",
+                        t.kind.as_str(),
                         t.name,
                         t.version.map(|v| format!("@{v}")).unwrap_or_default()
                     ),
-                ),
-                TargetKind::Op => problems.skill(
-                    s.entry,
-                    format!("call target op `{}`: ops are not supported yet", t.name),
-                ),
-                TargetKind::Skill => {}
+                );
             }
         }
         if let Some(d) = &m.deprecation
             && let Some(r) = d.replaced_by
-            && !exists(r, None)
+            && !exists(s.kind(), r, None)
         {
             problems.skill(
                 s.entry,

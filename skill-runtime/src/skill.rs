@@ -93,6 +93,8 @@ impl Manifest {
         capabilities: &[],
         side_effects: &[],
         call_targets: &[],
+        steps: &[],
+        op: None,
         ambient_allowances: &[],
         entrypoint: crate::manifest::Entrypoint {
             module: "",

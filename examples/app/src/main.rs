@@ -8,8 +8,10 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use serde::Deserialize;
 use skill_runtime::export::canonical;
+use skill_runtime::manifest::TargetKind;
 use skill_runtime::manifest::{AgentRole, PermissionLevel};
 use skill_runtime::mcp::{McpOptions, McpServer};
+use skill_runtime::op::{McpClient, McpTools};
 use skill_runtime::record::{RunStatus, stats_from_records};
 use skill_runtime::views;
 use skill_runtime::{ApproveAll, Caller, JobEnvelope, JsonLinesSink, Registry, Runtime};
@@ -103,6 +105,8 @@ enum Format {
     Openai,
     /// The ADR's UnifiedSkillContract v1, one per skill.
     Unified,
+    /// op-registry.json.
+    Ops,
 }
 
 #[derive(clap::Args)]
@@ -136,6 +140,14 @@ struct JobArgs {
     /// Data folder of the example stores.
     #[arg(long, default_value = seed_skills::DATA_DIR)]
     data: PathBuf,
+    /// NAME is an op of the op registry, not a skill.
+    #[arg(long)]
+    op: bool,
+    /// The MCP server that `runtime = "mcp"` ops call: a command and its
+    /// arguments, separated by spaces, started as a child process (e.g.
+    /// "target/debug/skill-examples mcp").
+    #[arg(long, value_name = "COMMAND")]
+    mcp_server: Option<String>,
 }
 
 fn parse_role(s: &str) -> Result<AgentRole, String> {
@@ -170,11 +182,19 @@ fn main() -> ExitCode {
         Command::List => {
             for s in registry.skills() {
                 let m = s.entry.manifest;
-                let caps: Vec<&str> = m.capabilities.iter().map(|c| c.id).collect();
+                let caps: Vec<&str> = match s.closure() {
+                    Some(c) => c.capabilities.iter().map(String::as_str).collect(),
+                    None => m.capabilities.iter().map(|c| c.id).collect(),
+                };
+                let kind = match (m.op, m.kind) {
+                    (Some(r), _) => format!("op:{}", r.as_str()),
+                    (None, k) => k.as_str().to_owned(),
+                };
                 println!(
-                    "{:<20} {:<8} [{}] {}",
+                    "{:<20} {:<8} {:<10} [{}] {}",
                     m.name,
                     m.version,
+                    kind,
                     caps.join(", "),
                     m.description
                 );
@@ -210,7 +230,7 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let runtime = match build_runtime(registry, &data, approve, record.as_deref()) {
+            let runtime = match build_runtime(registry, &data, approve, record.as_deref(), None) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -279,6 +299,7 @@ fn export(registry: &Registry, format: Format) -> ExitCode {
             }
         },
         Format::Unified => canonical(&views::unified_contracts(&registry.to_json())),
+        Format::Ops => registry.export_ops(),
     };
     print!("{text}");
     ExitCode::SUCCESS
@@ -292,7 +313,32 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
             return ExitCode::from(2);
         }
     };
-    let runtime = match build_runtime(registry, &args.data, args.approve, args.record.as_deref()) {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let tools = match &args.mcp_server {
+        None => None,
+        Some(command) => {
+            let mut words = command.split_whitespace();
+            let mut child = tokio::process::Command::new(words.next().unwrap_or_default());
+            child.args(words);
+            match rt.block_on(McpClient::spawn(child)) {
+                Ok(client) => Some(McpTools::new(client)),
+                Err(e) => {
+                    eprintln!("error: --mcp-server {command}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    };
+    let runtime = match build_runtime(
+        registry,
+        &args.data,
+        args.approve,
+        args.record.as_deref(),
+        tools,
+    ) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -309,10 +355,9 @@ fn invoke(registry: Registry, name: &str, input: &str, args: JobArgs) -> ExitCod
         .with_dry_run(args.dry_run);
     job.constraints.timeout_ms = args.timeout_ms;
     job.idempotency_key = args.idempotency_key;
-    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
+    if args.op {
+        job.kind = TargetKind::Op;
+    }
     match rt.block_on(runtime.invoke_text(job, &text)) {
         Ok(result) => {
             for note in &result.notes {
@@ -363,6 +408,7 @@ fn build_runtime(
     data: &Path,
     approve: bool,
     record: Option<&Path>,
+    tools: Option<McpTools>,
 ) -> Result<Runtime, ExitCode> {
     let mut builder = match seed_skills::runtime_builder(Arc::new(registry), data) {
         Ok(b) => b,
@@ -374,6 +420,9 @@ fn build_runtime(
             return Err(ExitCode::FAILURE);
         }
     };
+    if let Some(tools) = tools {
+        builder = builder.resource(tools);
+    }
     if approve {
         builder = builder.approver(ApproveAll {
             by: "the operator (--approve)".to_owned(),

@@ -41,6 +41,7 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     rate_limit(max_per_minute = 10),
     redaction(inputs("query")),
     capabilities(ObsidianRead, VaultSearch),
+    calls(obsidian_search),
     reusable_by(executor = "execute", analyzer = "read"),
     timeout_ms = 10_000,
     retries = 2,
@@ -49,6 +50,23 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     mcp(permissions("obsidian:read"))
 )]
 pub async fn search_notes(
+    ctx: Ctx,
+    input: SearchNotesInput,
+) -> Result<SearchNotesOutput, SearchError> {
+    ctx.call::<obsidian_search>(input).await
+}
+
+/// Search the Obsidian vault.
+#[op(
+    version = "1.0.0",
+    autonomy = "L1",
+    owners("core"),
+    capabilities(ObsidianRead, VaultSearch),
+    timeout_ms = 10_000,
+    retries = 0,
+    idempotent
+)]
+pub async fn obsidian_search(
     ctx: Ctx,
     input: SearchNotesInput,
 ) -> Result<SearchNotesOutput, SearchError> {
@@ -211,3 +229,35 @@ pub async fn summarize_text(input: SummarizeInput) -> SummarizeOutput {
             .join(" "),
     }
 }
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SummarizeNoteInput {
+    /// Path of the note, relative to the vault root.
+    pub path: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SummarizeNoteOutput {
+    pub summary: String,
+}
+
+/// Read a note and summarize it.
+#[pipeline(
+    version = "1.0.0",
+    autonomy = "L1",
+    owners("core"),
+    mcp(permissions("obsidian:read")),
+    step(
+        id = "read",
+        skill = "read_note@1.0.0",
+        inputs(path = "$inputs.path"),
+        outputs(content = "$step.read.content")
+    ),
+    step(
+        id = "summarize",
+        skill = "summarize_text@1.0.0",
+        inputs(text = "$step.read.content"),
+        outputs(summary = "$outputs.summary")
+    )
+)]
+pub async fn summarize_note(input: SummarizeNoteInput) -> SummarizeNoteOutput;

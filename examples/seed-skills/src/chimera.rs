@@ -112,3 +112,96 @@ pub async fn normalize_handle(
         platform,
     })
 }
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct HandleWorkflowInput {
+    /// A handle as typed or pasted.
+    pub handle: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct HandleWorkflowOutput {
+    /// The input as the checkpoint saw it.
+    pub checkpoint: String,
+    /// Canonical form: `@` and the lowercase name.
+    pub handle: String,
+    /// The platform, when the input was a profile URL.
+    pub platform: Option<Platform>,
+}
+
+/// Chimera's handle normalization workflow: an `echo` checkpoint, then
+/// `normalize_handle`.
+#[pipeline(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("chimera"),
+    mcp,
+    step(
+        id = "checkpoint",
+        skill = "echo",
+        inputs(message = "$inputs.handle"),
+        outputs(message = "$outputs.checkpoint")
+    ),
+    step(
+        id = "normalize",
+        skill = "normalize_handle",
+        inputs(handle = "$step.checkpoint.message"),
+        outputs(handle = "$outputs.handle", platform = "$outputs.platform")
+    )
+)]
+pub async fn handle_normalization(input: HandleWorkflowInput) -> HandleWorkflowOutput;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ToolTextInput {
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSummary {
+    pub summary: String,
+}
+
+/// Summarize a text with the `summarize_text` tool of the configured MCP server.
+#[op(
+    version = "1.0.0",
+    autonomy = "L2",
+    owners("chimera"),
+    runtime = "mcp",
+    tool = "summarize_text",
+    timeout_ms = 30_000,
+    retries = 0
+)]
+pub async fn mcp_summarize(input: ToolTextInput) -> ToolSummary;
+
+/// Chimera's MCP tool workflow: one `mcp_tool` step, an MCP tool call.
+#[pipeline(
+    version = "1.0.0",
+    autonomy = "L2",
+    owners("chimera"),
+    step(
+        id = "mcp_tool",
+        op = "mcp_summarize",
+        inputs(text = "$inputs.text"),
+        outputs(summary = "$outputs.summary")
+    )
+)]
+pub async fn mcp_tool_workflow(input: ToolTextInput) -> ToolSummary;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WordCount {
+    pub words: u64,
+    pub lines: u64,
+}
+
+/// Count the words and lines of a text with a script (Python, JSON over stdio).
+#[op(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("chimera"),
+    runtime = "script",
+    command = "python3 examples/seed-skills/ops/word_count.py",
+    timeout_ms = 10_000,
+    retries = 0,
+    idempotent
+)]
+pub async fn word_count(input: ToolTextInput) -> WordCount;
