@@ -19,11 +19,14 @@ fn registry() -> Registry {
 fn collects_every_skill_of_both_crates_sorted() {
     let r = registry();
     let names: Vec<&str> = r.skills().iter().map(|s| s.name()).collect();
+    // Skills by name, then ops by name.
     assert_eq!(
         names,
         [
             "echo",
+            "handle_normalization",
             "handle_profile",
+            "mcp_tool_workflow",
             "normalize_handle",
             "rag_cache_purge",
             "rag_reindex",
@@ -31,10 +34,15 @@ fn collects_every_skill_of_both_crates_sorted() {
             "routes_sync",
             "search_notes",
             "seo_role_audit",
+            "summarize_note",
             "summarize_text",
-            "vlevel_calculator"
+            "vlevel_calculator",
+            "mcp_summarize",
+            "obsidian_search",
+            "word_count",
         ]
     );
+    assert!(r.skills()[14..].iter().all(|s| s.is_op()));
     let crates = r.contributing_crates();
     assert!(
         crates.contains("seed_skills") && crates.contains("team_skills"),

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Value, json};
-use skill_runtime::rules::{property, types_of};
+use skill_runtime::rules::{accepts, property, types_of};
 
 /// How much of a version a change needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -579,7 +579,7 @@ fn value_changes(
     if let (Some(ot), Some(nt)) = (&ot, &nt)
         && ot != nt
     {
-        let widened = ot.is_subset(nt);
+        let widened = accepts(nt, ot);
         let level = if widened {
             side.widened()
         } else {

@@ -245,7 +245,7 @@ fn json_type(v: &Value) -> &'static str {
 }
 
 /// Whether every value of types `source` is of one of types `target`.
-fn accepts(target: &BTreeSet<String>, source: &BTreeSet<String>) -> bool {
+pub fn accepts(target: &BTreeSet<String>, source: &BTreeSet<String>) -> bool {
     source
         .iter()
         .all(|s| target.contains(s) || (s == "integer" && target.contains("number")))
