@@ -378,7 +378,7 @@ pub fn steps(cx: &Ctxt, args: &SkillArgs) {
                 ["$inputs", f] if !f.is_empty() => {}
                 ["$step", s, f] if !s.is_empty() && !f.is_empty() => {
                     let s = s.to_string();
-                    if s == id {
+                    if s == id && !earlier.contains(&s) {
                         cx.error_spanned(r, format!("step \"{id}\" reads its own output; read `$inputs.<field>` or an earlier step's"));
                     } else if ids.contains(&s) && !earlier.contains(&s) {
                         cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which runs later; steps run in order, so move \"{s}\" before \"{id}\""));
@@ -418,6 +418,7 @@ pub fn op_runtime(cx: &Ctxt, args: &SkillArgs, has_body: bool) {
                 c.span,
                 "an op with a body is native code; remove `runtime`, or remove the body to run it elsewhere",
             );
+            return;
         }
         for (_, key, value) in fields {
             if let Some(v) = value {
