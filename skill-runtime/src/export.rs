@@ -17,7 +17,7 @@ use crate::rules::Closure;
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
-pub const REGISTRY_FORMAT_VERSION: &str = "2.0.0";
+pub const REGISTRY_FORMAT_VERSION: &str = "2.1.0";
 
 /// Version of the `op-registry.json` format (`op-registry.schema.json`).
 pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
