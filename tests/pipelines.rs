@@ -193,6 +193,71 @@ async fn an_mcp_op_needs_a_configured_client_and_calls_the_real_server() {
     assert_eq!(&*remote.pipeline_steps[0].skill_name, "mcp_summarize@1.0.0");
 }
 
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CountInput {
+    pub text: String,
+}
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Count {
+    pub words: u64,
+    pub lines: u64,
+}
+
+/// Count words over HTTP (the endpoint is tests/support/word_count_server.py).
+#[skill_runtime::op(
+    version = "1.0.0",
+    runtime = "http",
+    url = "http://127.0.0.1:47613/word_count",
+    retries = 0
+)]
+pub async fn http_word_count(input: CountInput) -> Count;
+
+/// The same server, at a path it does not serve.
+#[skill_runtime::op(
+    version = "1.0.0",
+    runtime = "http",
+    url = "http://127.0.0.1:47613/missing",
+    retries = 0
+)]
+pub async fn http_missing(input: CountInput) -> Count;
+
+#[tokio::test]
+async fn an_http_op_posts_json_and_reads_the_answer() {
+    use std::io::{BufRead, BufReader};
+    let mut server = std::process::Command::new("python3")
+        .arg(root().join("tests/support/word_count_server.py"))
+        .arg("47613")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs the test endpoint");
+    let mut ready = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(ready.trim(), "ready");
+
+    let rt = runtime();
+    let op = |name: &str| {
+        let mut job = JobEnvelope::new(name, json!({"text": "one two\nthree"}));
+        job.kind = TargetKind::Op;
+        job
+    };
+    let counted = rt.invoke(op("http_word_count")).await;
+    let missing = rt.invoke(op("http_missing")).await;
+    server.kill().ok();
+    server.wait().ok();
+    assert_eq!(
+        *counted.expect("the endpoint answers").data,
+        json!({"words": 3, "lines": 2})
+    );
+    let e = missing.unwrap_err().to_string();
+    assert!(
+        e.contains("answered 404 Not Found: no such endpoint"),
+        "{e}"
+    );
+}
+
 /// The exported registry and op registry, as a tool that never compiled Rust
 /// would read them.
 fn documents() -> (Value, Value) {

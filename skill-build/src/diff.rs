@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Value, json};
-use skill_runtime::rules::{accepts, property, types_of};
+use skill_runtime::rules::{accepts, property, resolve, types_of};
 
 /// How much of a version a change needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -436,7 +436,7 @@ impl Side {
 
 /// Property names of an object schema (its own and its `allOf` members').
 fn field_names(root: &Value, schema: &Value) -> BTreeSet<String> {
-    let schema = deref(schema, root);
+    let schema = resolve(schema, root);
     let mut out: BTreeSet<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -452,19 +452,6 @@ fn field_names(root: &Value, schema: &Value) -> BTreeSet<String> {
         out.extend(field_names(root, s));
     }
     out
-}
-
-fn deref<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
-    for _ in 0..16 {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
-                Some(t) => schema = t,
-                None => break,
-            },
-            _ => break,
-        }
-    }
-    schema
 }
 
 fn schema_changes(side: Side, o: &Value, n: &Value, add: &mut impl FnMut(Level, String)) {
@@ -550,7 +537,7 @@ fn sub_property<'a>(root: &'a Value, schema: &'a Value, field: &str) -> Option<(
     if std::ptr::eq(root, schema) {
         return property(root, field);
     }
-    let schema = deref(schema, root);
+    let schema = resolve(schema, root);
     if let Some(p) = schema.get("properties").and_then(|p| p.get(field)) {
         let required = schema
             .get("required")
@@ -592,7 +579,7 @@ fn value_changes(
             format!("{w} field `{at}` type {how}: {} -> {}", show(ot), show(nt)),
         );
     }
-    let (o, n) = (deref(o, o_root), deref(n, n_root));
+    let (o, n) = (resolve(o, o_root), resolve(n, n_root));
     // Lower bounds: raising one narrows. Upper bounds: lowering one narrows.
     for (key, lower) in [
         ("minimum", true),

@@ -99,12 +99,7 @@ where
                 .map_err(|e| failed(format!("MCP tool `{tool}` failed: {e}")))?
         }
         Some(OpRuntime::Script { command }) => script(command, &input).await?,
-        Some(OpRuntime::Http { url }) => {
-            return Err(failed(format!(
-                "op `{}` is an HTTP op (`{url}`); this runtime does not call HTTP endpoints: wrap the call in a native op with an HTTP capability",
-                m.name
-            )));
-        }
+        Some(OpRuntime::Http { url }) => http(url, &input).await?,
         Some(OpRuntime::Native) | None => {
             return Err(failed(format!("op `{}` has no external runtime", m.name)));
         }
@@ -156,6 +151,67 @@ async fn script(command: &str, input: &Value) -> Result<Value, OpFailed> {
             "`{command}` did not print one JSON value on stdout: {e}"
         ))
     })
+}
+
+/// POST `input` as JSON to `url`; the JSON body of a 2xx answer is the output.
+#[cfg(feature = "http-ops")]
+async fn http(url: &str, input: &Value) -> Result<Value, OpFailed> {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Bytes;
+    use hyper::header::{ACCEPT, CONTENT_TYPE, HOST};
+
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| failed(format!("`{url}` is not a URL: {e}")))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(failed(format!(
+            "`{url}`: HTTP ops speak plain http:// (this runtime links no TLS); reach https endpoints through a native op with an HTTP capability"
+        )));
+    }
+    let (Some(host), Some(authority)) = (uri.host(), uri.authority()) else {
+        return Err(failed(format!("`{url}` has no host")));
+    };
+    let port = uri.port_u16().unwrap_or(80);
+    let stream = tokio::net::TcpStream::connect((host, port))
+        .await
+        .map_err(|e| failed(format!("cannot connect to `{url}`: {e}")))?;
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| failed(format!("`{url}`: HTTP handshake failed: {e}")))?;
+    let connection = tokio::spawn(conn);
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let body = serde_json::to_vec(input).unwrap_or_default();
+    let request = hyper::Request::post(path)
+        .header(HOST, authority.as_str())
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| failed(format!("`{url}`: {e}")))?;
+    let answer = async {
+        let response = sender.send_request(request).await?;
+        let status = response.status();
+        let bytes = response.into_body().collect().await?.to_bytes();
+        Ok::<_, hyper::Error>((status, bytes))
+    }
+    .await;
+    connection.abort();
+    let (status, bytes) = answer.map_err(|e| failed(format!("`{url}`: {e}")))?;
+    if !status.is_success() {
+        return Err(failed(format!(
+            "`{url}` answered {status}: {}",
+            String::from_utf8_lossy(&bytes).trim()
+        )));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| failed(format!("`{url}` did not answer with JSON: {e}")))
+}
+
+#[cfg(not(feature = "http-ops"))]
+async fn http(url: &str, _input: &Value) -> Result<Value, OpFailed> {
+    Err(failed(format!(
+        "`{url}`: this build of skill-runtime calls no HTTP endpoints; enable its `http-ops` feature"
+    )))
 }
 
 /// An MCP client over a child process's stdio, on the official SDK.

@@ -148,7 +148,7 @@ impl<'a> Index<'a> {
 }
 
 /// Follow `$ref`s that point into `root` (`#/$defs/...`).
-fn resolve<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
+pub fn resolve<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
     for _ in 0..16 {
         match schema.get("$ref").and_then(Value::as_str) {
             Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
