@@ -53,6 +53,31 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let ops: Value = serde_json::from_slice(&ops_cli).expect("op registry is JSON");
     assert_eq!(ops["ops"].as_array().unwrap().len(), 3);
 
+    // The published files pass every rule of the tool that never compiles Rust.
+    let out = run_ok(
+        cargo()
+            .args([
+                "run",
+                "-q",
+                "-p",
+                "skill-build",
+                "--bin",
+                "skill-registry",
+                "--",
+                "validate",
+            ])
+            .arg(&first)
+            .arg("--capabilities")
+            .arg(dir.join("first/capabilities.json"))
+            .arg("--ops")
+            .arg(dir.join("first/op-registry.json")),
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("valid (14 skills, 3 pipelines, 3 ops)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
     let out = brainos_validate(&first, &dir.join("first/capabilities.json"));
     assert!(
         out.status.success(),
