@@ -438,3 +438,28 @@ fn a_pipeline_capability_list_must_equal_its_closure() {
         "{found:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_pipeline_is_an_mcp_tool_like_any_skill() {
+    use skill_runtime::mcp::{McpOptions, McpServer};
+    let server = McpServer::new(
+        runtime(),
+        McpOptions {
+            grants: Default::default(),
+            caller: Caller::default(),
+            server_name: "test".into(),
+            server_version: "0".into(),
+        },
+    )
+    .unwrap();
+    let args = json!({"handle": "  @Octo_Cat "});
+    let result = server
+        .call("handle_normalization", args.as_object().cloned())
+        .await
+        .expect("the pipeline is served");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"checkpoint": "  @Octo_Cat ", "handle": "@octo_cat", "platform": null}))
+    );
+}
