@@ -72,8 +72,15 @@ pub(crate) struct Invocation {
     pub(crate) constraints: JobConstraints,
     pub(crate) attempt: AtomicU32,
     pub(crate) report: Mutex<Report>,
-    /// The runtime, for pipelines, whose steps are jobs of their own.
-    pub(crate) runtime: Option<crate::invoke::Runtime>,
+    /// Only for pipelines (boxed, so other jobs carry one pointer).
+    pub(crate) pipeline: Option<Box<PipelineRun>>,
+}
+
+/// What a pipeline's handler needs beyond a skill's: the runtime its steps run
+/// on as jobs of their own, and where their records go.
+pub(crate) struct PipelineRun {
+    pub(crate) runtime: crate::invoke::Runtime,
+    pub(crate) steps: Mutex<Vec<crate::record::StepRun>>,
 }
 
 impl fmt::Debug for Invocation {
@@ -94,8 +101,6 @@ pub(crate) struct Report {
     pub(crate) items: u64,
     pub(crate) artifacts: Vec<Artifact>,
     pub(crate) next_action: Option<NextAction>,
-    /// A pipeline's steps as they ran.
-    pub(crate) steps: Vec<crate::record::StepRun>,
 }
 
 impl Invocation {
@@ -107,7 +112,10 @@ impl Invocation {
         r.items = 0;
         r.artifacts.clear();
         r.next_action = None;
-        r.steps.clear();
+        drop(r);
+        if let Some(p) = &self.pipeline {
+            lock(&p.steps).clear();
+        }
     }
 
     pub(crate) fn take_report(&self) -> Report {

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::ctx::{Invocation, Resources};
+use crate::ctx::{Invocation, PipelineRun, Resources};
 use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
 use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
 use crate::error::{InvokeError, StartError};
@@ -33,7 +33,7 @@ use crate::policy::{
 };
 use crate::record::{
     AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
-    SkillStats, StatsCell, Step, StepOutcome, StepRecord, StepRun,
+    SkillStats, StatsCell, Step, StepOutcome, StepRecord, StepRun, lock,
 };
 use crate::registry::{RegisteredSkill, Registry, split_reference};
 use crate::schema::SchemaViolation;
@@ -763,11 +763,18 @@ impl Runtime {
             constraints: std::mem::take(&mut st.job.constraints),
             attempt: AtomicU32::new(0),
             report: Default::default(),
-            runtime: (m.kind == Kind::Pipeline).then(|| self.clone()),
+            pipeline: (m.kind == Kind::Pipeline).then(|| {
+                Box::new(PipelineRun {
+                    runtime: self.clone(),
+                    steps: Default::default(),
+                })
+            }),
         });
         let output = self.execute(st, skill, &inv, input).await;
-        let mut report = inv.take_report();
-        st.pipeline_steps = std::mem::take(&mut report.steps);
+        let report = inv.take_report();
+        if let Some(p) = &inv.pipeline {
+            st.pipeline_steps = std::mem::take(&mut *lock(&p.steps));
+        }
         st.restore(&mut inv);
         let attempts = st.attempts.len() as u32;
         let output = match output {
@@ -904,7 +911,11 @@ impl Runtime {
                 notes,
                 started_at: st.started_at,
                 replayed: false,
-                pipeline_steps: st.pipeline_steps.clone(),
+                pipeline_steps: if st.pipeline_steps.is_empty() {
+                    Vec::new()
+                } else {
+                    st.pipeline_steps.clone()
+                },
             },
             typed: Some(output),
         })
@@ -1136,11 +1147,14 @@ impl Runtime {
             output,
             error,
             notes,
-            pipeline_steps: st
-                .pipeline_steps
-                .into_iter()
-                .map(|s| StepRun { output: None, ..s })
-                .collect(),
+            pipeline_steps: if st.pipeline_steps.is_empty() {
+                Vec::new()
+            } else {
+                st.pipeline_steps
+                    .into_iter()
+                    .map(|s| StepRun { output: None, ..s })
+                    .collect()
+            },
         };
         inner.sink.record(Arc::new(record));
         result

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::ctx::{Ctx, Invocation};
+use crate::ctx::{Ctx, Invocation, PipelineRun};
 use crate::envelope::{JobConstraints, JobEnvelope};
 use crate::failure::{FailureMode, FailureModes};
 use crate::manifest::{Manifest, TargetKind};
@@ -69,7 +69,7 @@ where
 }
 
 async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value, PipelineFailed> {
-    let Some(runtime) = &inv.runtime else {
+    let Some(PipelineRun { runtime, steps }) = inv.pipeline.as_deref() else {
         return Err(failed(format!(
             "pipeline `{}` runs through a runtime (`Runtime::invoke`), not as a direct call",
             m.name
@@ -111,7 +111,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
         let completed_at = SystemTime::now();
         match result {
             Ok(r) => {
-                lock(&inv.report).steps.push(StepRun {
+                lock(steps).push(StepRun {
                     id: step.id,
                     skill_name: r.skill.clone(),
                     job_id,
@@ -139,7 +139,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                     step.id,
                     e.code()
                 );
-                lock(&inv.report).steps.push(StepRun {
+                lock(steps).push(StepRun {
                     id: step.id,
                     skill_name: Arc::from(reference),
                     job_id,

@@ -109,7 +109,9 @@ pub struct Registry {
     skills: Vec<RegisteredSkill>,
     catalog: Vec<&'static CapabilityInfo>,
     /// Index into `skills` of every version of a name, lowest version first.
-    by_name: HashMap<(TargetKind, &'static str), Vec<usize>>,
+    by_name: HashMap<&'static str, Vec<usize>>,
+    /// Likewise for ops (a separate namespace).
+    ops_by_name: HashMap<&'static str, Vec<usize>>,
 }
 
 /// Everything wrong with a set of skills, one problem per line.
@@ -207,14 +209,21 @@ impl Registry {
         check_pipelines(&mut skills, &mut problems);
 
         if problems.0.is_empty() {
-            let mut by_name: HashMap<(TargetKind, &'static str), Vec<usize>> = HashMap::new();
+            let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+            let mut ops_by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
             for (i, s) in skills.iter().enumerate() {
-                by_name.entry((s.kind(), s.name())).or_default().push(i);
+                let map = if s.is_op() {
+                    &mut ops_by_name
+                } else {
+                    &mut by_name
+                };
+                map.entry(s.name()).or_default().push(i);
             }
             Ok(Registry {
                 skills,
                 catalog,
                 by_name,
+                ops_by_name,
             })
         } else {
             Err(RegistryError {
@@ -253,7 +262,11 @@ impl Registry {
         name: &str,
         version: Option<&str>,
     ) -> Result<usize, Vec<String>> {
-        let Some(versions) = self.by_name.get(&(kind, name)) else {
+        let map = match kind {
+            TargetKind::Skill => &self.by_name,
+            TargetKind::Op => &self.ops_by_name,
+        };
+        let Some(versions) = map.get(name) else {
             return Err(Vec::new());
         };
         let found = match version {
