@@ -134,6 +134,9 @@ impl<'a> Index<'a> {
         };
         match found {
             Some((v, _)) => Ok((v, kind == "op")),
+            None if what == "op" && map.is_empty() => Err(format!(
+                "{shown} is not in the registry, which has no ops (pass the op registry: --ops FILE)"
+            )),
             None if versions.is_empty() => Err(format!("{shown} is not in the registry")),
             None => Err(format!(
                 "{shown} is not in the registry (versions: {})",
