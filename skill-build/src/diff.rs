@@ -455,6 +455,26 @@ fn field_names(root: &Value, schema: &Value) -> BTreeSet<String> {
 }
 
 fn schema_changes(side: Side, o: &Value, n: &Value, add: &mut impl FnMut(Level, String)) {
+    let closed = |v: &Value| v.get("additionalProperties") == Some(&Value::Bool(false));
+    if closed(o) != closed(n) {
+        let narrowed = closed(n);
+        add(
+            if narrowed {
+                side.narrowed()
+            } else {
+                side.widened()
+            },
+            format!(
+                "the {} {} unknown fields",
+                side.word(),
+                if narrowed {
+                    "no longer accepts"
+                } else {
+                    "now accepts"
+                }
+            ),
+        );
+    }
     object_changes(side, "", (o, o), (n, n), 0, add);
 }
 

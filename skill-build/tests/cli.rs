@@ -194,6 +194,12 @@ const TABLE: &[(&str, Edit, Level, &str)] = &[
         "MCP tool name",
     ),
     (
+        "input closed to unknown fields",
+        |s| s["inputs_schema"]["additionalProperties"] = json!(false),
+        Level::Major,
+        "the input no longer accepts unknown fields",
+    ),
+    (
         "description",
         |s| s["description"] = json!("Search the notes of the vault."),
         Level::Patch,
@@ -399,4 +405,25 @@ fn convert_prints_each_view() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn op_registries_are_compared_the_same_way() {
+    let op = |version: &str, extra: bool| {
+        let mut s = skill("obsidian_search", version);
+        for key in ["kind", "entrypoint", "call_targets", "mcp"] {
+            s.as_object_mut().unwrap().remove(key);
+        }
+        s["runtime"] = json!("mcp");
+        s["tool"] = json!("search");
+        if extra {
+            s["outputs_schema"]["properties"]["total"] = json!({"type": "integer"});
+        }
+        s
+    };
+    let ops = |s: Value| json!({"registry_version": "1.0.0", "ops": [s]});
+    let d = diff(&ops(op("1.0.0", false)), &ops(op("1.0.0", true)));
+    assert_eq!(d.skills[0].required, Level::Minor);
+    assert!(!d.ok());
+    assert!(diff(&ops(op("1.0.0", false)), &ops(op("1.1.0", true))).ok());
 }
