@@ -278,205 +278,257 @@ pub fn check_pipelines(
     (findings, closures)
 }
 
-fn check_steps(p: &Value, index: &Index<'_>, findings: &mut Vec<Finding>) {
-    let who = subject("pipeline", p);
-    let mut problem = |message: String| {
-        findings.push(Finding {
-            subject: who.clone(),
-            message,
+/// A value's place on one side of a mapping: the schema of the field, the
+/// document its `$ref`s resolve in, and whether the field is required there
+/// (always present, for a source; needed, for a destination).
+#[derive(Clone, Copy)]
+struct Slot<'a> {
+    root: &'a Value,
+    schema: &'a Value,
+    required: bool,
+}
+
+impl<'a> Slot<'a> {
+    /// Property `field` of the object schema `root`.
+    fn of(root: &'a Value, field: &str) -> Option<Slot<'a>> {
+        property(root, field).map(|(schema, required)| Slot {
+            root,
+            schema,
+            required,
         })
-    };
-    let steps = array(p, "steps");
-    if steps.is_empty() {
-        problem("has no steps".to_owned());
     }
-    let inputs = p.get("inputs_schema").unwrap_or(&Value::Null);
-    let outputs = p.get("outputs_schema").unwrap_or(&Value::Null);
-    // Earlier steps' ids and their targets' output schemas.
-    let mut earlier: BTreeMap<&str, Option<&Value>> = BTreeMap::new();
-    let all_ids: BTreeSet<&str> = steps.iter().map(|s| str_of(s, "id")).collect();
-    let mut produced: BTreeMap<&str, &str> = BTreeMap::new();
+}
+
+/// Why values from `from` may not fit `to`: the types they disagree on
+/// (`have`, `want`), and whether an optional source feeds a required field.
+fn misfit(from: Slot<'_>, to: Slot<'_>) -> (Option<(String, String)>, bool) {
+    let types = match (
+        types_of(from.schema, from.root),
+        types_of(to.schema, to.root),
+    ) {
+        (Some(have), Some(want)) if !accepts(&want, &have) => Some((shown(&have), shown(&want))),
+        _ => None,
+    };
+    (types, to.required && !from.required)
+}
+
+/// One pipeline's steps, in order, against the registry.
+struct StepCheck<'a> {
+    index: &'a Index<'a>,
+    /// The pipeline's input and output schemas.
+    inputs: &'a Value,
+    outputs: &'a Value,
+    all_ids: BTreeSet<&'a str>,
+    /// Earlier steps' ids and their targets' output schemas.
+    earlier: BTreeMap<&'a str, Option<&'a Value>>,
+    /// Pipeline output -> the step that writes it.
+    produced: BTreeMap<&'a str, &'a str>,
+    problems: Vec<String>,
+}
+
+fn check_steps<'a>(p: &'a Value, index: &'a Index<'a>, findings: &mut Vec<Finding>) {
+    let steps = array(p, "steps");
+    let mut c = StepCheck {
+        index,
+        inputs: p.get("inputs_schema").unwrap_or(&Value::Null),
+        outputs: p.get("outputs_schema").unwrap_or(&Value::Null),
+        all_ids: steps.iter().map(|s| str_of(s, "id")).collect(),
+        earlier: BTreeMap::new(),
+        produced: BTreeMap::new(),
+        problems: Vec::new(),
+    };
+    if steps.is_empty() {
+        c.problems.push("has no steps".to_owned());
+    }
     for step in steps {
+        c.step(step);
+    }
+    for r in required(c.outputs) {
+        if !c.produced.contains_key(r) {
+            c.problems.push(format!(
+                "required output `{r}` is written by no step (map a step output to `$outputs.{r}`)"
+            ));
+        }
+    }
+    let who = subject("pipeline", p);
+    findings.extend(c.problems.into_iter().map(|message| Finding {
+        subject: who.clone(),
+        message,
+    }));
+}
+
+impl<'a> StepCheck<'a> {
+    fn step(&mut self, step: &'a Value) {
         let id = str_of(step, "id");
         if id.is_empty() {
-            problem("a step has no `id`".to_owned());
+            self.problems.push("a step has no `id`".to_owned());
         }
-        if earlier.contains_key(id) {
-            problem(format!("step id `{id}` is used twice"));
+        if self.earlier.contains_key(id) {
+            self.problems.push(format!("step id `{id}` is used twice"));
         }
-        let target = match step.get("target") {
-            Some(t) => match index.target(t) {
-                Ok((v, _)) => Some(v),
-                Err(e) => {
-                    problem(format!("step `{id}`: {e}"));
-                    None
-                }
-            },
+        let target = match step.get("target").map(|t| self.index.target(t)) {
+            Some(Ok((v, _))) => Some(v),
+            Some(Err(e)) => {
+                self.problems.push(format!("step `{id}`: {e}"));
+                None
+            }
             None => {
-                problem(format!("step `{id}` has no `target`"));
+                self.problems.push(format!("step `{id}` has no `target`"));
                 None
             }
         };
         if let Some(t) = target
             && str_of(t, "status") == "disabled"
         {
-            problem(format!("step `{id}`: target `{}` is disabled", label(t)));
+            self.problems
+                .push(format!("step `{id}`: target `{}` is disabled", label(t)));
         }
+        let t_name = target.map(label).unwrap_or_default();
         let t_in = target.and_then(|t| t.get("inputs_schema"));
         let t_out = target.and_then(|t| t.get("outputs_schema"));
-        let t_name = target.map(label).unwrap_or_default();
 
         let mapping = step.get("inputs").and_then(Value::as_object);
         for (field, source) in mapping.into_iter().flatten() {
-            let Some(text) = source.as_str() else {
-                problem(format!(
-                    "step `{id}`: input `{field}` is not a reference string"
-                ));
-                continue;
-            };
-            let to = t_in.and_then(|s| property(s, field).map(|(p, r)| (s, p, r)));
-            if t_in.is_some() && to.is_none() {
-                problem(format!(
-                    "step `{id}`: `{field}` is not an input field of `{t_name}`"
-                ));
-            }
-            // The source field's schema, the document it lives in, and whether
-            // it is always present.
-            let from: Option<(&Value, &Value, bool)> = match Reference::parse(text) {
-                None => {
-                    problem(format!(
-                        "step `{id}`: `{text}` is not `$inputs.<field>` or `$step.<id>.<field>`"
-                    ));
-                    continue;
-                }
-                Some(Reference::Output(_)) => {
-                    problem(format!(
-                        "step `{id}`: input `{field}` reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`"
-                    ));
-                    continue;
-                }
-                Some(Reference::Input(f)) => match property(inputs, f) {
-                    Some((s, r)) => Some((inputs, s, r)),
-                    None => {
-                        problem(format!(
-                            "step `{id}`: `{text}` is not a field of the pipeline's input"
-                        ));
-                        None
-                    }
-                },
-                Some(Reference::Step(s, f)) => match earlier.get(s) {
-                    Some(Some(out)) => match property(out, f) {
-                        Some((schema, r)) => Some((*out, schema, r)),
-                        None => {
-                            problem(format!(
-                                "step `{id}`: `{text}`: `{f}` is not an output field of step `{s}`"
-                            ));
-                            None
-                        }
-                    },
-                    Some(None) => None,
-                    None if s == id => {
-                        problem(format!("step `{id}`: `{text}` refers to the step itself"));
-                        None
-                    }
-                    None if all_ids.contains(s) => {
-                        problem(format!(
-                            "step `{id}`: `{text}` refers to step `{s}`, which runs later"
-                        ));
-                        None
-                    }
-                    None => {
-                        problem(format!("step `{id}`: `{text}` names no step"));
-                        None
-                    }
-                },
-            };
-            if let (Some((from_root, from_schema, always)), Some((to_root, to_schema, needed))) =
-                (from, to)
-            {
-                if let (Some(have), Some(want)) = (
-                    types_of(from_schema, from_root),
-                    types_of(to_schema, to_root),
-                ) && !accepts(&want, &have)
-                {
-                    problem(format!(
-                        "step `{id}`: `{text}` is {} but input `{field}` of `{t_name}` takes {}",
-                        shown(&have),
-                        shown(&want)
-                    ));
-                }
-                if needed && !always {
-                    problem(format!(
-                        "step `{id}`: `{text}` may be absent but input `{field}` of `{t_name}` is required"
-                    ));
-                }
-            }
+            self.input(id, &t_name, t_in, field, source);
         }
         if let Some(t_in) = t_in {
             for r in required(t_in) {
                 if mapping.is_none_or(|m| !m.contains_key(r)) {
-                    problem(format!(
+                    self.problems.push(format!(
                         "step `{id}` does not map required input `{r}` of `{t_name}`"
                     ));
                 }
             }
         }
-
         let mapping = step.get("outputs").and_then(Value::as_object);
         for (field, dest) in mapping.into_iter().flatten() {
-            let from = t_out.and_then(|s| property(s, field).map(|(p, r)| (s, p, r)));
-            if t_out.is_some() && from.is_none() {
-                problem(format!(
-                    "step `{id}`: `{field}` is not an output field of `{t_name}`"
+            self.output(id, &t_name, t_out, field, dest);
+        }
+        self.earlier.insert(id, t_out);
+    }
+
+    /// Target input `field` read from `source`.
+    fn input(
+        &mut self,
+        id: &str,
+        t_name: &str,
+        t_in: Option<&'a Value>,
+        field: &str,
+        source: &'a Value,
+    ) {
+        let Some(text) = source.as_str() else {
+            self.problems.push(format!(
+                "step `{id}`: input `{field}` is not a reference string"
+            ));
+            return;
+        };
+        let to = t_in.and_then(|s| Slot::of(s, field));
+        if t_in.is_some() && to.is_none() {
+            self.problems.push(format!(
+                "step `{id}`: `{field}` is not an input field of `{t_name}`"
+            ));
+        }
+        let Some(from) = self.source(id, field, text) else {
+            return;
+        };
+        if let Some(to) = to {
+            let (types, absent) = misfit(from, to);
+            if let Some((have, want)) = types {
+                self.problems.push(format!(
+                    "step `{id}`: `{text}` is {have} but input `{field}` of `{t_name}` takes {want}"
                 ));
             }
-            match dest.as_str().and_then(Reference::parse) {
-                Some(Reference::Output(name)) => {
-                    if let Some(first) = produced.insert(name, id) {
-                        problem(format!(
-                            "pipeline output `{name}` is written by step `{first}` and by step `{id}`"
-                        ));
-                    }
-                    match property(outputs, name) {
-                        None => problem(format!(
-                            "step `{id}`: `$outputs.{name}` is not a field of the pipeline's output"
-                        )),
-                        Some((to_schema, needed)) => {
-                            if let Some((from_root, from_schema, always)) = from {
-                                if let (Some(have), Some(want)) = (
-                                    types_of(from_schema, from_root),
-                                    types_of(to_schema, outputs),
-                                ) && !accepts(&want, &have)
-                                {
-                                    problem(format!(
-                                        "step `{id}`: output `{field}` of `{t_name}` is {} but `$outputs.{name}` is {}",
-                                        shown(&have),
-                                        shown(&want)
-                                    ));
-                                }
-                                if needed && !always {
-                                    problem(format!(
-                                        "step `{id}`: output `{field}` of `{t_name}` may be absent but `$outputs.{name}` is required"
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
-                // The seed's way of naming a step output for later steps.
-                Some(Reference::Step(s, f)) if s == id && f == field => {}
-                _ => problem(format!(
-                    "step `{id}`: output `{field}` goes to {dest}; write `$outputs.<name>` (or `$step.{id}.{field}`)"
-                )),
+            if absent {
+                self.problems.push(format!(
+                    "step `{id}`: `{text}` may be absent but input `{field}` of `{t_name}` is required"
+                ));
             }
         }
-        earlier.insert(id, t_out);
     }
-    for r in required(outputs) {
-        if !produced.contains_key(r) {
-            problem(format!(
-                "required output `{r}` is written by no step (map a step output to `$outputs.{r}`)"
+
+    /// Where `text` (read by step `id` for its input `field`) points, when it
+    /// points somewhere known.
+    fn source(&mut self, id: &str, field: &str, text: &str) -> Option<Slot<'a>> {
+        let problem = match Reference::parse(text) {
+            None => {
+                format!("step `{id}`: `{text}` is not `$inputs.<field>` or `$step.<id>.<field>`")
+            }
+            Some(Reference::Output(_)) => format!(
+                "step `{id}`: input `{field}` reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`"
+            ),
+            Some(Reference::Input(f)) => match Slot::of(self.inputs, f) {
+                Some(slot) => return Some(slot),
+                None => format!("step `{id}`: `{text}` is not a field of the pipeline's input"),
+            },
+            Some(Reference::Step(s, f)) => match self.earlier.get(s) {
+                Some(Some(out)) => match Slot::of(out, f) {
+                    Some(slot) => return Some(slot),
+                    None => {
+                        format!("step `{id}`: `{text}`: `{f}` is not an output field of step `{s}`")
+                    }
+                },
+                // The earlier step's target is unknown, which is reported there.
+                Some(None) => return None,
+                None if s == id => format!("step `{id}`: `{text}` refers to the step itself"),
+                None if self.all_ids.contains(s) => {
+                    format!("step `{id}`: `{text}` refers to step `{s}`, which runs later")
+                }
+                None => format!("step `{id}`: `{text}` names no step"),
+            },
+        };
+        self.problems.push(problem);
+        None
+    }
+
+    /// Target output `field` written to `dest`.
+    fn output(
+        &mut self,
+        id: &'a str,
+        t_name: &str,
+        t_out: Option<&'a Value>,
+        field: &str,
+        dest: &'a Value,
+    ) {
+        let from = t_out.and_then(|s| Slot::of(s, field));
+        if t_out.is_some() && from.is_none() {
+            self.problems.push(format!(
+                "step `{id}`: `{field}` is not an output field of `{t_name}`"
             ));
+        }
+        let name = match dest.as_str().and_then(Reference::parse) {
+            Some(Reference::Output(name)) => name,
+            // The seed's way of naming a step output for later steps.
+            Some(Reference::Step(s, f)) if s == id && f == field => return,
+            _ => {
+                self.problems.push(format!(
+                    "step `{id}`: output `{field}` goes to {dest}; write `$outputs.<name>` (or `$step.{id}.{field}`)"
+                ));
+                return;
+            }
+        };
+        if let Some(first) = self.produced.insert(name, id) {
+            self.problems.push(format!(
+                "pipeline output `{name}` is written by step `{first}` and by step `{id}`"
+            ));
+        }
+        let Some(to) = Slot::of(self.outputs, name) else {
+            self.problems.push(format!(
+                "step `{id}`: `$outputs.{name}` is not a field of the pipeline's output"
+            ));
+            return;
+        };
+        if let Some(from) = from {
+            let (types, absent) = misfit(from, to);
+            if let Some((have, want)) = types {
+                self.problems.push(format!(
+                    "step `{id}`: output `{field}` of `{t_name}` is {have} but `$outputs.{name}` is {want}"
+                ));
+            }
+            if absent {
+                self.problems.push(format!(
+                    "step `{id}`: output `{field}` of `{t_name}` may be absent but `$outputs.{name}` is required"
+                ));
+            }
         }
     }
 }
