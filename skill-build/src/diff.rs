@@ -454,27 +454,23 @@ fn field_names(root: &Value, schema: &Value) -> BTreeSet<String> {
     out
 }
 
-fn schema_changes(side: Side, o: &Value, n: &Value, add: &mut impl FnMut(Level, String)) {
+/// An object schema that starts or stops refusing unknown fields
+/// (`additionalProperties: false`).
+fn closing(side: Side, what: &str, o: &Value, n: &Value, add: &mut impl FnMut(Level, String)) {
     let closed = |v: &Value| v.get("additionalProperties") == Some(&Value::Bool(false));
-    if closed(o) != closed(n) {
-        let narrowed = closed(n);
-        add(
-            if narrowed {
-                side.narrowed()
-            } else {
-                side.widened()
-            },
-            format!(
-                "the {} {} unknown fields",
-                side.word(),
-                if narrowed {
-                    "no longer accepts"
-                } else {
-                    "now accepts"
-                }
-            ),
-        );
+    if closed(o) == closed(n) {
+        return;
     }
+    let (level, how) = if closed(n) {
+        (side.narrowed(), "no longer accepts")
+    } else {
+        (side.widened(), "now accepts")
+    };
+    add(level, format!("{what} {how} unknown fields"));
+}
+
+fn schema_changes(side: Side, o: &Value, n: &Value, add: &mut impl FnMut(Level, String)) {
+    closing(side, &format!("the {}", side.word()), o, n, add);
     object_changes(side, "", (o, o), (n, n), 0, add);
 }
 
@@ -682,25 +678,7 @@ fn value_changes(
             _ => add(Level::Major, format!("{w} field `{at}` {key} changed")),
         }
     }
-    let closed = |v: &Value| v.get("additionalProperties") == Some(&Value::Bool(false));
-    if closed(o) != closed(n) {
-        let narrowed = closed(n);
-        add(
-            if narrowed {
-                side.narrowed()
-            } else {
-                side.widened()
-            },
-            format!(
-                "{w} field `{at}` {} unknown fields",
-                if narrowed {
-                    "no longer accepts"
-                } else {
-                    "now accepts"
-                }
-            ),
-        );
-    }
+    closing(side, &format!("{w} field `{at}`"), o, n, add);
     if o.get("properties").is_some() || n.get("properties").is_some() {
         object_changes(
             side,
