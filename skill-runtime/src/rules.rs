@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::capability::is_capability_id;
 use crate::manifest::is_snake_case;
 use crate::registry::MAX_DESCRIPTION;
+use crate::views::str_of;
 
 /// One broken rule: what it concerns (`skill `x@1.0.0``) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,10 +62,6 @@ impl<'a> Reference<'a> {
         let (id, f) = rest.split_once('.')?;
         Some(Reference::Step(field(id)?, field(f)?))
     }
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
