@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Value, json};
-use skill_runtime::rules::{accepts, property, resolve, types_of};
+use skill_runtime::rules::{accepts, property_at, resolve, types_of};
 
 /// How much of a version a change needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -491,7 +491,7 @@ fn object_changes(
     let removed: Vec<&String> = before.difference(&after).collect();
     let added: Vec<&String> = after.difference(&before).collect();
     let field_types = |root: &Value, schema: &Value, f: &str| {
-        sub_property(root, schema, f).and_then(|(s, _)| types_of(s, root))
+        property_at(root, schema, f).and_then(|(s, _)| types_of(s, root))
     };
     let mut renamed: Vec<&String> = Vec::new();
     for r in &removed {
@@ -513,7 +513,7 @@ fn object_changes(
         }
     }
     for a in added.iter().filter(|a| !renamed.contains(a)) {
-        let required = sub_property(n_root, n, a).is_some_and(|(_, r)| r);
+        let required = property_at(n_root, n, a).is_some_and(|(_, r)| r);
         let level = match (side, required) {
             (Side::Input, true) => Level::Major,
             _ => Level::Minor,
@@ -523,7 +523,7 @@ fn object_changes(
     }
     for f in before.intersection(&after) {
         let (Some((os, or)), Some((ns, nr))) =
-            (sub_property(o_root, o, f), sub_property(n_root, n, f))
+            (property_at(o_root, o, f), property_at(n_root, n, f))
         else {
             continue;
         };
@@ -547,25 +547,6 @@ fn object_changes(
         }
         value_changes(side, &at, (o_root, os), (n_root, ns), depth, add);
     }
-}
-
-fn sub_property<'a>(root: &'a Value, schema: &'a Value, field: &str) -> Option<(&'a Value, bool)> {
-    if std::ptr::eq(root, schema) {
-        return property(root, field);
-    }
-    let schema = resolve(schema, root);
-    if let Some(p) = schema.get("properties").and_then(|p| p.get(field)) {
-        let required = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(field)));
-        return Some((p, required));
-    }
-    schema
-        .get("allOf")
-        .and_then(Value::as_array)?
-        .iter()
-        .find_map(|s| sub_property(root, s, field))
 }
 
 /// Types, constraints and nested fields of one field.

@@ -50,34 +50,6 @@ pub const SKILL_KEYS: &[&str] = &[
 /// Keys that may appear more than once.
 const REPEATABLE: &[&str] = &["precondition", "postcondition", "validation_rule", "step"];
 
-/// Keys `#[pipeline(...)]` accepts: a skill's, less what its steps decide.
-pub const PIPELINE_KEYS: &[&str] = &[
-    "name",
-    "title",
-    "version",
-    "description",
-    "domain",
-    "owners",
-    "status",
-    "deprecation",
-    "autonomy",
-    "policy_tags",
-    "rate_limit",
-    "redaction",
-    "timeout_ms",
-    "retries",
-    "backoff",
-    "idempotent",
-    "destructive",
-    "requires_hitl",
-    "sandbox",
-    "source",
-    "mcp",
-    "reusable_by",
-    "step",
-    "crate",
-];
-
 /// Skill keys a pipeline does not take, and why.
 const NOT_FOR_PIPELINES: &[(&str, &str)] = &[
     (
@@ -236,36 +208,30 @@ pub struct RuleArgs {
 
 impl SkillArgs {
     pub fn from_list_as(cx: &Ctxt, mut list: List, form: Form) -> SkillArgs {
-        let mut refuse = |not: &[(&str, &str)]| {
-            list.0.retain(|e| match e {
-                Entry::Node(n) => match not.iter().find(|(k, _)| n.key() == *k) {
-                    Some((_, why)) => {
-                        cx.error_at(n.span(), *why);
-                        false
-                    }
-                    None => true,
-                },
-                Entry::Lit(_) => true,
-            })
+        // A pipeline's and an op's keys: a skill's, less those refused, plus
+        // their own.
+        let (what, not, own): (_, &[(&str, &str)], &[&str]) = match form {
+            Form::Skill => ("#[skill]", &[], &[]),
+            Form::Pipeline => ("#[pipeline]", NOT_FOR_PIPELINES, &["step"]),
+            Form::Op => ("#[op]", NOT_FOR_OPS, &["runtime", "tool", "url", "command"]),
         };
-        let op_keys: Vec<&str>;
-        let (what, keys) = match form {
-            Form::Skill => ("#[skill]", SKILL_KEYS),
-            Form::Pipeline => {
-                refuse(NOT_FOR_PIPELINES);
-                ("#[pipeline]", PIPELINE_KEYS)
-            }
-            Form::Op => {
-                refuse(NOT_FOR_OPS);
-                op_keys = SKILL_KEYS
-                    .iter()
-                    .copied()
-                    .filter(|k| !NOT_FOR_OPS.iter().any(|(n, _)| n == k))
-                    .chain(["runtime", "tool", "url", "command"])
-                    .collect();
-                ("#[op]", &op_keys[..])
-            }
-        };
+        // Each refused key is reported with its reason, then dropped.
+        list.0.retain(|e| match e {
+            Entry::Node(n) => match not.iter().find(|(k, _)| n.key() == *k) {
+                Some((_, why)) => {
+                    cx.error_at(n.span(), *why);
+                    false
+                }
+                None => true,
+            },
+            Entry::Lit(_) => true,
+        });
+        let keys: Vec<&str> = SKILL_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !not.iter().any(|(n, _)| n == k))
+            .chain(own.iter().copied())
+            .collect();
         let mut a = SkillArgs::default();
         if form == Form::Op {
             a.op = Some(OpArgs {
@@ -275,7 +241,7 @@ impl SkillArgs {
                 command: None,
             });
         }
-        for node in nodes(cx, list, what, keys, REPEATABLE) {
+        for node in nodes(cx, list, what, &keys, REPEATABLE) {
             let key = node.key();
             match key.as_str() {
                 "crate" => a.krate = str_lit(cx, &node).and_then(|s| parse_path(cx, &s)),

@@ -190,35 +190,60 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     });
     let effect_checks = effect_checks(args, func, &p);
 
+    let conditions = quote! {
+        const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
+        const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
+        const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
+    };
+    let skill_impl = impl_skill(
+        &p,
+        ident,
+        [&input_ty, &output_ty, &error_ty],
+        &manifest,
+        conditions,
+        run_body,
+    );
     quote! {
         #user_fn
         #marker
 
         const _: () = {
-            impl #p::Skill for #ident {
-                type Input = #input_ty;
-                type Output = #output_ty;
-                type Error = #error_ty;
-                const MANIFEST: &'static #p::Manifest = &#manifest;
-                const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
-                const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
-                const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
-
-                fn run(
-                    ctx: #p::Ctx<Self>,
-                    input: Self::Input,
-                ) -> impl ::core::future::Future<
-                    Output = ::core::result::Result<Self::Output, Self::Error>,
-                > + ::core::marker::Send {
-                    #run_body
-                }
-            }
+            #skill_impl
             #grants
             #effect_checks
-            #p::inventory::submit! {
-                #p::SkillEntry::of::<#ident>()
-            }
         };
+    }
+}
+
+/// `impl Skill` for the marker `ident`, submitted to the registry.
+fn impl_skill(
+    p: &TokenStream,
+    ident: &Ident,
+    [input, output, error]: [&Type; 3],
+    manifest: &TokenStream,
+    conditions: TokenStream,
+    run_body: TokenStream,
+) -> TokenStream {
+    quote! {
+        impl #p::Skill for #ident {
+            type Input = #input;
+            type Output = #output;
+            type Error = #error;
+            const MANIFEST: &'static #p::Manifest = &#manifest;
+            #conditions
+
+            fn run(
+                ctx: #p::Ctx<Self>,
+                input: Self::Input,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<Self::Output, Self::Error>,
+            > + ::core::marker::Send {
+                #run_body
+            }
+        }
+        #p::inventory::submit! {
+            #p::SkillEntry::of::<#ident>()
+        }
     }
 }
 
@@ -227,45 +252,32 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
 pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
     let p = quote!(#krate::__private);
-    let (error, run) = if args.op.is_some() {
+    let (error, run): (Type, _) = if args.op.is_some() {
         (
-            quote!(#p::OpFailed),
+            syn::parse_quote!(#p::OpFailed),
             quote!(#p::run_external_op::<Self>(ctx, input)),
         )
     } else {
         (
-            quote!(#p::PipelineFailed),
+            syn::parse_quote!(#p::PipelineFailed),
             quote!(#p::run_pipeline::<Self>(ctx, input)),
         )
     };
-    let ident = &func.item.sig.ident;
-    let marker = marker(func);
     let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
     let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
     let manifest = manifest(args, func, &p);
+    let marker = marker(func);
+    let skill_impl = impl_skill(
+        &p,
+        &func.item.sig.ident,
+        [&input_ty, &output_ty, &error],
+        &manifest,
+        TokenStream::new(),
+        run,
+    );
     quote! {
         #marker
-
-        const _: () = {
-            impl #p::Skill for #ident {
-                type Input = #input_ty;
-                type Output = #output_ty;
-                type Error = #error;
-                const MANIFEST: &'static #p::Manifest = &#manifest;
-
-                fn run(
-                    ctx: #p::Ctx<Self>,
-                    input: Self::Input,
-                ) -> impl ::core::future::Future<
-                    Output = ::core::result::Result<Self::Output, Self::Error>,
-                > + ::core::marker::Send {
-                    #run
-                }
-            }
-            #p::inventory::submit! {
-                #p::SkillEntry::of::<#ident>()
-            }
-        };
+        const _: () = { #skill_impl };
     }
 }
 

@@ -164,19 +164,26 @@ pub fn resolve<'a>(mut schema: &'a Value, root: &'a Value) -> &'a Value {
 /// The schema of property `field` of an object schema and whether it is
 /// required; `allOf` members (flattened structs) count.
 pub fn property<'a>(root: &'a Value, field: &str) -> Option<(&'a Value, bool)> {
-    fn walk<'a>(schema: &'a Value, root: &'a Value, field: &str) -> Option<(&'a Value, bool)> {
-        let schema = resolve(schema, root);
-        if let Some(p) = schema.get("properties").and_then(|p| p.get(field)) {
-            let required = array(schema, "required")
-                .iter()
-                .any(|r| r.as_str() == Some(field));
-            return Some((p, required));
-        }
-        array(schema, "allOf")
+    property_at(root, root, field)
+}
+
+/// [`property`] of an object schema nested anywhere in `root` (its `$ref`s
+/// resolve there).
+pub fn property_at<'a>(
+    root: &'a Value,
+    schema: &'a Value,
+    field: &str,
+) -> Option<(&'a Value, bool)> {
+    let schema = resolve(schema, root);
+    if let Some(p) = schema.get("properties").and_then(|p| p.get(field)) {
+        let required = array(schema, "required")
             .iter()
-            .find_map(|s| walk(s, root, field))
+            .any(|r| r.as_str() == Some(field));
+        return Some((p, required));
     }
-    walk(root, root, field)
+    array(schema, "allOf")
+        .iter()
+        .find_map(|s| property_at(root, s, field))
 }
 
 /// The required properties of an object schema.
