@@ -2,6 +2,7 @@
 //! model's `JobEnvelope`), the caller's context, and the skill result (the skill
 //! model's `SkillOutput`).
 
+pub use crate::id::Id;
 use crate::manifest::TargetKind;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -63,56 +64,9 @@ pub struct JobEnvelope {
     pub idempotency_key: Option<String>,
 }
 
-/// A fresh UUID v4 (random bits, version and variant set).
-///
-/// The bits come from a process-wide random seed, drawn once from the OS, mixed
-/// with a counter through SplitMix64: ids are unique within the process and
-/// unpredictable across processes, without a system call per id (one `getrandom`
-/// per id was a fifth of the cost of a small invocation).
+/// A fresh UUID v4 id (the serde default of the envelope's ids).
 pub fn new_id() -> Id {
-    use std::sync::OnceLock;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static SEED: OnceLock<[u64; 2]> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = SEED.get_or_init(|| {
-        let b = *uuid::Uuid::new_v4().as_bytes();
-        let (hi, lo) = b.split_at(8);
-        [
-            u64::from_le_bytes(hi.try_into().unwrap_or_default()),
-            u64::from_le_bytes(lo.try_into().unwrap_or_default()),
-        ]
-    });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&splitmix(seed[0] ^ n).to_le_bytes());
-    bytes[8..].copy_from_slice(&splitmix(seed[1].wrapping_add(n)).to_le_bytes());
-    let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
-    // Hyphenated lowercase hex, written directly: two ids per job, so this is on
-    // every invocation's path.
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [b'-'; 36];
-    let mut at = 0;
-    for (i, b) in id.as_bytes().iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            at += 1;
-        }
-        buf[at] = HEX[usize::from(b >> 4)];
-        buf[at + 1] = HEX[usize::from(b & 0xf)];
-        at += 2;
-    }
-    Id::from(std::str::from_utf8(&buf).unwrap_or_default())
-}
-
-/// A job or trace id. Shared, not copied, between the envelope, the handler's
-/// context, the result and the record.
-pub type Id = Arc<str>;
-
-/// SplitMix64's finalizer: a bijection on u64 that scatters a counter's bits.
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    Id::new_v4()
 }
 
 fn empty_object() -> Value {
@@ -354,21 +308,4 @@ pub struct RuleNote {
 
 fn serialize_severity<S: serde::Serializer>(s: &Severity, ser: S) -> Result<S::Ok, S::Error> {
     ser.serialize_str(s.as_str())
-}
-
-#[cfg(test)]
-mod id_tests {
-    use super::new_id;
-
-    #[test]
-    fn ids_are_distinct_lowercase_hyphenated_v4_uuids() {
-        let a = new_id();
-        let b = new_id();
-        assert_ne!(a, b);
-        for id in [a, b] {
-            let parsed = uuid::Uuid::parse_str(&id).expect("a UUID");
-            assert_eq!(parsed.hyphenated().to_string(), &*id);
-            assert_eq!(parsed.get_version_num(), 4);
-        }
-    }
 }

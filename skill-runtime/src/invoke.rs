@@ -961,7 +961,9 @@ impl Runtime {
                 None => per_attempt,
             };
             let run = CatchUnwind((e.run)(inv.clone(), input)).instrument(st.span.clone());
-            let outcome = tokio::time::timeout(budget, run).await;
+            // The deadline from the clock reading already taken, not a new one.
+            let until = tokio::time::Instant::from_std(now + budget);
+            let outcome = tokio::time::timeout_at(until, run).await;
             let end = Instant::now();
             let took = micros(end - now);
             let (record, retry, error) = match outcome {
@@ -1060,7 +1062,14 @@ impl Runtime {
         mut result: Result<Done, InvokeError>,
     ) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
-        let duration = st.t0.elapsed();
+        // A job that succeeded ended at its last timed step (the output checks);
+        // only building the result came after. Failures read the clock: some end
+        // on a step that is not timed.
+        let end = match &result {
+            Ok(_) => st.last,
+            Err(_) => Instant::now(),
+        };
+        let duration = end.saturating_duration_since(st.t0);
         if let Ok(done) = &mut result
             && !done.result.replayed
         {

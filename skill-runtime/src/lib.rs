@@ -41,6 +41,7 @@ pub mod envelope;
 pub mod error;
 pub mod export;
 pub mod failure;
+mod id;
 mod invoke;
 pub mod manifest;
 #[cfg(feature = "mcp")]
@@ -61,7 +62,7 @@ pub use capability::{
 pub use ctx::{Ctx, Resources};
 pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
 pub use envelope::{
-    Artifact, Caller, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
+    Artifact, Caller, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
     SkillResult, Source,
 };
 pub use error::{InvokeError, StartError};

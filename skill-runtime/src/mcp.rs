@@ -223,10 +223,13 @@ impl McpServer {
                 // The record may share the output; the result needs its own.
                 r.structured_content = Some(Value::clone(&result.data));
                 let mut ours = JsonObject::new();
-                ours.insert("job_id".into(), Value::String(result.job_id.to_string()));
+                ours.insert(
+                    "job_id".into(),
+                    Value::String(result.job_id.as_str().to_owned()),
+                );
                 ours.insert(
                     "trace_id".into(),
-                    Value::String(result.trace_id.to_string()),
+                    Value::String(result.trace_id.as_str().to_owned()),
                 );
                 if result.replayed {
                     ours.insert("replayed".into(), Value::Bool(true));
