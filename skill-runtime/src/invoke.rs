@@ -502,20 +502,20 @@ impl Runtime {
         }
     }
 
-    /// The whole job. Its state machine is a few kilobytes, so it lives on the
-    /// heap: the public futures stay small, and moving them (into a task, into
-    /// `block_on`) does not copy kilobytes per call.
-    fn run(
+    /// The whole job. Its state machine (about 2 KB) is not boxed: an allocation
+    /// of that size misses the allocator's per-thread cache and cost more than
+    /// the copies of the unboxed future (measured with `bench/invoke-instructions.sh`
+    /// and the criterion bench). A pipeline's steps recurse through the handler's
+    /// boxed future, so no box is needed here for recursion either.
+    async fn run(
         &self,
         job: JobEnvelope,
         typed: Option<AnyBox>,
         text_len: Option<usize>,
-    ) -> Pin<Box<dyn Future<Output = Result<Done, InvokeError>> + Send + '_>> {
-        Box::pin(async move {
-            let mut st = self.state(job, typed, text_len);
-            let result = self.pipeline(&mut st).await;
-            self.finish(st, result)
-        })
+    ) -> Result<Done, InvokeError> {
+        let mut st = self.state(job, typed, text_len);
+        let result = self.pipeline(&mut st).await;
+        self.finish(st, result)
     }
 
     /// Resolve, then every step up to and including idempotency; the rest runs
