@@ -2,6 +2,8 @@
 # Instructions per operation of the invocation benchmark, counted by callgrind:
 # repeatable on a shared machine, where wall time is not. For each operation,
 # (instructions of N calls - instructions of 0 calls) / N, so set-up is excluded.
+# Both runs first fill the in-memory record sink (steady state: every measured
+# call also drops the oldest record).
 #
 # usage: bench/invoke-instructions.sh [N]     (default 2000)
 set -euo pipefail
