@@ -375,7 +375,9 @@ impl Runtime {
 
     /// Run a job through the whole pipeline.
     pub async fn invoke(&self, job: JobEnvelope) -> Result<SkillResult, InvokeError> {
-        self.run(job, None, None).await.map(|d| d.result)
+        self.run(self.state(job, None, None))
+            .await
+            .map(|d| d.result)
     }
 
     /// Run skill `reference` (`name` or `name@version`) on `params`.
@@ -413,7 +415,7 @@ impl Runtime {
         match parsed {
             Ok(params) => {
                 job.params = params;
-                self.run(job, None, Some(text.len()))
+                self.run(self.state(job, None, Some(text.len())))
                     .await
                     .map(|d| d.result)
             }
@@ -464,7 +466,9 @@ impl Runtime {
         let job = JobEnvelope::new(m.name, params)
             .with_version(m.version)
             .with_caller(caller);
-        let done = self.run(job, Some(Box::new(input)), None).await?;
+        let done = self
+            .run(self.state(job, Some(Box::new(input)), None))
+            .await?;
         match done.typed.map(|b| b.downcast::<S::Output>()) {
             Some(Ok(output)) => Ok(*output),
             // Replayed from the idempotency store: decode the stored JSON.
@@ -507,15 +511,18 @@ impl Runtime {
     /// the copies of the unboxed future (measured with `bench/invoke-instructions.sh`
     /// and the criterion bench). A pipeline's steps recurse through the handler's
     /// boxed future, so no box is needed here for recursion either.
-    async fn run(
-        &self,
-        job: JobEnvelope,
-        typed: Option<AnyBox>,
-        text_len: Option<usize>,
-    ) -> Result<Done, InvokeError> {
-        let mut st = self.state(job, typed, text_len);
-        let result = self.pipeline(&mut st).await;
-        self.finish(st, result)
+    ///
+    /// It takes the job's state ready-made ([`Runtime::state`]) rather than the
+    /// envelope: a future keeps its arguments beside its locals, and the envelope
+    /// would be held twice.
+    /// (Not an `async fn`, whose arguments are copied into locals of its own:
+    /// the block uses the state where it was captured; 1.4 KB instead of 2 KB.)
+    #[allow(clippy::manual_async_fn)]
+    fn run(&self, mut st: State) -> impl Future<Output = Result<Done, InvokeError>> + Send + '_ {
+        async move {
+            let result = self.pipeline(&mut st).await;
+            self.finish(st, result)
+        }
     }
 
     /// Resolve, then every step up to and including idempotency; the rest runs
@@ -584,43 +591,53 @@ impl Runtime {
             )),
             None => None,
         };
-        let Some(key) = key else {
-            st.step(Step::Idempotency, StepOutcome::Skipped, None);
-            return self.guarded(st, i, input).await;
-        };
-        st.key = Some(key.clone());
-        // A dry run and a real run of the same params are different jobs.
-        let slot = if st.job.constraints.dry_run {
-            format!("dry:{key}")
-        } else {
-            key
-        };
-        match inner.idempotency.claim(i, &slot, name).await {
-            Claim::Replay(shared) => {
-                st.replayed = true;
-                st.step(Step::Idempotency, StepOutcome::Replayed, None);
-                match &*shared {
-                    Ok(result) => Ok(Done {
-                        result: SkillResult {
-                            replayed: true,
-                            ..result.clone()
-                        },
-                        typed: None,
-                    }),
-                    Err(e) => Err(e.clone()),
+        let claimed = match key {
+            None => {
+                st.step(Step::Idempotency, StepOutcome::Skipped, None);
+                None
+            }
+            Some(key) => {
+                st.key = Some(key.clone());
+                // A dry run and a real run of the same params are different jobs.
+                let slot = if st.job.constraints.dry_run {
+                    format!("dry:{key}")
+                } else {
+                    key
+                };
+                // Boxed: only keyed jobs wait here, and its state would otherwise
+                // widen every job's future.
+                match Box::pin(inner.idempotency.claim(i, &slot, name)).await {
+                    Claim::Replay(shared) => {
+                        st.replayed = true;
+                        st.step(Step::Idempotency, StepOutcome::Replayed, None);
+                        return match &*shared {
+                            Ok(result) => Ok(Done {
+                                result: SkillResult {
+                                    replayed: true,
+                                    ..result.clone()
+                                },
+                                typed: None,
+                            }),
+                            Err(e) => Err(e.clone()),
+                        };
+                    }
+                    Claim::Run(claimed) => {
+                        st.step(Step::Idempotency, StepOutcome::Passed, None);
+                        Some(claimed)
+                    }
                 }
             }
-            Claim::Run(claimed) => {
-                st.step(Step::Idempotency, StepOutcome::Passed, None);
-                let done = self.guarded(st, i, input).await;
-                let shared = match &done {
-                    Ok(d) => Ok(d.result.clone()),
-                    Err(e) => Err(e.clone()),
-                };
-                claimed.finish(Arc::new(shared));
-                done
-            }
+        };
+        // One await of the rest of the job, so its state is laid out once.
+        let done = self.guarded(st, i, input).await;
+        if let Some(claimed) = claimed {
+            let shared = match &done {
+                Ok(d) => Ok(d.result.clone()),
+                Err(e) => Err(e.clone()),
+            };
+            claimed.finish(Arc::new(shared));
         }
+        done
     }
 
     fn resolve(&self, st: &mut State) -> Result<usize, InvokeError> {
@@ -722,33 +739,9 @@ impl Runtime {
 
         match inner.skills[i].approval {
             None => st.step(Step::Approval, StepOutcome::Skipped, None),
-            Some(reason) => {
-                let request = ApprovalRequest {
-                    skill: skill.label().to_owned(),
-                    job_id: st.job.job_id.clone(),
-                    reason: reason.to_owned(),
-                    params: redacted(&st.job.params, m.redaction.inputs),
-                    dry_run: st.job.constraints.dry_run,
-                    caller: st.job.caller.clone(),
-                };
-                match inner.approver.approve(&request).await {
-                    Approval::Approved { by } => {
-                        st.step(
-                            Step::Approval,
-                            StepOutcome::Passed,
-                            Some(format!("approved by {by}")),
-                        );
-                    }
-                    Approval::Denied { reason: detail } => {
-                        st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
-                        return Err(InvokeError::NotApproved {
-                            skill: name.to_owned(),
-                            reason: reason.to_owned(),
-                            detail,
-                        });
-                    }
-                }
-            }
+            // Boxed: only skills that need approval wait here, and the request's
+            // state would otherwise widen every job's future.
+            Some(reason) => Box::pin(self.approval(st, skill, reason)).await?,
         }
 
         // The job's identity moves into the invocation the handler sees, and
@@ -852,9 +845,16 @@ impl Runtime {
                 Err(f @ CheckFailed::Postcondition(p)) => {
                     let action = skill.conditions.postconditions[p].rollback_action;
                     let rollback = match action {
+                        // Boxed: rare, and it would widen every job's future.
                         Some(a) => Some(
-                            self.rollback(skill, a, &st.job.job_id, &st.job.params, &data)
-                                .await,
+                            Box::pin(self.rollback(
+                                skill,
+                                a,
+                                &st.job.job_id,
+                                &st.job.params,
+                                &data,
+                            ))
+                            .await,
                         ),
                         None => None,
                     };
@@ -919,6 +919,42 @@ impl Runtime {
             },
             typed: Some(output),
         })
+    }
+
+    /// Ask the approver; a denial is the job's error.
+    async fn approval(
+        &self,
+        st: &mut State,
+        skill: &RegisteredSkill,
+        reason: &'static str,
+    ) -> Result<(), InvokeError> {
+        let m = skill.entry.manifest;
+        let request = ApprovalRequest {
+            skill: skill.label().to_owned(),
+            job_id: st.job.job_id.clone(),
+            reason: reason.to_owned(),
+            params: redacted(&st.job.params, m.redaction.inputs),
+            dry_run: st.job.constraints.dry_run,
+            caller: st.job.caller.clone(),
+        };
+        match self.inner.approver.approve(&request).await {
+            Approval::Approved { by } => {
+                st.step(
+                    Step::Approval,
+                    StepOutcome::Passed,
+                    Some(format!("approved by {by}")),
+                );
+                Ok(())
+            }
+            Approval::Denied { reason: detail } => {
+                st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+                Err(InvokeError::NotApproved {
+                    skill: m.name.to_owned(),
+                    reason: reason.to_owned(),
+                    detail,
+                })
+            }
+        }
     }
 
     /// Run the handler: each attempt bounded by the skill's timeout and the job's
@@ -1348,5 +1384,23 @@ mod tests {
             scrub("no match for hunter2-secret".into(), &secrets),
             "no match for [REDACTED]"
         );
+    }
+}
+#[cfg(test)]
+mod future_size {
+    use super::*;
+
+    /// Every job's future is moved a few times (into `block_on`, into a task);
+    /// its size is copied each time. Rare paths (approval, idempotency, rollback)
+    /// are boxed so they do not widen it, and `run` holds its state once.
+    #[test]
+    fn a_jobs_future_stays_small() {
+        let registry = Arc::new(Registry::build(vec![], vec![]).unwrap());
+        let rt = Runtime::builder(registry).build().unwrap();
+        let job = JobEnvelope::new("x", Value::Null);
+        let run = rt.run(rt.state(job.clone(), None, None));
+        assert!(size_of_val(&run) <= 1_536, "{}", size_of_val(&run));
+        let invoke = rt.invoke(job);
+        assert!(size_of_val(&invoke) <= 2_048, "{}", size_of_val(&invoke));
     }
 }
