@@ -239,7 +239,7 @@ async fn an_http_op_posts_json_and_reads_the_answer() {
 
     let rt = runtime();
     let op = |name: &str| {
-        let mut job = JobEnvelope::new(name, json!({"text": "one two\nthree"}));
+        let mut job = JobEnvelope::new(name.to_owned(), json!({"text": "one two\nthree"}));
         job.kind = TargetKind::Op;
         job
     };

@@ -4,6 +4,7 @@
 
 pub use crate::id::Id;
 use crate::manifest::TargetKind;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -42,14 +43,15 @@ pub struct JobEnvelope {
     /// The job that started this one, for nested and pipeline calls.
     #[serde(default)]
     pub parent_job_id: Option<Id>,
-    /// Skill name (op name when `kind` is `op`).
-    pub skill: String,
+    /// Skill name (op name when `kind` is `op`). Borrowed when it is a
+    /// `&'static str` (a manifest's name), so typed calls copy nothing.
+    pub skill: Cow<'static, str>,
     /// What `skill` names: a skill (the default) or an op of the op registry.
     #[serde(default, skip_serializing_if = "TargetKind::is_skill")]
     pub kind: TargetKind,
     /// Exact version to run; the highest registered version when absent.
     #[serde(default)]
-    pub version: Option<String>,
+    pub version: Option<Cow<'static, str>>,
     /// The skill's input; must match its input schema.
     #[serde(default = "empty_object")]
     pub params: Value,
@@ -75,7 +77,7 @@ fn empty_object() -> Value {
 
 impl JobEnvelope {
     /// A job for `skill` with fresh job and trace ids and an operator caller.
-    pub fn new(skill: impl Into<String>, params: Value) -> JobEnvelope {
+    pub fn new(skill: impl Into<Cow<'static, str>>, params: Value) -> JobEnvelope {
         JobEnvelope {
             job_id: new_id(),
             trace_id: new_id(),
@@ -93,8 +95,8 @@ impl JobEnvelope {
     /// `name` or `name@version`.
     pub fn for_reference(reference: &str, params: Value) -> JobEnvelope {
         let (name, version) = crate::registry::split_reference(reference);
-        let mut job = JobEnvelope::new(name, params);
-        job.version = version.map(str::to_owned);
+        let mut job = JobEnvelope::new(name.to_owned(), params);
+        job.version = version.map(|v| Cow::Owned(v.to_owned()));
         job
     }
 
@@ -103,7 +105,7 @@ impl JobEnvelope {
         self
     }
 
-    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+    pub fn with_version(mut self, version: impl Into<Cow<'static, str>>) -> Self {
         self.version = Some(version.into());
         self
     }
@@ -142,7 +144,7 @@ impl JobEnvelope {
     pub fn reference(&self) -> String {
         match &self.version {
             Some(v) => format!("{}@{v}", self.skill),
-            None => self.skill.clone(),
+            None => self.skill.clone().into_owned(),
         }
     }
 }

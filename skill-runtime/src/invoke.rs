@@ -649,8 +649,8 @@ impl Runtime {
             Err(known) => {
                 let e = match (&job.version, known.is_empty()) {
                     (Some(v), false) => InvokeError::UnknownVersion {
-                        skill: job.skill.clone(),
-                        version: v.clone(),
+                        skill: job.skill.to_string(),
+                        version: v.to_string(),
                         known,
                     },
                     _ => InvokeError::UnknownSkill {
@@ -1171,7 +1171,7 @@ impl Runtime {
             parent_job_id: st.job.parent_job_id,
             skill: match skill {
                 Some(s) => Cow::Borrowed(s.name()),
-                None => Cow::Owned(st.job.skill),
+                None => st.job.skill,
             },
             version: skill.map(|s| s.entry.manifest.version),
             caller: st.job.caller,

@@ -102,7 +102,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                 ..JobConstraints::default()
             });
         job.kind = t.kind;
-        job.version = t.version.map(str::to_owned);
+        job.version = t.version.map(std::borrow::Cow::Borrowed);
         job.trace_id = inv.trace_id.clone();
         job.parent_job_id = Some(inv.job_id.clone());
         let job_id = job.job_id.clone();

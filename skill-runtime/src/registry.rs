@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -15,6 +16,33 @@ use crate::entry::{Conditions, SkillEntry};
 use crate::manifest::{Kind, Location, Status, TargetKind, is_snake_case};
 use crate::rules::{self, Closure};
 use crate::schema::CompiledSchema;
+
+/// Registered names to their versions' indexes, lowest version first.
+type NameMap = HashMap<&'static str, Vec<usize>, BuildHasherDefault<NameHasher>>;
+
+/// FNV-1a, for the name lookup every job starts with. The table holds only
+/// registered names, so a caller choosing lookup keys cannot lengthen its
+/// chains: SipHash's flooding protection buys nothing here, and it cost more
+/// than the rest of the lookup.
+struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// The longest description the AI-COS model allows.
 pub const MAX_DESCRIPTION: usize = 200;
@@ -109,9 +137,9 @@ pub struct Registry {
     skills: Vec<RegisteredSkill>,
     catalog: Vec<&'static CapabilityInfo>,
     /// Index into `skills` of every version of a name, lowest version first.
-    by_name: HashMap<&'static str, Vec<usize>>,
+    by_name: NameMap,
     /// Likewise for ops (a separate namespace).
-    ops_by_name: HashMap<&'static str, Vec<usize>>,
+    ops_by_name: NameMap,
 }
 
 /// Everything wrong with a set of skills, one problem per line.
@@ -209,8 +237,8 @@ impl Registry {
         check_pipelines(&mut skills, &mut problems);
 
         if problems.0.is_empty() {
-            let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
-            let mut ops_by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+            let mut by_name = NameMap::default();
+            let mut ops_by_name = NameMap::default();
             for (i, s) in skills.iter().enumerate() {
                 let map = if s.is_op() {
                     &mut ops_by_name
