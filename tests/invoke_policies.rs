@@ -920,6 +920,43 @@ async fn typed_calls_run_the_same_pipeline() {
     assert_eq!(rt.memory_records().unwrap().total(), 5);
 }
 
+/// Output constraints the type does not carry: checked on every call.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Short {
+    #[schemars(length(max = 5))]
+    pub text: String,
+}
+
+/// Echo a text, which its output schema says is short.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn short_echo(input: Entry) -> Short {
+    Short { text: input.line }
+}
+
+#[tokio::test]
+async fn outputs_are_checked_unless_their_type_guarantees_them() {
+    let rt = runtime();
+    let long = || Entry {
+        line: "far too long".into(),
+    };
+    let e = rt.call::<short_echo>(long()).await.unwrap_err();
+    assert_eq!(e.code(), "invalid_output");
+    assert!(e.to_string().contains("/text"), "{e}");
+    let e = err(
+        &rt,
+        JobEnvelope::new("short_echo", json!({"line": "far too long"})),
+    )
+    .await;
+    assert_eq!(e.code(), "invalid_output");
+    // `Doubled` says nothing its type does not: a typed call records the check
+    // as passed without running the validator (a JSON call runs it).
+    rt.call::<double>(Num { n: 2 }).await.unwrap();
+    assert_eq!(
+        step(&last_record(&rt), Step::ValidateOutput),
+        StepOutcome::Passed
+    );
+}
+
 // ------------------------------------------------------------------ sinks
 
 #[tokio::test]

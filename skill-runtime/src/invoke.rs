@@ -240,6 +240,8 @@ struct State {
     last: Instant,
     skill: Option<usize>,
     typed_input: Option<AnyBox>,
+    /// A typed call: what the input and output types guarantee is not checked.
+    typed: bool,
     /// The size of the params' text, when it came as text.
     text_len: Option<usize>,
     steps: Vec<StepRecord>,
@@ -495,6 +497,7 @@ impl Runtime {
             t0: now,
             last: now,
             skill: None,
+            typed: typed.is_some(),
             typed_input: typed,
             text_len,
             steps: Vec::with_capacity(12),
@@ -714,7 +717,8 @@ impl Runtime {
             }
             Some(_) => {}
         }
-        if !skill.input_validator.is_valid(params) {
+        let implied = st.typed && skill.input_validator.implied_by_type();
+        if !implied && !skill.input_validator.is_valid(params) {
             return Err(InvokeError::InvalidInput {
                 skill: name.to_owned(),
                 violations: skill.input_validator.violations(params),
@@ -823,7 +827,8 @@ impl Runtime {
             }
             None => return Err(mismatch(name)),
         };
-        if !skill.output_validator.is_valid(&data) {
+        let implied = st.typed && skill.output_validator.implied_by_type();
+        if !implied && !skill.output_validator.is_valid(&data) {
             st.step(Step::ValidateOutput, StepOutcome::Failed, None);
             return Err(InvokeError::InvalidOutput {
                 skill: name.to_owned(),

@@ -108,6 +108,7 @@ impl JsonSchema for Root {
 /// A compiled schema.
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
+    implied: bool,
 }
 
 /// One violation of a schema, located by JSON pointer into the instance.
@@ -145,8 +146,19 @@ impl CompiledSchema {
         jsonschema::draft202012::options()
             .should_validate_formats(true)
             .build(schema)
-            .map(|validator| CompiledSchema { validator })
+            .map(|validator| CompiledSchema {
+                validator,
+                implied: implied_by_type(schema),
+            })
             .map_err(|e| e.to_string())
+    }
+
+    /// Whether every value of the Rust type the schema was generated from,
+    /// serialized, satisfies it: the schema says nothing the type does not
+    /// (see [`implied_by_type`]). A typed call does not check what its types
+    /// already guarantee.
+    pub fn implied_by_type(&self) -> bool {
+        self.implied
     }
 
     /// Every violation, in the validator's order.
@@ -166,8 +178,193 @@ impl CompiledSchema {
     }
 }
 
+/// Whether `schema` only states what serializing a value of the type it was
+/// derived from guarantees: object shapes, arrays, strings, booleans, integers
+/// within their Rust width, alternatives (`anyOf`) of such, references to such,
+/// and annotations. Anything else (lengths, patterns, ranges narrower than the
+/// type, formats beyond integer widths, `enum`, `const`, `oneOf`, and `number`,
+/// since a float may be NaN and serialize as `null`) needs the validator.
+pub fn implied_by_type(schema: &Value) -> bool {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    implied_at(schema, defs, &mut Vec::new())
+}
+
+fn implied_at<'a>(
+    schema: &'a Value,
+    defs: Option<&'a serde_json::Map<String, Value>>,
+    seen: &mut Vec<&'a str>,
+) -> bool {
+    let Some(map) = schema.as_object() else {
+        // `true` allows anything; `false` allows nothing a type produces.
+        return schema.as_bool() == Some(true);
+    };
+    let sub = |v: &'a Value, seen: &mut Vec<&'a str>| implied_at(v, defs, seen);
+    let format = map.get("format").and_then(Value::as_str);
+    let range = format.and_then(integer_range);
+    for (key, value) in map {
+        let ok = match key.as_str() {
+            "$schema" | "$id" | "$comment" | "title" | "description" | "default" | "examples"
+            | "deprecated" | "readOnly" | "writeOnly" | "required" | "$defs" => true,
+            "type" => {
+                let allowed = |t: &Value| {
+                    matches!(
+                        t.as_str(),
+                        Some("object" | "array" | "string" | "boolean" | "integer" | "null")
+                    )
+                };
+                match value {
+                    Value::Array(types) => types.iter().all(allowed),
+                    t => allowed(t),
+                }
+            }
+            "format" => range.is_some(),
+            "minimum" => range.is_some_and(|(min, _)| value.as_f64() == Some(min)),
+            "maximum" => range.is_some_and(|(_, max)| value.as_f64() == Some(max)),
+            "properties" => value
+                .as_object()
+                .is_some_and(|props| props.values().all(|p| sub(p, seen))),
+            "items" => sub(value, seen),
+            // A struct writes only its own fields.
+            "additionalProperties" => value == &Value::Bool(false) || sub(value, seen),
+            "anyOf" => value
+                .as_array()
+                .is_some_and(|alts| alts.iter().all(|a| sub(a, seen))),
+            // The root, being checked: it holds if everything else does.
+            "$ref" if value == "#" => true,
+            "$ref" => {
+                let target = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"));
+                match (target, defs) {
+                    (Some(name), _) if seen.contains(&name) => true,
+                    (Some(name), Some(defs)) => defs.get(name).is_some_and(|def| {
+                        seen.push(name);
+                        let ok = sub(def, seen);
+                        seen.pop();
+                        ok
+                    }),
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// The bounds schemars writes for an integer of the given format, when they
+/// are the bounds of the Rust type itself.
+fn integer_range(format: &str) -> Option<(f64, f64)> {
+    Some(match format {
+        "uint8" => (0.0, f64::from(u8::MAX)),
+        "uint16" => (0.0, f64::from(u16::MAX)),
+        "uint32" => (0.0, f64::from(u32::MAX)),
+        "uint64" | "uint" | "uint128" => (0.0, f64::INFINITY),
+        "int8" => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        "int16" => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        "int32" => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        "int64" | "int" | "int128" => (f64::NEG_INFINITY, f64::INFINITY),
+        _ => return None,
+    })
+}
+
 impl std::fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CompiledSchema")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Serialize;
+    use serde_json::json;
+
+    use super::{implied_by_type, output_schema_for};
+
+    #[derive(Serialize, JsonSchema)]
+    struct Plain {
+        count: u32,
+        small: u8,
+        signed: i64,
+        label: String,
+        tags: Vec<String>,
+        flag: bool,
+        inner: Option<Inner>,
+        map: std::collections::BTreeMap<String, Inner>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Inner {
+        /// Documented.
+        n: u64,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Tree {
+        name: String,
+        children: Vec<Tree>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Bounded {
+        #[schemars(length(max = 3))]
+        label: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Float {
+        ratio: f64,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Email {
+        #[schemars(email)]
+        to: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Narrow {
+        #[schemars(range(min = 1))]
+        count: u32,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    enum Mode {
+        Fast,
+        Slow,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct WithMode {
+        mode: Mode,
+    }
+
+    #[test]
+    fn shapes_the_type_guarantees_are_implied() {
+        let plain = output_schema_for::<Plain>();
+        assert!(implied_by_type(&plain), "{plain:#}");
+        let tree = output_schema_for::<Tree>();
+        assert!(implied_by_type(&tree), "recursive: {tree:#}");
+    }
+
+    #[test]
+    fn constraints_beyond_the_type_are_not() {
+        for (what, schema) in [
+            ("a length", output_schema_for::<Bounded>()),
+            (
+                "a float (NaN serializes as null)",
+                output_schema_for::<Float>(),
+            ),
+            ("a format", output_schema_for::<Email>()),
+            ("a range narrower than u32", output_schema_for::<Narrow>()),
+            ("an enum", output_schema_for::<WithMode>()),
+            ("a dangling reference", json!({"$ref": "#/$defs/Missing"})),
+            ("`false`", json!(false)),
+        ] {
+            assert!(!implied_by_type(&schema), "{what}: {schema}");
+        }
     }
 }
