@@ -332,6 +332,7 @@ mod tests {
     }
 
     #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)] // only its schema is used
     enum Mode {
         Fast,
         Slow,
