@@ -920,6 +920,38 @@ async fn typed_calls_run_the_same_pipeline() {
     assert_eq!(rt.memory_records().unwrap().total(), 5);
 }
 
+/// An input whose serialization fails: a typed call's input is serialized for
+/// its record and its schema check.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Opaque {
+    pub n: u32,
+}
+
+impl Serialize for Opaque {
+    fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("opaque on purpose"))
+    }
+}
+
+/// Double an opaque number.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn opaque_double(input: Opaque) -> Doubled {
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
+#[tokio::test]
+async fn a_typed_input_that_does_not_serialize_fails_its_validation_with_a_record() {
+    let rt = runtime();
+    let e = rt.call::<opaque_double>(Opaque { n: 1 }).await.unwrap_err();
+    assert_eq!(e.code(), "malformed_input");
+    assert!(e.to_string().contains("opaque on purpose"), "{e}");
+    let record = last_record(&rt);
+    assert_eq!(record.skill, "opaque_double");
+    assert_eq!(step(&record, Step::ValidateInput), StepOutcome::Failed);
+}
+
 /// Output constraints the type does not carry: checked on every call.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Short {

@@ -242,6 +242,8 @@ struct State {
     typed_input: Option<AnyBox>,
     /// A typed call: what the input and output types guarantee is not checked.
     typed: bool,
+    /// Why a typed input could not be serialized (its validation step fails).
+    unserializable: Option<String>,
     /// The size of the params' text, when it came as text.
     text_len: Option<usize>,
     steps: Vec<StepRecord>,
@@ -376,10 +378,14 @@ impl Runtime {
     }
 
     /// Run a job through the whole pipeline.
-    pub async fn invoke(&self, job: JobEnvelope) -> Result<SkillResult, InvokeError> {
-        self.run(self.state(job, None, None))
-            .await
-            .map(|d| d.result)
+    ///
+    /// The job starts (its clock, its ids' span) when this is called, not when
+    /// the future is first polled.
+    pub fn invoke(
+        &self,
+        job: JobEnvelope,
+    ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
+        self.run(self.state(job, None, None), |d| Ok(d.result))
     }
 
     /// Run skill `reference` (`name` or `name@version`) on `params`.
@@ -417,9 +423,8 @@ impl Runtime {
         match parsed {
             Ok(params) => {
                 job.params = params;
-                self.run(self.state(job, None, Some(text.len())))
+                self.run(self.state(job, None, Some(text.len())), |d| Ok(d.result))
                     .await
-                    .map(|d| d.result)
             }
             Err(e) => {
                 job.params = Value::Null;
@@ -442,45 +447,46 @@ impl Runtime {
     /// against the schema (its constraints say more than its type), and every
     /// policy applies; what the types guarantee (the input decodes, the output
     /// is the output type) is not checked again.
-    pub async fn call<S: Skill>(&self, input: S::Input) -> Result<S::Output, InvokeError>
+    pub fn call<S: Skill>(
+        &self,
+        input: S::Input,
+    ) -> impl Future<Output = Result<S::Output, InvokeError>> + Send + '_
     where
         S::Input: Serialize,
         S::Output: DeserializeOwned,
     {
-        self.call_with::<S>(input, crate::Caller::default()).await
+        self.call_with::<S>(input, crate::Caller::default())
     }
 
     /// [`Runtime::call`] on behalf of `caller`.
-    pub async fn call_with<S: Skill>(
+    ///
+    /// Not an `async fn`, like [`Runtime::invoke`]: the job's future is returned
+    /// as it is, not wrapped (and copied) in one more layer.
+    pub fn call_with<S: Skill>(
         &self,
         input: S::Input,
         caller: crate::Caller,
-    ) -> Result<S::Output, InvokeError>
+    ) -> impl Future<Output = Result<S::Output, InvokeError>> + Send + '_
     where
         S::Input: Serialize,
         S::Output: DeserializeOwned,
     {
         let m = S::MANIFEST;
-        let params = serde_json::to_value(&input).map_err(|e| InvokeError::MalformedInput {
-            skill: m.name.to_owned(),
-            message: format!("the input does not serialize: {e}"),
-        })?;
+        // An input that does not serialize fails its validation step, with a
+        // record like any other bad input.
+        let (params, unserializable) = match serde_json::to_value(&input) {
+            Ok(params) => (params, None),
+            Err(e) => (
+                Value::Null,
+                Some(format!("the input does not serialize: {e}")),
+            ),
+        };
         let job = JobEnvelope::new(m.name, params)
             .with_version(m.version)
             .with_caller(caller);
-        let done = self
-            .run(self.state(job, Some(Box::new(input)), None))
-            .await?;
-        match done.typed.map(|b| b.downcast::<S::Output>()) {
-            Some(Ok(output)) => Ok(*output),
-            // Replayed from the idempotency store: decode the stored JSON.
-            _ => serde_json::from_value(Arc::unwrap_or_clone(done.result.data)).map_err(|e| {
-                InvokeError::Internal {
-                    skill: m.name.to_owned(),
-                    message: format!("stored output does not decode: {e}"),
-                }
-            }),
-        }
+        let mut st = self.state(job, Some(Box::new(input)), None);
+        st.unserializable = unserializable;
+        self.run(st, typed_output::<S>)
     }
 
     fn state(&self, job: JobEnvelope, typed: Option<AnyBox>, text_len: Option<usize>) -> State {
@@ -498,6 +504,7 @@ impl Runtime {
             last: now,
             skill: None,
             typed: typed.is_some(),
+            unserializable: None,
             typed_input: typed,
             text_len,
             steps: Vec::with_capacity(12),
@@ -520,11 +527,18 @@ impl Runtime {
     /// would be held twice.
     /// (Not an `async fn`, whose arguments are copied into locals of its own:
     /// the block uses the state where it was captured; 1.4 KB instead of 2 KB.)
+    ///
+    /// `pick` turns what the job produced into what the entry point returns, so
+    /// that no entry point needs an `async` layer of its own around this one.
     #[allow(clippy::manual_async_fn)]
-    fn run(&self, mut st: State) -> impl Future<Output = Result<Done, InvokeError>> + Send + '_ {
+    fn run<T: 'static>(
+        &self,
+        mut st: State,
+        pick: fn(Done) -> Result<T, InvokeError>,
+    ) -> impl Future<Output = Result<T, InvokeError>> + Send + '_ {
         async move {
             let result = self.pipeline(&mut st).await;
-            self.finish(st, result)
+            self.finish(st, result).and_then(pick)
         }
     }
 
@@ -697,6 +711,12 @@ impl Runtime {
     ) -> Result<AnyBox, InvokeError> {
         let limits = self.inner.limits;
         let name = skill.name();
+        if let Some(message) = st.unserializable.take() {
+            return Err(InvokeError::MalformedInput {
+                skill: name.to_owned(),
+                message,
+            });
+        }
         let params = &st.job.params;
         match measure(params, limits.max_depth) {
             None => {
@@ -1211,6 +1231,23 @@ impl Runtime {
     }
 }
 
+/// A typed call's output: the handler's own value, or, when the result was
+/// replayed from the idempotency store, the stored JSON decoded.
+fn typed_output<S: Skill>(done: Done) -> Result<S::Output, InvokeError>
+where
+    S::Output: DeserializeOwned,
+{
+    match done.typed.map(|b| b.downcast::<S::Output>()) {
+        Some(Ok(output)) => Ok(*output),
+        _ => serde_json::from_value(Arc::unwrap_or_clone(done.result.data)).map_err(|e| {
+            InvokeError::Internal {
+                skill: S::MANIFEST.name.to_owned(),
+                message: format!("stored output does not decode: {e}"),
+            }
+        }),
+    }
+}
+
 /// `passed` for a step that had checks to run, `skipped` for one that had none.
 fn passed_unless_empty<T>(checks: &[T]) -> StepOutcome {
     if checks.is_empty() {
@@ -1403,7 +1440,7 @@ mod future_size {
         let registry = Arc::new(Registry::build(vec![], vec![]).unwrap());
         let rt = Runtime::builder(registry).build().unwrap();
         let job = JobEnvelope::new("x", Value::Null);
-        let run = rt.run(rt.state(job.clone(), None, None));
+        let run = rt.run(rt.state(job.clone(), None, None), |d| Ok(d.result));
         assert!(size_of_val(&run) <= 1_536, "{}", size_of_val(&run));
         let invoke = rt.invoke(job);
         assert!(size_of_val(&invoke) <= 2_048, "{}", size_of_val(&invoke));
