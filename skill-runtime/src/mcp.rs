@@ -41,8 +41,14 @@ pub struct McpOptions {
 
 /// Why `tools/call` names no tool this server serves.
 enum Route {
-    Serve { reference: Arc<str> },
-    NotGranted { missing: Vec<&'static str> },
+    /// The manifest's own name and version: a call copies neither.
+    Serve {
+        name: &'static str,
+        version: &'static str,
+    },
+    NotGranted {
+        missing: Vec<&'static str>,
+    },
 }
 
 /// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
@@ -79,10 +85,12 @@ impl McpServer {
                 skill["version"].as_str().unwrap_or_default()
             )
             .into();
-            let required = runtime
-                .registry()
-                .get(&reference)
-                .map_or(&[][..], |s| s.entry.manifest.mcp.permissions);
+            // Exported from this very registry: always found.
+            let Some(manifest) = runtime.registry().get(&reference).map(|s| s.entry.manifest)
+            else {
+                continue;
+            };
+            let required = manifest.mcp.permissions;
             let missing = policy::missing_permissions(&options.grants, required);
             if !missing.is_empty() {
                 routes.push((name, Route::NotGranted { missing }));
@@ -94,7 +102,13 @@ impl McpServer {
                 message: e.to_string(),
             })?;
             tools.push(tool);
-            routes.push((name, Route::Serve { reference }));
+            routes.push((
+                name,
+                Route::Serve {
+                    name: manifest.name,
+                    version: manifest.version,
+                },
+            ));
         }
         let caller = Caller {
             source: Source::Mcp,
@@ -196,8 +210,8 @@ impl McpServer {
             .binary_search_by(|(n, _)| n.as_str().cmp(name))
             .ok()
             .map(|i| &self.routes[i].1);
-        let reference = match route {
-            Some(Route::Serve { reference }) => reference.clone(),
+        let (skill, version) = match route {
+            Some(Route::Serve { name, version }) => (*name, *version),
             Some(Route::NotGranted { missing }) => {
                 return Err(ErrorData::invalid_params(
                     format!(
@@ -215,7 +229,9 @@ impl McpServer {
             }
         };
         let params = Value::Object(arguments.unwrap_or_default());
-        let job = JobEnvelope::for_reference(&reference, params).with_caller(self.caller.clone());
+        let job = JobEnvelope::new(skill, params)
+            .with_version(version)
+            .with_caller(self.caller.clone());
         Ok(match self.runtime.invoke(job).await {
             Ok(result) => {
                 let text = serde_json::to_string(&*result.data).unwrap_or_default();
