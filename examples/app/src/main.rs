@@ -251,8 +251,14 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            // A server: calls may run side by side.
-            let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
+            // Over stdio, one client sends over one pipe: a single thread serves
+            // it with no hand-offs between workers (calls still interleave at
+            // their awaits). Over HTTP, clients are many: calls run in parallel.
+            let builder = match http {
+                None => tokio::runtime::Builder::new_current_thread(),
+                Some(_) => tokio::runtime::Builder::new_multi_thread(),
+            };
+            let rt = match async_runtime(builder) {
                 Ok(rt) => rt,
                 Err(code) => return code,
             };
