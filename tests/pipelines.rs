@@ -442,13 +442,15 @@ fn a_pipeline_capability_list_must_equal_its_closure() {
 #[tokio::test]
 async fn a_pipeline_is_an_mcp_tool_like_any_skill() {
     use skill_runtime::mcp::{McpOptions, McpServer};
+    let rt = runtime();
     let server = McpServer::new(
-        runtime(),
+        rt.clone(),
         McpOptions {
             grants: Default::default(),
             caller: Caller::default(),
             server_name: "test".into(),
             server_version: "0".into(),
+            result_ids: true,
         },
     )
     .unwrap();
@@ -462,4 +464,12 @@ async fn a_pipeline_is_an_mcp_tool_like_any_skill() {
         result.structured_content,
         Some(json!({"checkpoint": "  @Octo_Cat ", "handle": "@octo_cat", "platform": null}))
     );
+    // Asked for: the result leads to the pipeline's run record.
+    let meta = serde_json::to_value(result.meta.expect("ids asked for")).unwrap();
+    let job_id = meta[skill_runtime::views::META_KEY]["job_id"]
+        .as_str()
+        .expect("a job id")
+        .to_owned();
+    let records = rt.memory_records().unwrap().records();
+    assert!(records.iter().any(|r| r.job_id == job_id.as_str()));
 }

@@ -37,6 +37,11 @@ pub struct McpOptions {
     /// Name and version the server reports in its handshake.
     pub server_name: String,
     pub server_version: String,
+    /// Put each successful result's job and trace ids in its `_meta`, to find its
+    /// run record. Off by default: the ids are worth their bytes only where the
+    /// records can be read (the app turns this on with `--record FILE`), and they
+    /// cost a stdio round trip more than a tenth of its time.
+    pub result_ids: bool,
 }
 
 /// Why `tools/call` names no tool this server serves.
@@ -60,6 +65,7 @@ pub struct McpServer {
     /// By tool name, sorted: a binary search, no hashing, per call.
     routes: Arc<[(String, Route)]>,
     info: ServerConfig,
+    result_ids: bool,
 }
 
 /// The tool definitions of a registry value could not be read as MCP tools.
@@ -137,6 +143,7 @@ impl McpServer {
                 routes.into()
             },
             info,
+            result_ids: options.result_ids,
         })
     }
 
@@ -238,15 +245,19 @@ impl McpServer {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 // The record may share the output; the result needs its own.
                 r.structured_content = Some(Value::clone(&result.data));
+                // Our extras, only when there are any: the ids when asked for,
+                // a replay, rule notes.
                 let mut ours = JsonObject::new();
-                ours.insert(
-                    "job_id".into(),
-                    Value::String(result.job_id.as_str().to_owned()),
-                );
-                ours.insert(
-                    "trace_id".into(),
-                    Value::String(result.trace_id.as_str().to_owned()),
-                );
+                if self.result_ids {
+                    ours.insert(
+                        "job_id".into(),
+                        Value::String(result.job_id.as_str().to_owned()),
+                    );
+                    ours.insert(
+                        "trace_id".into(),
+                        Value::String(result.trace_id.as_str().to_owned()),
+                    );
+                }
                 if result.replayed {
                     ours.insert("replayed".into(), Value::Bool(true));
                 }
@@ -256,9 +267,11 @@ impl McpServer {
                         serde_json::to_value(&result.notes).unwrap_or_default(),
                     );
                 }
-                let mut meta = JsonObject::new();
-                meta.insert(views::META_KEY.into(), Value::Object(ours));
-                r.meta = Some(meta.into());
+                if !ours.is_empty() {
+                    let mut meta = JsonObject::new();
+                    meta.insert(views::META_KEY.into(), Value::Object(ours));
+                    r.meta = Some(meta.into());
+                }
                 r
             }
             Err(e) => error_result(&e),

@@ -243,6 +243,9 @@ fn main() -> ExitCode {
                 },
                 server_name: env!("CARGO_PKG_NAME").to_owned(),
                 server_version: env!("CARGO_PKG_VERSION").to_owned(),
+                // The ids lead to the records, which only a record file keeps
+                // where someone can read them.
+                result_ids: record.is_some(),
             };
             let server = match McpServer::new(runtime, options) {
                 Ok(s) => s,
