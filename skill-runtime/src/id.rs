@@ -136,12 +136,6 @@ impl From<String> for Id {
     }
 }
 
-impl From<&Id> for Id {
-    fn from(id: &Id) -> Id {
-        id.clone()
-    }
-}
-
 impl Deref for Id {
     type Target = str;
 
