@@ -128,31 +128,40 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     };
 
     let manifest = manifest(args, func, &p);
-    let preconditions = args.preconditions.iter().map(|c| {
-        let (Some(code), Some(message), Some(check)) = (&c.code, &c.message, &c.check) else {
-            return quote!();
-        };
-        let text = source_text(check);
-        // Coercing the user's closure to a typed fn pointer makes rustc check it
-        // against the skill's types and report mistakes on the closure itself.
-        let variant = if arity(check) == 2 {
-            quote!(InputCaller)
-        } else {
-            quote!(Input)
-        };
-        let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
-            .into_iter()
-            .chain(quote!((#check)))
-            .collect();
-        quote! {
-            #p::Precondition::<#ident> {
-                error_code: #code,
-                message: #message,
-                condition: #text,
-                check: #check,
-            },
-        }
-    });
+    // Each condition gives its slice entry (text and typed check) and its entry
+    // in the text table (`Skill::CONDITION_TEXT`), from one pass.
+    let (preconditions, pre_text): (Vec<_>, Vec<_>) = args
+        .preconditions
+        .iter()
+        .filter_map(|c| {
+            let (Some(code), Some(message), Some(check)) = (&c.code, &c.message, &c.check) else {
+                return None;
+            };
+            let text = source_text(check);
+            // Coercing the user's closure to a typed fn pointer makes rustc check it
+            // against the skill's types and report mistakes on the closure itself.
+            let variant = if arity(check) == 2 {
+                quote!(InputCaller)
+            } else {
+                quote!(Input)
+            };
+            let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
+                .into_iter()
+                .chain(quote!((#check)))
+                .collect();
+            Some((
+                quote! {
+                    #p::Precondition::<#ident> {
+                        error_code: #code,
+                        message: #message,
+                        condition: #text,
+                        check: #check,
+                    },
+                },
+                quote!(#p::PreconditionInfo { condition: #text, error_code: #code, message: #message },),
+            ))
+        })
+        .unzip();
     let io_check = |check: &syn::Expr| {
         let variant = if arity(check) == 2 {
             quote!(InputOutput)
@@ -164,36 +173,67 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             .chain(quote!((#check)))
             .collect::<TokenStream>()
     };
-    let postconditions = args.postconditions.iter().filter_map(|c| {
-        let check = c.check.as_ref()?;
-        let text = source_text(check);
-        let rollback = opt_str(&c.rollback);
-        let f = io_check(check);
-        Some(quote! {
-            #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
+    let (postconditions, post_text): (Vec<_>, Vec<_>) = args
+        .postconditions
+        .iter()
+        .filter_map(|c| {
+            let check = c.check.as_ref()?;
+            let text = source_text(check);
+            let rollback = opt_str(&c.rollback);
+            let f = io_check(check);
+            Some((
+                quote! {
+                    #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
+                },
+                quote!(#p::PostconditionInfo { assertion: #text, rollback_action: #rollback },),
+            ))
         })
-    });
-    let rules = args.validation_rules.iter().filter_map(|r| {
-        let (Some(id), Some(severity), Some(message), Some(check)) =
-            (&r.id, r.severity, &r.message, &r.check)
-        else {
-            return None;
-        };
-        let text = source_text(check);
-        let severity = variant(&p, "Severity", severity);
-        let f = io_check(check);
-        Some(quote! {
-            #p::ValidationRule::<#ident> {
-                rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
-            },
+        .unzip();
+    let (rules, rule_text): (Vec<_>, Vec<_>) = args
+        .validation_rules
+        .iter()
+        .filter_map(|r| {
+            let (Some(id), Some(severity), Some(message), Some(check)) =
+                (&r.id, r.severity, &r.message, &r.check)
+            else {
+                return None;
+            };
+            let text = source_text(check);
+            let severity = variant(&p, "Severity", severity);
+            let f = io_check(check);
+            Some((
+                quote! {
+                    #p::ValidationRule::<#ident> {
+                        rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
+                    },
+                },
+                quote! {
+                    #p::ValidationRuleInfo {
+                        rule_id: #id, expression: #text, severity: #severity, message: #message,
+                    },
+                },
+            ))
         })
-    });
+        .unzip();
+    // Left to the trait's default (no text) when there are no conditions.
+    let text = if pre_text.is_empty() && post_text.is_empty() && rule_text.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            const CONDITION_TEXT: &'static #p::ConditionText = &#p::ConditionText {
+                preconditions: &[#(#pre_text)*],
+                postconditions: &[#(#post_text)*],
+                validation_rules: &[#(#rule_text)*],
+            };
+        }
+    };
     let effect_checks = effect_checks(args, func, &p);
 
     let conditions = quote! {
         const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
         const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
         const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
+        #text
     };
     let skill_impl = impl_skill(
         &p,

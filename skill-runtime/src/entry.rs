@@ -64,7 +64,7 @@ pub(crate) enum CheckFailed {
 pub(crate) struct Erased {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
-    pub(crate) conditions: fn() -> Conditions,
+    pub(crate) conditions: ConditionsOf,
     pub(crate) decode: fn(&Value) -> Result<AnyBox, serde_json::Error>,
     pub(crate) preconditions: fn(AnyRef<'_>, &Caller) -> Result<(), CheckFailed>,
     pub(crate) run: fn(Arc<Invocation>, AnyBox) -> BoxFuture<Result<AnyBox, HandlerFailure>>,
@@ -94,7 +94,7 @@ impl SkillEntry {
             erased: Erased {
                 input_schema: input_schema_for::<S::Input>,
                 output_schema: output_schema_for::<S::Output>,
-                conditions: conditions_of::<S>,
+                conditions: ConditionsOf::of::<S>(),
                 decode: decode::<S>,
                 preconditions: preconditions::<S>,
                 run: run::<S>,
@@ -104,6 +104,56 @@ impl SkillEntry {
             },
         }
     }
+}
+
+/// Where a skill's condition text comes from: the table `#[skill]` writes
+/// ([`Skill::CONDITION_TEXT`]), or, for a hand-written skill without one, a walk
+/// of its condition slices (generic, so compiled only for such skills).
+pub(crate) enum ConditionsOf {
+    Text(&'static ConditionText),
+    Walk(fn() -> Conditions),
+}
+
+impl ConditionsOf {
+    const fn of<S: Skill>() -> ConditionsOf {
+        let t = S::CONDITION_TEXT;
+        if t.preconditions.len() == S::PRECONDITIONS.len()
+            && t.postconditions.len() == S::POSTCONDITIONS.len()
+            && t.validation_rules.len() == S::VALIDATION_RULES.len()
+        {
+            ConditionsOf::Text(t)
+        } else {
+            ConditionsOf::Walk(conditions_of::<S>)
+        }
+    }
+
+    pub(crate) fn get(&self) -> Conditions {
+        match self {
+            ConditionsOf::Text(t) => Conditions {
+                preconditions: t.preconditions.to_vec(),
+                postconditions: t.postconditions.to_vec(),
+                validation_rules: t.validation_rules.to_vec(),
+            },
+            ConditionsOf::Walk(f) => f(),
+        }
+    }
+}
+
+/// The text of a skill's conditions and rules, in the order of its condition
+/// slices, as a constant (see [`Skill::CONDITION_TEXT`]).
+#[derive(Debug)]
+pub struct ConditionText {
+    pub preconditions: &'static [PreconditionInfo],
+    pub postconditions: &'static [PostconditionInfo],
+    pub validation_rules: &'static [ValidationRuleInfo],
+}
+
+impl ConditionText {
+    pub const NONE: ConditionText = ConditionText {
+        preconditions: &[],
+        postconditions: &[],
+        validation_rules: &[],
+    };
 }
 
 /// The text of a skill's conditions and rules, as exported.
@@ -205,16 +255,16 @@ impl Conditions {
 }
 
 fn decode<S: Skill>(value: &Value) -> Result<AnyBox, serde_json::Error> {
-    match S::Input::deserialize(value) {
+    match S::Input::deserialize(crate::de::Params(value)) {
         Ok(input) => Ok(Box::new(input)),
         Err(e) => Err(e),
     }
 }
 
 fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<(), CheckFailed> {
-    let input = input
-        .downcast_ref::<S::Input>()
-        .ok_or(CheckFailed::Mismatch)?;
+    let Some(input) = input.downcast_ref::<S::Input>() else {
+        return Err(CheckFailed::Mismatch);
+    };
     let mut i = 0;
     while i < S::PRECONDITIONS.len() {
         if !S::PRECONDITIONS[i].check.holds(input, caller) {
@@ -258,14 +308,22 @@ where
             Poll::Ready(Ok(output)) => Poll::Ready(Ok(Box::new(output))),
             Poll::Ready(Err(e)) => Poll::Ready(Err(HandlerFailure {
                 mode: e.failure_mode(),
-                message: e.to_string(),
+                message: display(&e),
             })),
         }
     }
 }
 
 fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
-    Some(serde_json::to_value(output.downcast_ref::<S::Output>()?))
+    match output.downcast_ref::<S::Output>() {
+        Some(output) => Some(serde_json::to_value(output)),
+        None => None,
+    }
+}
+
+/// Not generic: `to_string` would be instantiated for every skill's error type.
+fn display(e: &dyn std::fmt::Display) -> String {
+    e.to_string()
 }
 
 fn after<S: Skill>(

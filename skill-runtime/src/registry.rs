@@ -517,7 +517,7 @@ fn check_skill(
     }
     Some(RegisteredSkill {
         entry,
-        conditions: (entry.erased.conditions)(),
+        conditions: entry.erased.conditions.get(),
         input_schema,
         output_schema,
         input_validator: Arc::new(input_validator?),
