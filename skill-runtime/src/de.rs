@@ -236,7 +236,7 @@ mod tests {
             Tagged::Reset
         );
         let m: BTreeMap<u32, bool> = both(&json!({"7": true})).unwrap();
-        assert_eq!(m[&7], true);
+        assert!(m[&7]);
         assert_eq!(both::<Option<u8>>(&json!(null)).unwrap(), None);
     }
 }

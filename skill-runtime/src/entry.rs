@@ -315,10 +315,7 @@ where
 }
 
 fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
-    match output.downcast_ref::<S::Output>() {
-        Some(output) => Some(serde_json::to_value(output)),
-        None => None,
-    }
+    Some(serde_json::to_value(output.downcast_ref::<S::Output>()?))
 }
 
 /// Not generic: `to_string` would be instantiated for every skill's error type.
