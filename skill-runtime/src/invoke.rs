@@ -1027,10 +1027,22 @@ impl Runtime {
                 Some(d) => per_attempt.min(d.saturating_duration_since(now)),
                 None => per_attempt,
             };
-            let run = CatchUnwind((e.run)(inv.clone(), input)).instrument(st.span.clone());
-            // The deadline from the clock reading already taken, not a new one.
-            let until = tokio::time::Instant::from_std(now + budget);
-            let outcome = tokio::time::timeout_at(until, run).await;
+            let mut run = std::pin::pin!(
+                CatchUnwind((e.run)(inv.clone(), input)).instrument(st.span.clone())
+            );
+            // A handler that is done at its first poll needs no timer (setting
+            // one up reaches for the runtime's handle and its timer wheel); one
+            // that is not gets the deadline counted from the attempt's start, as
+            // before. Either way a handler is only ever interrupted between polls.
+            let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
+            let outcome = match first {
+                Poll::Ready(done) => Ok(done),
+                // The deadline from the clock reading already taken, not a new one.
+                Poll::Pending => {
+                    let until = tokio::time::Instant::from_std(now + budget);
+                    tokio::time::timeout_at(until, run).await
+                }
+            };
             let end = Instant::now();
             let took = micros(end - now);
             let (record, retry, error) = match outcome {
