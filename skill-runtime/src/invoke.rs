@@ -516,7 +516,9 @@ impl Runtime {
             typed_input: typed,
             text_len,
             steps: Vec::with_capacity(12),
-            attempts: Vec::new(),
+            // Most jobs make one attempt, and the record keeps the list: room
+            // for one (a first push would make room for four).
+            attempts: Vec::with_capacity(1),
             key: None,
             replayed: false,
             executed: None,
@@ -1005,9 +1007,6 @@ impl Runtime {
             .timeout_ms
             .map(|t| st.t0 + Duration::from_millis(t));
         let max_attempts = m.execution.retries.saturating_add(1);
-        // Most jobs make one attempt, and the record keeps the list: room for one
-        // (a first push would make room for four).
-        st.attempts.reserve_exact(1);
         let mut input = Some(first);
         let mut attempt = 0;
         loop {
