@@ -364,3 +364,122 @@ macro_rules! register_skill {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::failure::Never;
+    use crate::skill::{InputCheck, OutputCheck, Postcondition, Precondition};
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct In {
+        n: u32,
+    }
+
+    #[derive(Serialize, schemars::JsonSchema)]
+    struct Out {
+        n: u32,
+    }
+
+    /// A hand-written skill with conditions and no text table.
+    struct Walked;
+
+    impl Skill for Walked {
+        type Input = In;
+        type Output = Out;
+        type Error = Never;
+        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+        const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
+            error_code: "ZERO",
+            message: "n must not be zero",
+            condition: "n != 0",
+            check: InputCheck::Input(|i: &In| i.n != 0),
+        }];
+        const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
+            assertion: "same n",
+            rollback_action: None,
+            check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
+        }];
+        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+            Ok(Out { n: input.n })
+        }
+    }
+
+    /// The same, with the table `#[skill]` writes.
+    struct Tabled;
+
+    impl Skill for Tabled {
+        type Input = In;
+        type Output = Out;
+        type Error = Never;
+        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+        const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
+            error_code: "ZERO",
+            message: "n must not be zero",
+            condition: "n != 0",
+            check: InputCheck::Input(|i: &In| i.n != 0),
+        }];
+        const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
+            assertion: "same n",
+            rollback_action: None,
+            check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
+        }];
+        const CONDITION_TEXT: &'static ConditionText = &ConditionText {
+            preconditions: &[PreconditionInfo {
+                condition: "n != 0",
+                error_code: "ZERO",
+                message: "n must not be zero",
+            }],
+            postconditions: &[PostconditionInfo {
+                assertion: "same n",
+                rollback_action: None,
+            }],
+            validation_rules: &[],
+        };
+        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+            Ok(Out { n: input.n })
+        }
+    }
+
+    struct Bare;
+
+    impl Skill for Bare {
+        type Input = In;
+        type Output = Out;
+        type Error = Never;
+        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+            Ok(Out { n: input.n })
+        }
+    }
+
+    fn texts(c: &Conditions) -> (Vec<&str>, Vec<&str>, usize) {
+        (
+            c.preconditions
+                .iter()
+                .flat_map(|p| [p.condition, p.error_code, p.message])
+                .collect(),
+            c.postconditions.iter().map(|p| p.assertion).collect(),
+            c.validation_rules.len(),
+        )
+    }
+
+    #[test]
+    fn conditions_text_comes_from_the_table_or_from_the_slices() {
+        let walked = ConditionsOf::of::<Walked>();
+        let tabled = ConditionsOf::of::<Tabled>();
+        assert!(matches!(walked, ConditionsOf::Walk(_)));
+        assert!(matches!(tabled, ConditionsOf::Text(_)));
+        let want = (
+            vec!["n != 0", "ZERO", "n must not be zero"],
+            vec!["same n"],
+            0,
+        );
+        assert_eq!(texts(&walked.get()), want);
+        assert_eq!(texts(&tabled.get()), want);
+        // No conditions at all: the empty default table, nothing to walk.
+        assert!(matches!(ConditionsOf::of::<Bare>(), ConditionsOf::Text(_)));
+    }
+}
