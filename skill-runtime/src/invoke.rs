@@ -240,8 +240,6 @@ struct State {
     last: Instant,
     skill: Option<usize>,
     typed_input: Option<AnyBox>,
-    /// A typed call: what the input and output types guarantee is not checked.
-    typed: bool,
     /// Why a typed input could not be serialized (its validation step fails).
     unserializable: Option<String>,
     /// The size of the params' text, when it came as text.
@@ -444,10 +442,10 @@ impl Runtime {
     }
 
     /// Run skill `S` on a typed input, in-process. Every policy applies; what
-    /// the types guarantee is not checked again: decoding the input and the
-    /// output, and validating either side whose schema says nothing its type
-    /// does not ([`crate::schema::implied_by_type`]). A schema with more to say
-    /// (lengths, ranges, formats) is still checked.
+    /// the types guarantee is not checked again: the input and the output are
+    /// not decoded, and each side is checked only against what its schema says
+    /// beyond its type ([`crate::schema::residual`]: lengths, ranges, formats),
+    /// as on every call.
     pub fn call<S: Skill>(
         &self,
         input: S::Input,
@@ -511,7 +509,6 @@ impl Runtime {
             t0: now,
             last: now,
             skill: None,
-            typed: typed.is_some(),
             unserializable: None,
             typed_input: typed,
             text_len,
@@ -742,20 +739,33 @@ impl Runtime {
             }
             Some(_) => {}
         }
-        let implied = st.typed && skill.input_validator.implied_by_type();
-        if !implied && !skill.input_validator.is_valid(params) {
-            return Err(InvokeError::InvalidInput {
-                skill: name.to_owned(),
-                violations: skill.input_validator.violations(params),
-            });
+        let schema = &skill.input_validator;
+        let invalid = || InvokeError::InvalidInput {
+            skill: name.to_owned(),
+            violations: schema.violations(params),
+        };
+        // Decoded first: a value of the input type needs only the checks its
+        // type does not make (`CompiledSchema::is_valid_for_type`). Params that
+        // do not decode get the whole schema, for every violation with its
+        // path; the decoder's message is the answer only when the schema has
+        // nothing to say.
+        let input = match st.typed_input.take() {
+            Some(typed) => typed,
+            None => match (skill.entry.erased.decode)(params) {
+                Ok(input) => input,
+                Err(_) if !schema.is_valid(params) => return Err(invalid()),
+                Err(e) => {
+                    return Err(InvokeError::MalformedInput {
+                        skill: name.to_owned(),
+                        message: e.to_string(),
+                    });
+                }
+            },
+        };
+        if !schema.is_valid_for_type(params) {
+            return Err(invalid());
         }
-        match st.typed_input.take() {
-            Some(typed) => Ok(typed),
-            None => (skill.entry.erased.decode)(params).map_err(|e| InvokeError::MalformedInput {
-                skill: name.to_owned(),
-                message: e.to_string(),
-            }),
-        }
+        Ok(input)
     }
 
     /// Approval, execution, budget, output checks: the part of a job whose
@@ -852,8 +862,9 @@ impl Runtime {
             }
             None => return Err(mismatch(name)),
         };
-        let implied = st.typed && skill.output_validator.implied_by_type();
-        if !implied && !skill.output_validator.is_valid(&data) {
+        // The output was serialized from the handler's value: only what its
+        // type does not guarantee is checked.
+        if !skill.output_validator.is_valid_for_type(&data) {
             st.step(Step::ValidateOutput, StepOutcome::Failed, None);
             return Err(InvokeError::InvalidOutput {
                 skill: name.to_owned(),

@@ -105,10 +105,12 @@ impl JsonSchema for Root {
     }
 }
 
-/// A compiled schema.
+/// A compiled schema, and what of it a value of its Rust type can still
+/// violate (see [`residual`]).
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
-    implied: bool,
+    /// `None` when the type guarantees the whole schema.
+    residual: Option<jsonschema::Validator>,
 }
 
 /// One violation of a schema, located by JSON pointer into the instance.
@@ -143,22 +145,30 @@ impl CompiledSchema {
                 e.instance_path()
             ));
         }
-        jsonschema::draft202012::options()
-            .should_validate_formats(true)
-            .build(schema)
-            .map(|validator| CompiledSchema {
-                validator,
-                implied: implied_by_type(schema),
-            })
-            .map_err(|e| e.to_string())
+        let build = |schema: &Value| {
+            jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(schema)
+                .map_err(|e| e.to_string())
+        };
+        Ok(CompiledSchema {
+            validator: build(schema)?,
+            residual: residual(schema).as_ref().map(build).transpose()?,
+        })
     }
 
     /// Whether every value of the Rust type the schema was generated from,
     /// serialized, satisfies it: the schema says nothing the type does not
-    /// (see [`implied_by_type`]). A typed call does not check what its types
-    /// already guarantee.
+    /// (see [`implied_by_type`]).
     pub fn implied_by_type(&self) -> bool {
-        self.implied
+        self.residual.is_none()
+    }
+
+    /// Whether `instance`, known to be a value of the schema's Rust type (it
+    /// was serialized from one, or decoded into one), is valid: only what the
+    /// type does not guarantee is checked ([`residual`]).
+    pub fn is_valid_for_type(&self, instance: &Value) -> bool {
+        self.residual.as_ref().is_none_or(|r| r.is_valid(instance))
     }
 
     /// Every violation, in the validator's order.
@@ -205,21 +215,7 @@ fn implied_at<'a>(
         let ok = match key.as_str() {
             "$schema" | "$id" | "$comment" | "title" | "description" | "default" | "examples"
             | "deprecated" | "readOnly" | "writeOnly" | "required" | "$defs" => true,
-            "type" => {
-                let allowed = |t: &Value| {
-                    matches!(
-                        t.as_str(),
-                        Some("object" | "array" | "string" | "boolean" | "integer" | "null")
-                    )
-                };
-                match value {
-                    Value::Array(types) => types.iter().all(allowed),
-                    t => allowed(t),
-                }
-            }
-            "format" => range.is_some(),
-            "minimum" => range.is_some_and(|(min, _)| value.as_f64() == Some(min)),
-            "maximum" => range.is_some_and(|(_, max)| value.as_f64() == Some(max)),
+            "type" | "format" | "minimum" | "maximum" => implied_scalar(key, value, range),
             "properties" => value
                 .as_object()
                 .is_some_and(|props| props.values().all(|p| sub(p, seen))),
@@ -253,6 +249,153 @@ fn implied_at<'a>(
     true
 }
 
+/// What of `schema` a value of the Rust type it was derived from can still
+/// violate, as a schema of its own: `None` when nothing
+/// ([`implied_by_type`]). A value that decoded into the type, or was
+/// serialized from it, is valid against `schema` exactly when it is valid
+/// against the residual, which is cheaper to check: the shapes, types and
+/// required fields are gone, and the constraints the type does not carry
+/// (lengths, patterns, ranges, formats, `enum`, `const`) stay where they were.
+///
+/// The residual keeps `$ref`s to definitions that have constraints left (each
+/// definition reduced the same way) and drops those to definitions that have
+/// none. A keyword it cannot reduce soundly (`oneOf`, `allOf`, `not`,
+/// `if`/`then`/`else`, `patternProperties`, an `anyOf` with a constrained
+/// branch: a sibling branch's residual could hold where the branch the value
+/// took does not) makes the residual the whole schema.
+pub fn residual(schema: &Value) -> Option<Value> {
+    if implied_by_type(schema) {
+        return None;
+    }
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    let reduce = || -> Result<Option<Value>, Irreducible> {
+        let Some(Value::Object(mut root)) = residual_at(schema, defs)? else {
+            return Ok(None);
+        };
+        let mut kept = serde_json::Map::new();
+        for (name, def) in defs.into_iter().flatten() {
+            if let Some(def) = residual_at(def, defs)? {
+                kept.insert(name.clone(), def);
+            }
+        }
+        if !kept.is_empty() {
+            root.insert("$defs".to_owned(), Value::Object(kept));
+        }
+        if let Some(dialect) = schema.get("$schema") {
+            root.insert("$schema".to_owned(), dialect.clone());
+        }
+        Ok(Some(Value::Object(root)))
+    };
+    reduce().unwrap_or_else(|Irreducible| Some(schema.clone()))
+}
+
+/// A keyword [`residual`] cannot reduce.
+struct Irreducible;
+
+/// The residual of one schema object: `None` when the type guarantees it.
+/// Keywords with subschemas are reduced ([`residual_property`]); constraints on
+/// the value itself are kept as they are; annotations are dropped.
+fn residual_at(
+    schema: &Value,
+    defs: Option<&serde_json::Map<String, Value>>,
+) -> Result<Option<Value>, Irreducible> {
+    let Some(map) = schema.as_object() else {
+        return Ok((schema.as_bool() != Some(true)).then(|| schema.clone()));
+    };
+    let format = map.get("format").and_then(Value::as_str);
+    let range = format.and_then(integer_range);
+    let mut left = serde_json::Map::new();
+    for (key, value) in map {
+        let kept = match key.as_str() {
+            "$schema" | "$id" | "$comment" | "title" | "description" | "default" | "examples"
+            | "deprecated" | "readOnly" | "writeOnly" | "required" | "$defs" => None,
+            // What the type guarantees (as in `implied_at`) goes; the rest stays.
+            "type" | "format" | "minimum" | "maximum" => {
+                (!implied_scalar(key, value, range)).then(|| value.clone())
+            }
+            "maxLength" | "minLength" | "pattern" | "exclusiveMinimum" | "exclusiveMaximum"
+            | "multipleOf" | "enum" | "const" | "maxItems" | "minItems" | "uniqueItems"
+            | "maxProperties" | "minProperties" => Some(value.clone()),
+            "properties" => {
+                let Some(props) = value.as_object() else {
+                    return Err(Irreducible);
+                };
+                let mut kept = serde_json::Map::new();
+                for (name, p) in props {
+                    if let Some(p) = residual_at(p, defs)? {
+                        kept.insert(name.clone(), p);
+                    }
+                }
+                (!kept.is_empty()).then_some(Value::Object(kept))
+            }
+            "items" => residual_at(value, defs)?,
+            "additionalProperties" if value == &Value::Bool(false) => None,
+            "additionalProperties" => residual_at(value, defs)?,
+            "$ref" if value == "#" => Some(value.clone()),
+            "$ref" => {
+                let target = value.as_str().and_then(|r| r.strip_prefix("#/$defs/"));
+                match target.and_then(|name| defs?.get(name)) {
+                    Some(def) if implied_at(def, defs, &mut Vec::new()) => None,
+                    Some(_) => Some(value.clone()),
+                    None => return Err(Irreducible),
+                }
+            }
+            // An alternative of implied shapes is implied; any other is not
+            // reducible.
+            _ => {
+                let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
+                if !implied_at(&alone, defs, &mut Vec::new()) {
+                    return Err(Irreducible);
+                }
+                None
+            }
+        };
+        if let Some(kept) = kept {
+            left.insert(key.clone(), kept);
+        }
+    }
+    // `additionalProperties` applies to the properties `properties` does not
+    // name: with properties dropped, it would apply to them too.
+    if left.contains_key("additionalProperties")
+        && let Some(props) = map.get("properties").and_then(Value::as_object)
+    {
+        let Value::Object(kept) = left
+            .entry("properties")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        else {
+            unreachable!("`properties` was built as an object")
+        };
+        for name in props.keys() {
+            kept.entry(name.clone()).or_insert(Value::Bool(true));
+        }
+    }
+    Ok((!left.is_empty()).then_some(Value::Object(left)))
+}
+
+/// Whether `type`, `format`, `minimum` or `maximum` says only what the type
+/// does: JSON types a value can take without a float, integer formats, and the
+/// bounds of the integer's width (`range`, from the schema's `format`).
+fn implied_scalar(key: &str, value: &Value, range: Option<(f64, f64)>) -> bool {
+    match key {
+        "type" => {
+            let allowed = |t: &Value| {
+                matches!(
+                    t.as_str(),
+                    Some("object" | "array" | "string" | "boolean" | "integer" | "null")
+                )
+            };
+            match value {
+                Value::Array(types) => types.iter().all(allowed),
+                t => allowed(t),
+            }
+        }
+        "format" => range.is_some(),
+        "minimum" => range.is_some_and(|(min, _)| value.as_f64() == Some(min)),
+        "maximum" => range.is_some_and(|(_, max)| value.as_f64() == Some(max)),
+        _ => false,
+    }
+}
+
 /// The bounds schemars writes for an integer of the given format, when they
 /// are the bounds of the Rust type itself.
 fn integer_range(format: &str) -> Option<(f64, f64)> {
@@ -281,7 +424,7 @@ mod tests {
     use serde::Serialize;
     use serde_json::json;
 
-    use super::{implied_by_type, output_schema_for};
+    use super::{CompiledSchema, implied_by_type, input_schema_for, output_schema_for, residual};
 
     #[derive(Serialize, JsonSchema)]
     struct Plain {
@@ -366,6 +509,139 @@ mod tests {
             ("`false`", json!(false)),
         ] {
             assert!(!implied_by_type(&schema), "{what}: {schema}");
+        }
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Named {
+        #[schemars(length(max = 3))]
+        name: String,
+        children: Vec<Named>,
+        inner: Option<Inner>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)] // only its schema is used
+    enum Shape {
+        Circle { radius: u32 },
+        Square { side: u32 },
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct WithShape {
+        shape: Shape,
+    }
+
+    fn without_dialect(mut schema: serde_json::Value) -> serde_json::Value {
+        schema.as_object_mut().unwrap().remove("$schema");
+        schema
+    }
+
+    #[test]
+    fn a_residual_keeps_only_what_the_type_does_not_guarantee() {
+        assert_eq!(residual(&output_schema_for::<Plain>()), None);
+        assert_eq!(residual(&output_schema_for::<Tree>()), None);
+        let bounded = residual(&input_schema_for::<Bounded>()).unwrap();
+        assert_eq!(
+            without_dialect(bounded),
+            json!({"properties": {"label": {"maxLength": 3}}})
+        );
+        let narrow = residual(&output_schema_for::<Narrow>()).unwrap();
+        assert_eq!(
+            without_dialect(narrow),
+            json!({"properties": {"count": {"minimum": 1}}})
+        );
+        // The recursion stays; the reference to a definition with nothing left
+        // to check goes.
+        let named = residual(&output_schema_for::<Named>()).unwrap();
+        assert_eq!(
+            without_dialect(named),
+            json!({"properties": {
+                "name": {"maxLength": 3},
+                "children": {"items": {"$ref": "#"}},
+            }})
+        );
+    }
+
+    #[test]
+    fn what_a_residual_cannot_reduce_it_keeps_whole() {
+        let schema = output_schema_for::<WithShape>();
+        assert_eq!(residual(&schema), Some(schema));
+        // Named properties stay named (as `true`), or the remaining
+        // `additionalProperties` would apply to them.
+        let map = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": {"type": "string", "maxLength": 2},
+        });
+        assert_eq!(
+            residual(&map),
+            Some(json!({
+                "properties": {"a": true},
+                "additionalProperties": {"maxLength": 2},
+            }))
+        );
+    }
+
+    /// On values of the schema's type, the residual and the whole schema agree.
+    #[test]
+    fn on_values_of_the_type_the_residual_decides_as_the_schema_does() {
+        let named = |name: &str, children| Named {
+            name: name.into(),
+            children,
+            inner: Some(Inner { n: 1 }),
+        };
+        let cases = [
+            (
+                output_schema_for::<Named>(),
+                vec![
+                    json!(named("ok", vec![named("ok", vec![])])),
+                    json!(named("ok", vec![named("too long", vec![])])),
+                    json!(named("too long", vec![])),
+                ],
+            ),
+            (
+                output_schema_for::<Bounded>(),
+                vec![
+                    json!(Bounded {
+                        label: "abc".into()
+                    }),
+                    json!(Bounded {
+                        label: "abcd".into()
+                    }),
+                ],
+            ),
+            (
+                output_schema_for::<Narrow>(),
+                vec![json!(Narrow { count: 0 }), json!(Narrow { count: 1 })],
+            ),
+            (
+                output_schema_for::<Email>(),
+                vec![
+                    json!(Email {
+                        to: "a@example.com".into()
+                    }),
+                    json!(Email {
+                        to: "not an address".into()
+                    }),
+                ],
+            ),
+        ];
+        for (schema, values) in cases {
+            let compiled = CompiledSchema::compile(&schema).unwrap();
+            assert!(!compiled.implied_by_type());
+            let verdicts: Vec<_> = values.iter().map(|v| compiled.is_valid(v)).collect();
+            assert!(
+                verdicts.contains(&true) && verdicts.contains(&false),
+                "{schema}"
+            );
+            for (value, valid) in values.iter().zip(verdicts) {
+                assert_eq!(
+                    compiled.is_valid_for_type(value),
+                    valid,
+                    "{value} against {schema}"
+                );
+            }
         }
     }
 }
