@@ -256,6 +256,9 @@ fn implied_at<'a>(
 /// against the residual, which is cheaper to check: the shapes, types and
 /// required fields are gone, and the constraints the type does not carry
 /// (lengths, patterns, ranges, formats, `enum`, `const`) stay where they were.
+/// "Exactly" holds where serde and schemars agree on the type, as their
+/// derives do; the one known exception is a field's `#[serde(alias)]`, which
+/// the decoder accepts and schemars does not write into the schema.
 ///
 /// The residual keeps `$ref`s to definitions that have constraints left (each
 /// definition reduced the same way) and drops those to definitions that have
@@ -293,8 +296,9 @@ pub fn residual(schema: &Value) -> Option<Value> {
 struct Irreducible;
 
 /// The residual of one schema object: `None` when the type guarantees it.
-/// Keywords with subschemas are reduced ([`residual_property`]); constraints on
-/// the value itself are kept as they are; annotations are dropped.
+/// Keywords with subschemas (`properties`, `items`, `additionalProperties`,
+/// `$ref`) are reduced; constraints on the value itself are kept as they are;
+/// annotations are dropped.
 fn residual_at(
     schema: &Value,
     defs: Option<&serde_json::Map<String, Value>>,
