@@ -451,6 +451,22 @@ async fn a_rate_limit_admits_exactly_its_number_per_minute() {
 
 // ------------------------------------------------------------------ input
 
+/// The limits guard against payloads from outside; a typed input is built by
+/// the calling code and is not measured.
+#[tokio::test]
+async fn input_limits_apply_to_json_params_not_to_typed_inputs() {
+    let rt = runtime_with(|b| {
+        b.limits(Limits {
+            max_input_bytes: 1,
+            max_depth: 0,
+        })
+    });
+    let e = err(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
+    assert!(matches!(e, InvokeError::TooDeep { limit: 0, .. }), "{e}");
+    let out = rt.call::<double>(Num { n: 2 }).await.unwrap();
+    assert_eq!(out.doubled, 4);
+}
+
 #[tokio::test]
 async fn bad_input_is_an_answer_with_a_record() {
     let rt = runtime_with(|b| {

@@ -72,7 +72,9 @@ struct SkillState {
     effectful: bool,
 }
 
-/// Input limits. Inputs beyond them are refused before they are parsed further.
+/// Limits on JSON params, which come from outside the process: params beyond
+/// them are refused before they are parsed further. A typed call's input is
+/// not measured; the calling code built it.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Size of the JSON text of the params.
@@ -720,24 +722,23 @@ impl Runtime {
             });
         }
         let params = &st.job.params;
-        match measure(params, limits.max_depth) {
-            None => {
+        // The limits guard against hostile payloads: a typed input was built by
+        // the calling code itself (and serializing it has walked it already).
+        if st.typed_input.is_none() {
+            let Some(estimate) = measure(params, limits.max_depth) else {
                 return Err(InvokeError::TooDeep {
                     skill: name.to_owned(),
                     limit: limits.max_depth,
                 });
+            };
+            let size = st.text_len.unwrap_or(estimate);
+            if size > limits.max_input_bytes {
+                return Err(InvokeError::TooLarge {
+                    skill: name.to_owned(),
+                    size,
+                    limit: limits.max_input_bytes,
+                });
             }
-            Some(estimate) if st.typed_input.is_none() => {
-                let size = st.text_len.unwrap_or(estimate);
-                if size > limits.max_input_bytes {
-                    return Err(InvokeError::TooLarge {
-                        skill: name.to_owned(),
-                        size,
-                        limit: limits.max_input_bytes,
-                    });
-                }
-            }
-            Some(_) => {}
         }
         let schema = &skill.input_validator;
         let invalid = || InvokeError::InvalidInput {
