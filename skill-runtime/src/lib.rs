@@ -29,7 +29,7 @@
 //! assert_eq!(registry.get("greet").unwrap().name(), "greet");
 //! ```
 //!
-//! Features: `mcp` adds [`mcp::McpServer`], which serves the exposed skills as
+//! Features: `mcp` adds `mcp::McpServer`, which serves the exposed skills as
 //! MCP tools over stdio on the official SDK (`rmcp`); `mcp-http` adds its
 //! Streamable HTTP transport. The tool, OpenAI and UnifiedSkillContract views of
 //! a registry ([`views`]) need no feature.

@@ -53,7 +53,7 @@ fn failed(message: String) -> OpFailed {
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
 
 /// Something that calls MCP tools: the client `runtime = "mcp"` ops use. The
-/// `mcp-client` feature provides one over a child process ([`McpClient`]).
+/// `mcp-client` feature provides one over a child process (`McpClient`).
 pub trait ToolClient: Send + Sync + 'static {
     /// Call `tool` with `arguments`; the tool's structured result, or its error
     /// text when the tool (or the transport) failed.
