@@ -262,10 +262,12 @@ fn implied_at<'a>(
 ///
 /// The residual keeps `$ref`s to definitions that have constraints left (each
 /// definition reduced the same way) and drops those to definitions that have
-/// none. A keyword it cannot reduce soundly (`oneOf`, `allOf`, `not`,
-/// `if`/`then`/`else`, `patternProperties`, an `anyOf` with a constrained
-/// branch: a sibling branch's residual could hold where the branch the value
-/// took does not) makes the residual the whole schema.
+/// none. `anyOf` alternatives of different JSON types (`Option<T>`) are reduced
+/// each under its own `type`. A keyword it cannot reduce soundly (`oneOf`,
+/// `allOf`, `not`, `if`/`then`/`else`, `patternProperties`, an `anyOf` with
+/// constrained alternatives of overlapping types: a sibling's residual could
+/// hold where the value's own alternative does not) makes the residual the
+/// whole schema.
 pub fn residual(schema: &Value) -> Option<Value> {
     if implied_by_type(schema) {
         return None;
@@ -344,8 +346,16 @@ fn residual_at(
                     None => return Err(Irreducible),
                 }
             }
-            // An alternative of implied shapes is implied; any other is not
-            // reducible.
+            "anyOf" => {
+                let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
+                if implied_at(&alone, defs, &mut Vec::new()) {
+                    None
+                } else {
+                    Some(residual_alternatives(value, defs)?)
+                }
+            }
+            // Any other keyword with subschemas: dropped when it only states
+            // shapes, else not reducible.
             _ => {
                 let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
                 if !implied_at(&alone, defs, &mut Vec::new()) {
@@ -374,6 +384,64 @@ fn residual_at(
         }
     }
     Ok((!left.is_empty()).then_some(Value::Object(left)))
+}
+
+/// The residual of `anyOf` alternatives whose JSON types do not overlap (an
+/// `Option<T>` is `T`'s schema or `null`; an untagged enum of different
+/// shapes): a value of the Rust type took the one alternative of its JSON
+/// type, so each alternative keeps its `type` and is reduced under it. Where
+/// the types overlap or cannot be told, a sibling's residual could hold where
+/// the value's own alternative does not: not reducible.
+fn residual_alternatives(
+    alternatives: &Value,
+    defs: Option<&serde_json::Map<String, Value>>,
+) -> Result<Value, Irreducible> {
+    let alternatives = alternatives.as_array().ok_or(Irreducible)?;
+    let mut seen: Vec<&str> = Vec::new();
+    let mut reduced = Vec::with_capacity(alternatives.len());
+    for alternative in alternatives {
+        let types = json_types(alternative, defs, 0).ok_or(Irreducible)?;
+        for t in &types {
+            let overlaps = |s: &&str| {
+                s == t || matches!((*s, *t), ("integer", "number") | ("number", "integer"))
+            };
+            if seen.iter().any(overlaps) {
+                return Err(Irreducible);
+            }
+        }
+        seen.extend(types.iter().copied());
+        let mut branch = match residual_at(alternative, defs)? {
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(Irreducible),
+            None => serde_json::Map::new(),
+        };
+        let types = match types.as_slice() {
+            [one] => Value::from(*one),
+            many => Value::from(many.to_vec()),
+        };
+        branch.insert("type".to_owned(), types);
+        reduced.push(Value::Object(branch));
+    }
+    Ok(Value::Array(reduced))
+}
+
+/// The JSON types a schema admits, from its `type` or, through `$ref`, its
+/// definition's; `None` when it does not say.
+fn json_types<'a>(
+    schema: &'a Value,
+    defs: Option<&'a serde_json::Map<String, Value>>,
+    depth: usize,
+) -> Option<Vec<&'a str>> {
+    match schema.get("type") {
+        Some(Value::String(t)) => Some(vec![t.as_str()]),
+        Some(Value::Array(ts)) => ts.iter().map(Value::as_str).collect(),
+        Some(_) => None,
+        None if depth < 8 => {
+            let name = schema.get("$ref")?.as_str()?.strip_prefix("#/$defs/")?;
+            json_types(defs?.get(name)?, defs, depth + 1)
+        }
+        None => None,
+    }
 }
 
 /// Whether `type`, `format`, `minimum` or `maximum` says only what the type
@@ -525,6 +593,11 @@ mod tests {
     }
 
     #[derive(Serialize, JsonSchema)]
+    struct MaybeNamed {
+        child: Option<Named>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
     #[allow(dead_code)] // only its schema is used
     enum Shape {
         Circle { radius: u32 },
@@ -568,6 +641,30 @@ mod tests {
     }
 
     #[test]
+    fn an_option_is_reduced_under_each_alternatives_type() {
+        let schema = output_schema_for::<MaybeNamed>();
+        let left = without_dialect(residual(&schema).unwrap());
+        assert_eq!(
+            left["properties"],
+            json!({"child": {"anyOf": [
+                {"$ref": "#/$defs/Named", "type": "object"},
+                {"type": "null"},
+            ]}}),
+            "{left:#}"
+        );
+        assert_eq!(
+            left["$defs"]["Named"]["properties"]["name"],
+            json!({"maxLength": 3})
+        );
+        // Alternatives of one JSON type cannot be told apart by it.
+        let same_type = json!({"anyOf": [
+            {"type": "string", "maxLength": 2},
+            {"type": "string", "pattern": "^x"},
+        ]});
+        assert_eq!(residual(&same_type), Some(same_type));
+    }
+
+    #[test]
     fn what_a_residual_cannot_reduce_it_keeps_whole() {
         let schema = output_schema_for::<WithShape>();
         assert_eq!(residual(&schema), Some(schema));
@@ -602,6 +699,18 @@ mod tests {
                     json!(named("ok", vec![named("ok", vec![])])),
                     json!(named("ok", vec![named("too long", vec![])])),
                     json!(named("too long", vec![])),
+                ],
+            ),
+            (
+                output_schema_for::<MaybeNamed>(),
+                vec![
+                    json!(MaybeNamed { child: None }),
+                    json!(MaybeNamed {
+                        child: Some(named("ok", vec![]))
+                    }),
+                    json!(MaybeNamed {
+                        child: Some(named("ok", vec![named("too long", vec![])]))
+                    }),
                 ],
             ),
             (
