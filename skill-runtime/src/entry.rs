@@ -383,49 +383,42 @@ mod tests {
         n: u32,
     }
 
-    /// A hand-written skill with conditions and no text table.
-    struct Walked;
+    /// A hand-written skill with one precondition and one postcondition, and
+    /// whatever else is given (a text table).
+    macro_rules! with_conditions {
+        ($name:ident $($extra:item)*) => {
+            struct $name;
 
-    impl Skill for Walked {
-        type Input = In;
-        type Output = Out;
-        type Error = Never;
-        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-        const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
-            error_code: "ZERO",
-            message: "n must not be zero",
-            condition: "n != 0",
-            check: InputCheck::Input(|i: &In| i.n != 0),
-        }];
-        const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
-            assertion: "same n",
-            rollback_action: None,
-            check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
-        }];
-        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
-            Ok(Out { n: input.n })
-        }
+            impl Skill for $name {
+                type Input = In;
+                type Output = Out;
+                type Error = Never;
+                const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+                const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
+                    error_code: "ZERO",
+                    message: "n must not be zero",
+                    condition: "n != 0",
+                    check: InputCheck::Input(|i: &In| i.n != 0),
+                }];
+                const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
+                    assertion: "same n",
+                    rollback_action: None,
+                    check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
+                }];
+                $($extra)*
+                async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+                    Ok(Out { n: input.n })
+                }
+            }
+        };
     }
 
-    /// The same, with the table `#[skill]` writes.
-    struct Tabled;
+    // No text table: the slices are walked.
+    with_conditions!(Walked);
 
-    impl Skill for Tabled {
-        type Input = In;
-        type Output = Out;
-        type Error = Never;
-        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-        const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
-            error_code: "ZERO",
-            message: "n must not be zero",
-            condition: "n != 0",
-            check: InputCheck::Input(|i: &In| i.n != 0),
-        }];
-        const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
-            assertion: "same n",
-            rollback_action: None,
-            check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
-        }];
+    // The same, with the table `#[skill]` writes.
+    with_conditions!(
+        Tabled
         const CONDITION_TEXT: &'static ConditionText = &ConditionText {
             preconditions: &[PreconditionInfo {
                 condition: "n != 0",
@@ -438,10 +431,7 @@ mod tests {
             }],
             validation_rules: &[],
         };
-        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
-            Ok(Out { n: input.n })
-        }
-    }
+    );
 
     struct Bare;
 
