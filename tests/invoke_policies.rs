@@ -266,6 +266,22 @@ pub async fn spender(ctx: Ctx, input: Num) -> Doubled {
     }
 }
 
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Switch {
+    pub on: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Panel {
+    pub switch: Switch,
+}
+
+/// Read a panel's switch.
+#[skill(version = "1.0.0")]
+pub async fn read_switch(input: Panel) -> Switch {
+    input.switch
+}
+
 // ------------------------------------------------------------------ helpers
 
 fn runtime_with(
@@ -465,6 +481,27 @@ async fn input_limits_apply_to_json_params_not_to_typed_inputs() {
     assert!(matches!(e, InvokeError::TooDeep { limit: 0, .. }), "{e}");
     let out = rt.call::<double>(Num { n: 2 }).await.unwrap();
     assert_eq!(out.doubled, 4);
+}
+
+/// serde_json takes a nested struct from an array of its fields too; the
+/// schema says object, and the call is refused.
+#[tokio::test]
+async fn a_nested_struct_sent_as_an_array_is_refused() {
+    let rt = runtime();
+    let e = err(
+        &rt,
+        JobEnvelope::new("read_switch", json!({"switch": [true]})),
+    )
+    .await;
+    let InvokeError::InvalidInput { violations, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(violations[0].instance_path, "/switch");
+    ok(
+        &rt,
+        JobEnvelope::new("read_switch", json!({"switch": {"on": true}})),
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -746,14 +746,14 @@ impl Runtime {
             violations: schema.violations(params),
         };
         // Decoded first: a value of the input type needs only the checks its
-        // type does not make (`CompiledSchema::is_valid_for_type`). Params that
-        // do not decode get the whole schema, for every violation with its
-        // path; the decoder's message is the answer only when the schema has
-        // nothing to say.
-        let input = match st.typed_input.take() {
-            Some(typed) => typed,
+        // type does not make (`CompiledSchema::is_valid_for_type`, or, for
+        // decoded params, `is_valid_decoded`). Params that do not decode get
+        // the whole schema, for every violation with its path; the decoder's
+        // message is the answer only when the schema has nothing to say.
+        let (input, valid) = match st.typed_input.take() {
+            Some(typed) => (typed, schema.is_valid_for_type(params)),
             None => match (skill.entry.erased.decode)(params) {
-                Ok(input) => input,
+                Ok(input) => (input, schema.is_valid_decoded(params)),
                 Err(_) if !schema.is_valid(params) => return Err(invalid()),
                 Err(e) => {
                     return Err(InvokeError::MalformedInput {
@@ -763,7 +763,7 @@ impl Runtime {
                 }
             },
         };
-        if !schema.is_valid_for_type(params) {
+        if !valid {
             return Err(invalid());
         }
         Ok(input)

@@ -111,6 +111,9 @@ pub struct CompiledSchema {
     validator: jsonschema::Validator,
     /// `None` when the type guarantees the whole schema.
     residual: Option<jsonschema::Validator>,
+    /// Whether decoding params checks every shape the schema states (see
+    /// [`shapes_only_at_the_top`]).
+    decoding_checks_shapes: bool,
 }
 
 /// One violation of a schema, located by JSON pointer into the instance.
@@ -154,6 +157,7 @@ impl CompiledSchema {
         Ok(CompiledSchema {
             validator: build(schema)?,
             residual: residual(schema).as_ref().map(build).transpose()?,
+            decoding_checks_shapes: shapes_only_at_the_top(schema),
         })
     }
 
@@ -169,6 +173,17 @@ impl CompiledSchema {
     /// type does not guarantee is checked ([`residual`]).
     pub fn is_valid_for_type(&self, instance: &Value) -> bool {
         self.residual.as_ref().is_none_or(|r| r.is_valid(instance))
+    }
+
+    /// Whether `instance`, which decoded into the schema's Rust type, is valid:
+    /// only the residual is checked when decoding has checked every shape
+    /// ([`shapes_only_at_the_top`]), else the whole schema.
+    pub fn is_valid_decoded(&self, instance: &Value) -> bool {
+        if self.decoding_checks_shapes {
+            self.is_valid_for_type(instance)
+        } else {
+            self.is_valid(instance)
+        }
     }
 
     /// Every violation, in the validator's order.
@@ -292,6 +307,43 @@ pub fn residual(schema: &Value) -> Option<Value> {
         Ok(Some(Value::Object(root)))
     };
     reduce().unwrap_or_else(|Irreducible| Some(schema.clone()))
+}
+
+/// Whether the schema states an object shape only at its top: no object type
+/// below the root and no `$ref` (which leads to a definition or back to the
+/// root). Only then does decoding params check every shape the schema states:
+/// the runtime's decoder takes the top-level struct from an object only, but
+/// serde_json, which decodes what is nested, also takes a struct from an
+/// array of its fields. Values serialized from the type need no such care:
+/// serializing writes every struct as an object.
+pub fn shapes_only_at_the_top(schema: &Value) -> bool {
+    /// Whether `schema` (the top one when `top`) states no object below the top.
+    fn flat(schema: &Value, top: bool) -> bool {
+        let Some(map) = schema.as_object() else {
+            return true;
+        };
+        map.iter().all(|(key, value)| match key.as_str() {
+            "$ref" => false,
+            "type" => {
+                top || !match value {
+                    Value::Array(types) => types.iter().any(|t| t == "object"),
+                    t => t == "object",
+                }
+            }
+            // Data, not schemas.
+            "default" | "examples" | "const" | "enum" | "required" => true,
+            // Maps of names to schemas.
+            "properties" | "$defs" | "patternProperties" | "dependentSchemas" => value
+                .as_object()
+                .is_none_or(|m| m.values().all(|s| flat(s, false))),
+            // A schema, or a list of them.
+            _ => match value {
+                Value::Array(schemas) => schemas.iter().all(|s| flat(s, false)),
+                s => flat(s, false),
+            },
+        })
+    }
+    flat(schema, true)
 }
 
 /// A keyword [`residual`] cannot reduce.
@@ -496,7 +548,10 @@ mod tests {
     use serde::Serialize;
     use serde_json::json;
 
-    use super::{CompiledSchema, implied_by_type, input_schema_for, output_schema_for, residual};
+    use super::{
+        CompiledSchema, implied_by_type, input_schema_for, output_schema_for, residual,
+        shapes_only_at_the_top,
+    };
 
     #[derive(Serialize, JsonSchema)]
     struct Plain {
@@ -662,6 +717,23 @@ mod tests {
             {"type": "string", "pattern": "^x"},
         ]});
         assert_eq!(residual(&same_type), Some(same_type));
+    }
+
+    #[test]
+    fn decoding_checks_the_shapes_of_flat_schemas_only() {
+        assert!(shapes_only_at_the_top(&input_schema_for::<Bounded>()));
+        assert!(shapes_only_at_the_top(&input_schema_for::<Narrow>()));
+        for (what, schema) in [
+            ("a nested struct", input_schema_for::<Plain>()),
+            ("a recursive struct", input_schema_for::<Named>()),
+            ("an optional struct", input_schema_for::<MaybeNamed>()),
+            (
+                "an object under an annotation's name",
+                json!({"type": "object", "properties": {"default": {"type": "object"}}}),
+            ),
+        ] {
+            assert!(!shapes_only_at_the_top(&schema), "{what}: {schema}");
+        }
     }
 
     #[test]
