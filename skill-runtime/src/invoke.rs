@@ -33,7 +33,7 @@ use crate::policy::{
 };
 use crate::record::{
     AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
-    SkillStats, StatsCell, Step, StepOutcome, StepRecord, StepRun, lock,
+    SkillStats, StatsCell, Step, StepOutcome, StepRun, Steps, lock,
 };
 use crate::registry::{RegisteredSkill, Registry, split_reference};
 use crate::schema::SchemaViolation;
@@ -246,7 +246,7 @@ struct State {
     unserializable: Option<String>,
     /// The size of the params' text, when it came as text.
     text_len: Option<usize>,
-    steps: Vec<StepRecord>,
+    steps: Steps,
     attempts: Vec<AttemptRecord>,
     key: Option<String>,
     replayed: bool,
@@ -288,12 +288,7 @@ impl State {
             Step::Resolve | Step::Authorize | Step::RateLimit | Step::Budget
         );
         if outcome == StepOutcome::Skipped || untimed {
-            self.steps.push(StepRecord {
-                step,
-                outcome,
-                duration_us: 0,
-                detail,
-            });
+            self.steps.set(step, outcome, 0, detail);
             return;
         }
         self.step_at(step, outcome, detail, Instant::now());
@@ -301,12 +296,8 @@ impl State {
 
     /// A timed step that ended at `now`.
     fn step_at(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>, now: Instant) {
-        self.steps.push(StepRecord {
-            step,
-            outcome,
-            duration_us: micros(now.saturating_duration_since(self.last)),
-            detail,
-        });
+        let took = micros(now.saturating_duration_since(self.last));
+        self.steps.set(step, outcome, took, detail);
         self.last = now;
     }
 }
@@ -514,7 +505,7 @@ impl Runtime {
             unserializable: None,
             typed_input: typed,
             text_len,
-            steps: Vec::with_capacity(12),
+            steps: Steps::default(),
             // Most jobs make one attempt, and the record keeps the list: room
             // for one (a first push would make room for four).
             attempts: Vec::with_capacity(1),
@@ -1205,9 +1196,7 @@ impl Runtime {
         }
         let mut steps = st.steps;
         if !secrets.is_empty() {
-            for s in &mut steps {
-                s.detail = s.detail.take().map(&scrub);
-            }
+            steps.map_details(&scrub);
         }
         st.span.in_scope(|| match &error {
             None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
