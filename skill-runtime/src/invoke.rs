@@ -8,6 +8,7 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -302,6 +303,26 @@ impl State {
     }
 }
 
+/// The wall-clock time at `now`, without a second clock reading per job: each
+/// thread reads the system clock at most once a second and adds the monotonic
+/// time elapsed since. Linux slews both clocks alike when NTP corrects the rate,
+/// so the two agree to the microsecond; a step of the system clock (`date -s`,
+/// an NTP step) shows in records within a second.
+fn wall_clock(now: Instant) -> SystemTime {
+    const RESYNC: Duration = Duration::from_secs(1);
+    thread_local! {
+        static ANCHOR: Cell<Option<(Instant, SystemTime)>> = const { Cell::new(None) };
+    }
+    ANCHOR.with(|anchor| match anchor.get() {
+        Some((at, wall)) if now >= at && now - at < RESYNC => wall + (now - at),
+        _ => {
+            let wall = SystemTime::now();
+            anchor.set(Some((now, wall)));
+            wall
+        }
+    })
+}
+
 fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
@@ -498,7 +519,7 @@ impl Runtime {
                 trace_id = %job.trace_id,
             ),
             job,
-            started_at: SystemTime::now(),
+            started_at: wall_clock(now),
             t0: now,
             last: now,
             skill: None,
@@ -1455,6 +1476,20 @@ mod future_size {
     /// per-thread cache (1,032 bytes): past that, each job's allocation takes the
     /// slow path. Rare paths (approval, idempotency, rollback) are boxed so they
     /// do not widen it, and the job's state is a heap block of its own.
+    /// The derived wall clock agrees with the system clock, on the reading that
+    /// sets the anchor and on later ones.
+    #[test]
+    fn the_wall_clock_follows_the_system_clock() {
+        for _ in 0..3 {
+            let before = SystemTime::now();
+            let wall = wall_clock(Instant::now());
+            let after = SystemTime::now();
+            let slack = Duration::from_millis(5);
+            assert!(before <= wall + slack && wall <= after + slack);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     #[test]
     fn a_jobs_future_is_one_small_heap_block() {
         let registry = Arc::new(Registry::build(vec![], vec![]).unwrap());
