@@ -33,8 +33,8 @@ use crate::policy::{
     Rollback, RollbackRequest, authorize, idempotency_key, measure,
 };
 use crate::record::{
-    AttemptOutcome, AttemptRecord, ErrorRecord, MemorySink, RecordSink, RunRecord, RunStatus,
-    SkillStats, StatsCell, Step, StepOutcome, StepRun, Steps, lock,
+    AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, MemorySink, RecordSink, RunRecord,
+    RunStatus, SkillStats, StatsCell, Step, StepOutcome, StepRun, Steps, lock,
 };
 use crate::registry::{RegisteredSkill, Registry, split_reference};
 use crate::schema::SchemaViolation;
@@ -248,7 +248,7 @@ struct State {
     /// The size of the params' text, when it came as text.
     text_len: Option<usize>,
     steps: Steps,
-    attempts: Vec<AttemptRecord>,
+    attempts: Attempts,
     key: Option<String>,
     replayed: bool,
     /// When the successful attempt ended, read once for the attempt and the step.
@@ -527,9 +527,7 @@ impl Runtime {
             typed_input: typed,
             text_len,
             steps: Steps::default(),
-            // Most jobs make one attempt, and the record keeps the list: room
-            // for one (a first push would make room for four).
-            attempts: Vec::with_capacity(1),
+            attempts: Attempts::default(),
             key: None,
             replayed: false,
             executed: None,
@@ -1211,7 +1209,7 @@ impl Runtime {
         });
         let mut attempts = st.attempts;
         if !secrets.is_empty() {
-            for a in &mut attempts {
+            for a in attempts.iter_mut() {
                 a.error = a.error.take().map(&scrub);
             }
         }

@@ -47,7 +47,7 @@ pub struct RunRecord {
     pub duration_us: u64,
     pub status: RunStatus,
     pub steps: Steps,
-    pub attempts: Vec<AttemptRecord>,
+    pub attempts: Attempts,
     /// The output, with redacted fields replaced; only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Arc<Value>>,
@@ -246,6 +246,71 @@ pub struct AttemptRecord {
     pub backoff_ms: Option<u64>,
 }
 
+/// The handler's runs, in order; serialized as a list of [`AttemptRecord`]s.
+///
+/// Most jobs make one attempt, so the first is kept inside the record and only
+/// retries go to the heap: like [`Steps`], one block fewer to make per job and
+/// to free when the record is dropped.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Attempts {
+    first: Option<AttemptRecord>,
+    retries: Vec<AttemptRecord>,
+}
+
+impl Attempts {
+    pub fn iter(&self) -> impl Iterator<Item = &AttemptRecord> + '_ {
+        self.first.iter().chain(&self.retries)
+    }
+
+    pub fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.retries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&AttemptRecord> {
+        match i {
+            0 => self.first.as_ref(),
+            i => self.retries.get(i - 1),
+        }
+    }
+
+    pub(crate) fn push(&mut self, attempt: AttemptRecord) {
+        if self.first.is_none() {
+            self.first = Some(attempt);
+        } else {
+            self.retries.push(attempt);
+        }
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut AttemptRecord> + '_ {
+        self.first.iter_mut().chain(&mut self.retries)
+    }
+}
+
+impl std::ops::Index<usize> for Attempts {
+    type Output = AttemptRecord;
+
+    fn index(&self, i: usize) -> &AttemptRecord {
+        self.get(i)
+            .unwrap_or_else(|| panic!("attempt {i} of {}", self.len()))
+    }
+}
+
+impl fmt::Debug for Attempts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Attempts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
@@ -272,8 +337,15 @@ pub trait RecordSink: Send + Sync + 'static {
 #[derive(Debug)]
 pub struct MemorySink {
     capacity: usize,
-    records: Mutex<VecDeque<Arc<RunRecord>>>,
-    total: AtomicU64,
+    kept: Mutex<Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    records: VecDeque<Arc<RunRecord>>,
+    /// Every record received, counted under the lock the record is kept under
+    /// (no atomic addition of its own per call).
+    total: u64,
 }
 
 impl MemorySink {
@@ -282,24 +354,27 @@ impl MemorySink {
     pub fn new(capacity: usize) -> MemorySink {
         MemorySink {
             capacity,
-            records: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
-            total: AtomicU64::new(0),
+            kept: Mutex::new(Kept {
+                records: VecDeque::with_capacity(capacity.min(1024)),
+                total: 0,
+            }),
         }
     }
 
     /// The kept records, oldest first.
     pub fn records(&self) -> Vec<Arc<RunRecord>> {
-        lock(&self.records).iter().cloned().collect()
+        lock(&self.kept).records.iter().cloned().collect()
     }
 
     /// Every record ever received, kept or not.
     pub fn total(&self) -> u64 {
-        self.total.load(Ordering::Relaxed)
+        lock(&self.kept).total
     }
 
     /// Records dropped to stay within the bound.
     pub fn dropped(&self) -> u64 {
-        self.total() - lock(&self.records).len() as u64
+        let kept = lock(&self.kept);
+        kept.total - kept.records.len() as u64
     }
 }
 
@@ -311,18 +386,18 @@ impl Default for MemorySink {
 
 impl RecordSink for MemorySink {
     fn record(&self, record: Arc<RunRecord>) {
-        self.total.fetch_add(1, Ordering::Relaxed);
+        let mut kept = lock(&self.kept);
+        kept.total += 1;
         if self.capacity == 0 {
             return;
         }
-        let mut records = lock(&self.records);
-        let oldest = if records.len() == self.capacity {
-            records.pop_front()
+        let oldest = if kept.records.len() == self.capacity {
+            kept.records.pop_front()
         } else {
             None
         };
-        records.push_back(record);
-        drop(records);
+        kept.records.push_back(record);
+        drop(kept);
         // The oldest record is freed outside the lock.
         drop(oldest);
     }
@@ -390,9 +465,10 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 ///
 /// Latency goes into a log-linear histogram (16 buckets per power of two, so a
 /// percentile is exact to within 1/16 of its value) in constant memory, however
-/// many calls are counted.
+/// many calls are counted. The histogram counts the runs too: a run costs two
+/// atomic additions (its bucket, the total time), not a separate run counter
+/// and a compare-and-swap loop for the maximum on every call.
 pub(crate) struct StatsCell {
-    runs: AtomicU64,
     failures: AtomicU64,
     total_us: AtomicU64,
     max_us: AtomicU64,
@@ -428,7 +504,6 @@ fn bucket_high(b: usize) -> u64 {
 impl StatsCell {
     pub(crate) fn new() -> StatsCell {
         StatsCell {
-            runs: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             total_us: AtomicU64::new(0),
             max_us: AtomicU64::new(0),
@@ -438,12 +513,14 @@ impl StatsCell {
 
     pub(crate) fn add(&self, duration: Duration, failed: bool) {
         let us = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
-        self.runs.fetch_add(1, Ordering::Relaxed);
         if failed {
             self.failures.fetch_add(1, Ordering::Relaxed);
         }
         self.total_us.fetch_add(us, Ordering::Relaxed);
-        self.max_us.fetch_max(us, Ordering::Relaxed);
+        // A read first: the maximum rarely moves once a skill has warmed up.
+        if us > self.max_us.load(Ordering::Relaxed) {
+            self.max_us.fetch_max(us, Ordering::Relaxed);
+        }
         let h = self
             .histogram
             .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
@@ -451,18 +528,17 @@ impl StatsCell {
     }
 
     pub(crate) fn snapshot(&self, skill: &str) -> SkillStats {
-        let runs = self.runs.load(Ordering::Relaxed);
         let counts: Vec<u64> = match self.histogram.get() {
             Some(h) => h.iter().map(|c| c.load(Ordering::Relaxed)).collect(),
             None => Vec::new(),
         };
         let max_us = self.max_us.load(Ordering::Relaxed);
-        let seen: u64 = counts.iter().sum();
+        let runs: u64 = counts.iter().sum();
         let percentile = |q: f64| -> u64 {
-            if seen == 0 {
+            if runs == 0 {
                 return 0;
             }
-            let rank = ((q * seen as f64).ceil() as u64).clamp(1, seen);
+            let rank = ((q * runs as f64).ceil() as u64).clamp(1, runs);
             let mut acc = 0;
             for (b, c) in counts.iter().enumerate() {
                 acc += c;
