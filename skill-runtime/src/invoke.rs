@@ -16,7 +16,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+use quanta::Instant;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -161,6 +163,9 @@ impl RuntimeBuilder {
     /// Check that every declared capability has its resource and every rollback
     /// action its handler, then start.
     pub fn build(self) -> Result<Runtime, StartError> {
+        // The step clock calibrates itself against the OS clock on its first
+        // reading (about 0.6 ms, once per process): here, not in a first job.
+        Instant::now();
         let mut missing = StartError::default();
         for s in self.registry.skills() {
             let m = s.entry.manifest;
@@ -239,6 +244,9 @@ struct State {
     /// Carries the job and trace ids to the handler's events and the outcome's.
     span: tracing::Span,
     started_at: SystemTime,
+    /// Readings of the step clock (`quanta`: the time-stamp counter where it
+    /// is invariant, scaled to the OS clock; the OS clock elsewhere). Timeouts
+    /// that tokio waits on read tokio's clock.
     t0: Instant,
     last: Instant,
     skill: Option<usize>,
@@ -304,10 +312,10 @@ impl State {
 }
 
 /// The wall-clock time at `now`, without a second clock reading per job: each
-/// thread reads the system clock at most once a second and adds the monotonic
-/// time elapsed since. Linux slews both clocks alike when NTP corrects the rate,
-/// so the two agree to the microsecond; a step of the system clock (`date -s`,
-/// an NTP step) shows in records within a second.
+/// thread reads the system clock at most once a second and adds the time the
+/// step clock measured since. The two differ by the system clock's rate
+/// correction (parts per million: microseconds over that second), and a step of
+/// the system clock (`date -s`, an NTP step) shows in records within a second.
 fn wall_clock(now: Instant) -> SystemTime {
     const RESYNC: Duration = Duration::from_secs(1);
     thread_local! {
@@ -577,7 +585,7 @@ impl Runtime {
 
         match &state.limiter {
             None => st.step(Step::RateLimit, StepOutcome::Skipped, None),
-            Some(l) => match l.admit(Instant::now()) {
+            Some(l) => match l.admit(std::time::Instant::now()) {
                 Ok(()) => st.step(Step::RateLimit, StepOutcome::Passed, None),
                 Err(wait) => {
                     let max = m.rate_limit.map_or(0, |r| r.max_per_minute);
@@ -1060,12 +1068,12 @@ impl Runtime {
                 Poll::Ready(done) => Ok(done),
                 // The deadline from the clock reading already taken, not a new one.
                 Poll::Pending => {
-                    let until = tokio::time::Instant::from_std(now + budget);
+                    let until = tokio::time::Instant::now() + budget.saturating_sub(now.elapsed());
                     tokio::time::timeout_at(until, run).await
                 }
             };
             let end = Instant::now();
-            let took = micros(end - now);
+            let took = micros(end.saturating_duration_since(now));
             let (record, retry, error) = match outcome {
                 Ok(Ok(Ok(output))) => {
                     st.executed = Some(end);
