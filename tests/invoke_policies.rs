@@ -853,8 +853,7 @@ async fn skills_requiring_a_human_are_refused_unless_approved() {
             .iter()
             .find(|s| s.step == Step::Approval)
             .unwrap()
-            .detail
-            .as_deref(),
+            .detail,
         Some("approved by test")
     );
 }
