@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use crate::capability::{Calls, Capability, Declares};
@@ -72,8 +72,9 @@ pub(crate) struct Invocation {
     pub(crate) constraints: JobConstraints,
     pub(crate) attempt: AtomicU32,
     pub(crate) report: Mutex<Report>,
-    /// Only for pipelines (boxed, so other jobs carry one pointer).
-    pub(crate) pipeline: Option<Box<PipelineRun>>,
+    /// Only for pipelines, set once the job has resolved to one (boxed, so
+    /// other jobs carry one pointer).
+    pub(crate) pipeline: OnceLock<Box<PipelineRun>>,
 }
 
 /// What a pipeline's handler needs beyond a skill's: the runtime its steps run
@@ -113,7 +114,7 @@ impl Invocation {
         r.artifacts.clear();
         r.next_action = None;
         drop(r);
-        if let Some(p) = &self.pipeline {
+        if let Some(p) = self.pipeline.get() {
             lock(&p.steps).clear();
         }
     }

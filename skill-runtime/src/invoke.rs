@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
@@ -240,7 +240,11 @@ struct Done {
 
 /// Everything known about a job while it runs, turned into its record at the end.
 struct State {
+    /// The job as it came, less what `inv` took from it.
     job: JobEnvelope,
+    /// The job's ids, caller and constraints, taken out of the envelope when
+    /// the job starts and shared with the handler's context from then on.
+    inv: Arc<Invocation>,
     /// Carries the job and trace ids to the handler's events and the outcome's.
     span: tracing::Span,
     started_at: SystemTime,
@@ -266,28 +270,6 @@ struct State {
 }
 
 impl State {
-    /// Take back what [`Runtime::guarded`] lent the invocation. A handler that
-    /// kept its context alive (a spawned task holding a clone) leaves it shared;
-    /// then the fields are copied.
-    fn restore(&mut self, inv: &mut Arc<Invocation>) {
-        match Arc::get_mut(inv) {
-            Some(inv) => {
-                self.job.caller = std::mem::take(&mut inv.caller);
-                self.job.trace_id = std::mem::take(&mut inv.trace_id);
-                self.job.job_id = std::mem::take(&mut inv.job_id);
-                self.job.parent_job_id = inv.parent_job_id.take();
-                self.job.constraints = std::mem::take(&mut inv.constraints);
-            }
-            None => {
-                self.job.caller = inv.caller.clone();
-                self.job.trace_id = inv.trace_id.clone();
-                self.job.job_id = inv.job_id.clone();
-                self.job.parent_job_id = inv.parent_job_id.clone();
-                self.job.constraints = inv.constraints.clone();
-            }
-        }
-    }
-
     fn step(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>) {
         // Steps that only consult the manifest take well under a microsecond;
         // they are not timed (a clock reading costs as much as the step), and
@@ -514,20 +496,36 @@ impl Runtime {
     /// its 600 bytes (see [`Runtime::run`]).
     fn state(
         &self,
-        job: JobEnvelope,
+        mut job: JobEnvelope,
         typed: Option<AnyBox>,
         text_len: Option<usize>,
     ) -> Box<State> {
         let now = Instant::now();
+        let started_at = wall_clock(now);
+        let span = tracing::info_span!(
+            "skill",
+            skill = %job.skill,
+            job_id = %job.job_id,
+            trace_id = %job.trace_id,
+        );
+        // Moved once, here, and out again into the record.
+        let inv = Arc::new(Invocation {
+            resources: self.inner.resources.clone(),
+            caller: std::mem::take(&mut job.caller),
+            trace_id: std::mem::take(&mut job.trace_id),
+            job_id: std::mem::take(&mut job.job_id),
+            parent_job_id: job.parent_job_id.take(),
+            started_at,
+            constraints: std::mem::take(&mut job.constraints),
+            attempt: AtomicU32::new(0),
+            report: Default::default(),
+            pipeline: OnceLock::new(),
+        });
         Box::new(State {
-            span: tracing::info_span!(
-                "skill",
-                skill = %job.skill,
-                job_id = %job.job_id,
-                trace_id = %job.trace_id,
-            ),
+            span,
             job,
-            started_at: wall_clock(now),
+            inv,
+            started_at,
             t0: now,
             last: now,
             skill: None,
@@ -574,7 +572,7 @@ impl Runtime {
         let m = skill.entry.manifest;
         let name = m.name;
 
-        if let Err(reason) = authorize(m, &st.job.caller) {
+        if let Err(reason) = authorize(m, &st.inv.caller) {
             st.step(Step::Authorize, StepOutcome::Failed, Some(reason.clone()));
             return Err(InvokeError::Denied {
                 skill: name.to_owned(),
@@ -611,7 +609,7 @@ impl Runtime {
         if skill.conditions.preconditions.is_empty() {
             st.step(Step::Preconditions, StepOutcome::Skipped, None);
         } else {
-            match (skill.entry.erased.preconditions)(&*input, &st.job.caller) {
+            match (skill.entry.erased.preconditions)(&*input, &st.inv.caller) {
                 Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
                 Err(f) => {
                     let e = check_error(skill, f, None);
@@ -626,7 +624,7 @@ impl Runtime {
             None if state.effectful => Some(idempotency_key(
                 name,
                 &st.job.params,
-                st.job.constraints.dry_run,
+                st.inv.constraints.dry_run,
             )),
             None => None,
         };
@@ -638,7 +636,7 @@ impl Runtime {
             Some(key) => {
                 st.key = Some(key.clone());
                 // A dry run and a real run of the same params are different jobs.
-                let slot = if st.job.constraints.dry_run {
+                let slot = if st.inv.constraints.dry_run {
                     format!("dry:{key}")
                 } else {
                     key
@@ -802,31 +800,18 @@ impl Runtime {
             Some(reason) => Box::pin(self.approval(st, skill, reason)).await?,
         }
 
-        // The job's identity moves into the invocation the handler sees, and
-        // back once the handler is done (no copies on the way).
-        let mut inv = Arc::new(Invocation {
-            resources: inner.resources.clone(),
-            caller: std::mem::take(&mut st.job.caller),
-            trace_id: std::mem::take(&mut st.job.trace_id),
-            job_id: std::mem::take(&mut st.job.job_id),
-            parent_job_id: st.job.parent_job_id.take(),
-            started_at: st.started_at,
-            constraints: std::mem::take(&mut st.job.constraints),
-            attempt: AtomicU32::new(0),
-            report: Default::default(),
-            pipeline: (m.kind == Kind::Pipeline).then(|| {
-                Box::new(PipelineRun {
-                    runtime: self.clone(),
-                    steps: Default::default(),
-                })
-            }),
-        });
-        let output = self.execute(st, skill, &inv, input).await;
-        let report = inv.take_report();
-        if let Some(p) = &inv.pipeline {
+        if m.kind == Kind::Pipeline {
+            // Set before the handler starts, which is the only reader.
+            let _ = st.inv.pipeline.set(Box::new(PipelineRun {
+                runtime: self.clone(),
+                steps: Default::default(),
+            }));
+        }
+        let output = self.execute(st, skill, input).await;
+        let report = st.inv.take_report();
+        if let Some(p) = st.inv.pipeline.get() {
             st.pipeline_steps = std::mem::take(&mut *lock(&p.steps));
         }
-        st.restore(&mut inv);
         let attempts = st.attempts.len() as u32;
         let output = match output {
             Ok(o) => {
@@ -840,7 +825,7 @@ impl Runtime {
             }
         };
 
-        let c = &st.job.constraints;
+        let c = &st.inv.constraints;
         let over = [
             ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
             ("items", report.items, c.max_items),
@@ -910,7 +895,7 @@ impl Runtime {
                             Box::pin(self.rollback(
                                 skill,
                                 a,
-                                &st.job.job_id,
+                                &st.inv.job_id,
                                 &st.job.params,
                                 &data,
                             ))
@@ -955,8 +940,8 @@ impl Runtime {
         Ok(Done {
             result: SkillResult {
                 success: true,
-                job_id: st.job.job_id.clone(),
-                trace_id: st.job.trace_id.clone(),
+                job_id: st.inv.job_id.clone(),
+                trace_id: st.inv.trace_id.clone(),
                 skill: skill.shared_label(),
                 data: Arc::new(data),
                 artifacts: report.artifacts,
@@ -991,11 +976,11 @@ impl Runtime {
         let m = skill.entry.manifest;
         let request = ApprovalRequest {
             skill: skill.label().to_owned(),
-            job_id: st.job.job_id.clone(),
+            job_id: st.inv.job_id.clone(),
             reason: reason.to_owned(),
             params: redacted(&st.job.params, m.redaction.inputs),
-            dry_run: st.job.constraints.dry_run,
-            caller: st.job.caller.clone(),
+            dry_run: st.inv.constraints.dry_run,
+            caller: st.inv.caller.clone(),
         };
         match self.inner.approver.approve(&request).await {
             Approval::Approved { by } => {
@@ -1025,14 +1010,14 @@ impl Runtime {
         &self,
         st: &mut State,
         skill: &RegisteredSkill,
-        inv: &Arc<Invocation>,
         first: AnyBox,
     ) -> Result<AnyBox, InvokeError> {
         let m = skill.entry.manifest;
         let name = m.name;
         let e = &skill.entry.erased;
         let per_attempt = Duration::from_millis(m.execution.timeout_ms);
-        let deadline = inv
+        let deadline = st
+            .inv
             .constraints
             .timeout_ms
             .map(|t| st.t0 + Duration::from_millis(t));
@@ -1045,7 +1030,7 @@ impl Runtime {
                 Some(i) => i,
                 None => (e.decode)(&st.job.params).map_err(|_| mismatch(name))?,
             };
-            inv.begin_attempt(attempt);
+            st.inv.begin_attempt(attempt);
             // The first attempt starts where the last timed step ended.
             let now = if attempt == 1 {
                 st.last
@@ -1057,7 +1042,7 @@ impl Runtime {
                 None => per_attempt,
             };
             let mut run = std::pin::pin!(
-                CatchUnwind((e.run)(inv.clone(), input)).instrument(st.span.clone())
+                CatchUnwind((e.run)(st.inv.clone(), input)).instrument(st.span.clone())
             );
             // A handler that is done at its first poll needs no timer (setting
             // one up reaches for the runtime's handle and its timer wheel); one
@@ -1235,18 +1220,37 @@ impl Runtime {
             Ok(d) => d.result.notes.clone(),
             Err(_) => Vec::new(),
         };
+        // The handler's context is usually gone by now; a spawned task that
+        // kept a clone of it leaves the invocation shared, and then the ids are
+        // copied.
+        let (job_id, trace_id, parent_job_id, caller, dry_run) = match Arc::try_unwrap(st.inv) {
+            Ok(inv) => (
+                inv.job_id,
+                inv.trace_id,
+                inv.parent_job_id,
+                inv.caller,
+                inv.constraints.dry_run,
+            ),
+            Err(inv) => (
+                inv.job_id.clone(),
+                inv.trace_id.clone(),
+                inv.parent_job_id.clone(),
+                inv.caller.clone(),
+                inv.constraints.dry_run,
+            ),
+        };
         let record = RunRecord {
-            job_id: st.job.job_id,
-            trace_id: st.job.trace_id,
-            parent_job_id: st.job.parent_job_id,
+            job_id,
+            trace_id,
+            parent_job_id,
             skill: match skill {
                 Some(s) => Cow::Borrowed(s.name()),
                 None => st.job.skill,
             },
             version: skill.map(|s| s.entry.manifest.version),
-            caller: st.job.caller,
+            caller,
             params,
-            dry_run: st.job.constraints.dry_run,
+            dry_run,
             idempotency_key: st.key,
             replayed: st.replayed,
             started_at: st.started_at,

@@ -69,7 +69,7 @@ where
 }
 
 async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value, PipelineFailed> {
-    let Some(PipelineRun { runtime, steps }) = inv.pipeline.as_deref() else {
+    let Some(PipelineRun { runtime, steps }) = inv.pipeline.get().map(|p| &**p) else {
         return Err(failed(format!(
             "pipeline `{}` runs through a runtime (`Runtime::invoke`), not as a direct call",
             m.name
