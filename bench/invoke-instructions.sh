@@ -3,7 +3,8 @@
 # repeatable on a shared machine, where wall time is not. For each operation,
 # (instructions of N calls - instructions of 0 calls) / N, so set-up is excluded.
 # Both runs first fill the in-memory record sink (steady state: every measured
-# call also drops the oldest record).
+# call also drops the oldest record). The step clock's calibration, a busy loop
+# bounded by time whose length varies between runs, is not counted.
 #
 # usage: bench/invoke-instructions.sh [N]     (default 2000)
 set -euo pipefail
@@ -12,7 +13,7 @@ n=${1:-2000}
 cargo bench --bench invoke --no-run -q 2>/dev/null
 bin=$(ls -t target/release/deps/invoke-* | grep -v '\.d$' | head -1)
 count() {
-  INVOKE_COUNT="$1:$2" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" 2>&1 \
+  INVOKE_COUNT="$1:$2" valgrind --tool=callgrind --toggle-collect='*calibrate_step_clock*' --collect-atstart=yes --callgrind-out-file=/dev/null "$bin" 2>&1 \
     | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 declare -A per
