@@ -1059,7 +1059,8 @@ impl Runtime {
             let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
             let outcome = match first {
                 Poll::Ready(done) => Ok(done),
-                // The deadline from the clock reading already taken, not a new one.
+                // Still counted from the attempt's start: tokio's clock now, less
+                // the time the attempt has taken so far.
                 Poll::Pending => {
                     let until = tokio::time::Instant::now() + budget.saturating_sub(now.elapsed());
                     tokio::time::timeout_at(until, run).await

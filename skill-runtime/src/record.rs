@@ -89,7 +89,7 @@ pub enum RunStatus {
 }
 
 /// The steps of DESIGN §7, in the order they run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Resolve,
@@ -643,6 +643,10 @@ mod tests {
     /// each with its detail when it has one.
     #[test]
     fn steps_read_as_the_list_they_ran_in() {
+        // A step's slot is its position in the enum, which is the order they run in.
+        for (i, step) in Step::ALL.into_iter().enumerate() {
+            assert_eq!(step as usize, i);
+        }
         let mut steps = Steps::default();
         assert!(steps.is_empty());
         steps.set(Step::Resolve, StepOutcome::Passed, 0, None);
