@@ -29,7 +29,7 @@ use crate::ctx::{Invocation, PipelineRun, Resources};
 use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
 use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
 use crate::error::{InvokeError, StartError};
-use crate::manifest::{Backoff, Kind, Status};
+use crate::manifest::{Backoff, Kind, Status, TargetKind};
 use crate::policy::{
     Approval, ApprovalRequest, Approver, Claim, DenyApprovals, IdempotencyStore, RateLimiter,
     Rollback, RollbackRequest, authorize, idempotency_key, measure,
@@ -238,8 +238,8 @@ struct Done {
 
 /// Everything known about a job while it runs, turned into its record at the end.
 struct State {
-    /// The job as it came, less what `inv` took from it.
-    job: JobEnvelope,
+    /// What the job asks to run, and on what.
+    job: Target,
     /// The job's ids, caller and constraints, taken out of the envelope when
     /// the job starts and shared with the handler's context from then on.
     inv: Arc<Invocation>,
@@ -265,6 +265,27 @@ struct State {
     executed: Option<Instant>,
     /// A pipeline's steps as they ran.
     pipeline_steps: Vec<StepRun>,
+}
+
+/// The envelope's fields that stay with the job's state; the rest (ids, caller,
+/// constraints) go to its invocation. Kept apart so that the state does not
+/// carry an emptied copy of them (about 220 bytes, copied into every job's box).
+struct Target {
+    skill: Cow<'static, str>,
+    kind: TargetKind,
+    version: Option<Cow<'static, str>>,
+    params: Value,
+    idempotency_key: Option<String>,
+}
+
+impl Target {
+    /// `name` or `name@version`, as [`JobEnvelope::reference`] writes it.
+    fn reference(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{}@{v}", self.skill),
+            None => self.skill.clone().into_owned(),
+        }
+    }
 }
 
 impl State {
@@ -504,34 +525,52 @@ impl Runtime {
     /// its 600 bytes (see [`Runtime::run`]).
     fn state(
         &self,
-        mut job: JobEnvelope,
+        job: JobEnvelope,
         typed: Option<AnyBox>,
         text_len: Option<usize>,
     ) -> Box<State> {
         let now = Instant::now();
         let started_at = wall_clock(now);
+        let JobEnvelope {
+            job_id,
+            trace_id,
+            parent_job_id,
+            skill,
+            kind,
+            version,
+            params,
+            constraints,
+            caller,
+            idempotency_key,
+        } = job;
         let span = tracing::info_span!(
             "skill",
-            skill = %job.skill,
-            job_id = %job.job_id,
-            trace_id = %job.trace_id,
+            skill = %skill,
+            job_id = %job_id,
+            trace_id = %trace_id,
         );
         // Moved once, here, and out again into the record.
         let inv = Arc::new(Invocation {
             resources: self.inner.resources.clone(),
-            caller: std::mem::take(&mut job.caller),
-            trace_id: std::mem::take(&mut job.trace_id),
-            job_id: std::mem::take(&mut job.job_id),
-            parent_job_id: job.parent_job_id.take(),
+            caller,
+            trace_id,
+            job_id,
+            parent_job_id,
             started_at,
-            constraints: std::mem::take(&mut job.constraints),
+            constraints,
             attempt: AtomicU32::new(0),
             report: Default::default(),
             pipeline: OnceLock::new(),
         });
         Box::new(State {
             span,
-            job,
+            job: Target {
+                skill,
+                kind,
+                version,
+                params,
+                idempotency_key,
+            },
             inv,
             started_at,
             t0: now,
