@@ -142,10 +142,15 @@ impl JobEnvelope {
 
     /// `name` or `name@version`, as written in errors and records.
     pub fn reference(&self) -> String {
-        match &self.version {
-            Some(v) => format!("{}@{v}", self.skill),
-            None => self.skill.clone().into_owned(),
-        }
+        reference(&self.skill, self.version.as_deref())
+    }
+}
+
+/// `name` or `name@version`.
+pub(crate) fn reference(skill: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("{skill}@{v}"),
+        None => skill.to_owned(),
     }
 }
 

@@ -281,10 +281,7 @@ struct Target {
 impl Target {
     /// `name` or `name@version`, as [`JobEnvelope::reference`] writes it.
     fn reference(&self) -> String {
-        match &self.version {
-            Some(v) => format!("{}@{v}", self.skill),
-            None => self.skill.clone().into_owned(),
-        }
+        crate::envelope::reference(&self.skill, self.version.as_deref())
     }
 }
 
