@@ -18,6 +18,8 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
+// The step clock (see `State::t0`); std's and tokio's `Instant` are written in
+// full where they are used.
 use quanta::Instant;
 
 use serde::Serialize;

@@ -398,22 +398,18 @@ fn residual_at(
                     None => return Err(Irreducible),
                 }
             }
-            "anyOf" => {
+            // Any other keyword with subschemas: dropped when it only states
+            // shapes; else `anyOf` is reduced alternative by alternative, and
+            // anything else is not reducible.
+            _ => {
                 let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
                 if implied_at(&alone, defs, &mut Vec::new()) {
                     None
-                } else {
+                } else if key == "anyOf" {
                     Some(residual_alternatives(value, defs)?)
-                }
-            }
-            // Any other keyword with subschemas: dropped when it only states
-            // shapes, else not reducible.
-            _ => {
-                let alone = Value::Object([(key.clone(), value.clone())].into_iter().collect());
-                if !implied_at(&alone, defs, &mut Vec::new()) {
+                } else {
                     return Err(Irreducible);
                 }
-                None
             }
         };
         if let Some(kept) = kept {
