@@ -917,7 +917,11 @@ fn rule(cx: &Ctxt, node: Node) -> RuleArgs {
 
 /// The annotated function, taken apart.
 pub struct SkillFn {
+    /// The function with an empty body: its signature and attributes.
     pub item: ItemFn,
+    /// The body as written, never parsed: it is the user's code, passed through
+    /// to rustc unchanged (and scanned as tokens for ambient authority).
+    pub body: proc_macro2::Group,
     /// Index of the context parameter, if the function takes one.
     pub ctx_param: Option<usize>,
     /// Whether the context type was written without its skill parameter (`Ctx`).
@@ -930,8 +934,9 @@ pub struct SkillFn {
 }
 
 impl SkillFn {
-    pub fn from_item(cx: &Ctxt, item: ItemFn) -> SkillFn {
+    pub fn from_item(cx: &Ctxt, FnWithBody { item, body }: FnWithBody) -> SkillFn {
         let mut f = SkillFn {
+            body,
             ctx_param: None,
             ctx_needs_marker: false,
             input: None,
@@ -999,6 +1004,43 @@ impl SkillFn {
             },
         }
         f
+    }
+}
+
+/// A function item whose body stays tokens. Parsing a body is most of what a
+/// derive-like macro would spend (syn's expression parser), and `#[skill]`
+/// needs nothing from it but its tokens.
+pub struct FnWithBody {
+    /// The function with an empty block spanning the body's braces.
+    pub item: ItemFn,
+    pub body: proc_macro2::Group,
+}
+
+impl syn::parse::Parse for FnWithBody {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis: syn::Visibility = input.parse()?;
+        let sig: syn::Signature = input.parse()?;
+        let body: proc_macro2::Group = input.parse()?;
+        if body.delimiter() != proc_macro2::Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected the function's body"));
+        }
+        let block = Box::new(syn::Block {
+            brace_token: syn::token::Brace {
+                span: body.delim_span(),
+            },
+            stmts: Vec::new(),
+        });
+        Ok(FnWithBody {
+            item: ItemFn {
+                attrs,
+                vis,
+                modifiers: syn::FnModifiers::default(),
+                sig,
+                block,
+            },
+            body,
+        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! Code generation for `#[skill]`. Cannot fail: everything was checked before.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, Type};
 
@@ -17,20 +17,25 @@ pub fn runtime_path(args: &SkillArgs) -> Path {
 }
 
 /// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
-pub fn user_fn(func: &SkillFn) -> ItemFn {
-    let mut item = func.item.clone();
-    let ident = item.sig.ident.clone();
+pub fn user_fn(func: &SkillFn) -> TokenStream {
+    let ItemFn {
+        attrs, vis, sig, ..
+    } = &func.item;
+    let body = &func.body;
     if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker) {
         // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their import
         // stays used and the type they named is the one they get.
-        if let Some(FnArg::Typed(t)) = item.sig.inputs.iter_mut().nth(i)
+        let mut sig = sig.clone();
+        let ident = &func.item.sig.ident;
+        if let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
             && let Type::Path(p) = &mut *t.ty
             && let Some(last) = p.path.segments.last_mut()
         {
             last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
         }
+        return quote!(#(#attrs)* #vis #sig #body);
     }
-    item
+    quote!(#(#attrs)* #vis #sig #body)
 }
 
 /// The zero-sized marker type named like the function. A braced struct lives in
@@ -147,7 +152,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             };
             let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
                 .into_iter()
-                .chain(quote!((#check)))
+                .chain(check_fn(check))
                 .collect();
             Some((
                 quote! {
@@ -170,7 +175,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         };
         respan(quote!(#p::OutputCheck::#variant), check.span())
             .into_iter()
-            .chain(quote!((#check)))
+            .chain(check_fn(check))
             .collect::<TokenStream>()
     };
     let (postconditions, post_text): (Vec<_>, Vec<_>) = args
@@ -229,12 +234,25 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     };
     let effect_checks = effect_checks(args, func, &p);
 
-    let conditions = quote! {
-        const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
-        const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
-        const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
-        #text
-    };
+    // Empty lists are left to the trait's defaults: one constant fewer for rustc
+    // to check per empty list.
+    let mut conditions = TokenStream::new();
+    if !preconditions.is_empty() {
+        conditions.extend(quote! {
+            const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
+        });
+    }
+    if !postconditions.is_empty() {
+        conditions.extend(quote! {
+            const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
+        });
+    }
+    if !rules.is_empty() {
+        conditions.extend(quote! {
+            const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
+        });
+    }
+    conditions.extend(text);
     let skill_impl = impl_skill(
         &p,
         ident,
@@ -321,6 +339,58 @@ pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     }
 }
 
+/// A condition's closure as a function item, `({ fn check(i: &In) -> bool {...} check })`,
+/// when its parameters are all typed: a function item coerces to a function
+/// pointer as itself, where a closure needs a shim compiled per condition.
+/// Anything else (untyped parameters, `Self` in the body) stays a closure.
+fn check_fn(check: &syn::Expr) -> TokenStream {
+    let as_is = quote!((#check));
+    let syn::Expr::Closure(c) = check else {
+        return as_is;
+    };
+    let simple = c.asyncness.is_none()
+        && c.capture.is_none()
+        && c.constness.is_none()
+        && c.lifetimes.is_none()
+        && c.attrs.is_empty()
+        && c.inputs.iter().all(|p| matches!(p, syn::Pat::Type(_)))
+        && !mentions_self(c.body.to_token_stream());
+    if !simple {
+        return as_is;
+    }
+    let inputs = c.inputs.iter();
+    let ret = match &c.output {
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+        syn::ReturnType::Default => quote_spanned!(c.inputs_end.span=> bool),
+    };
+    let body = &c.body;
+    let body = match &**body {
+        syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => quote!(#b),
+        _ => quote_spanned!(body.span()=> { #body }),
+    };
+    let name = Ident::new("__skill_check", Span::mixed_site());
+    // The block's value is what is coerced to the condition's pointer type: a
+    // mismatch (a parameter of the wrong type) is reported there, so it is
+    // placed at the closure.
+    let value = Ident::new(
+        "__skill_check",
+        Span::mixed_site().located_at(c.inputs_begin.span),
+    );
+    quote!(({
+        fn #name(#(#inputs),*) -> #ret #body
+        #value
+    }))
+}
+
+/// Whether `tokens` use `Self`, which a nested function cannot.
+fn mentions_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "Self",
+        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+        _ => false,
+    })
+}
+
 fn opt_str(s: &Option<LitStr>) -> TokenStream {
     match s {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -368,7 +438,6 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         (None, None) => String::new(),
     };
     let domain = opt_str(&args.domain);
-    let owners = &args.owners;
     let status = variant_or(p, "Status", args.status, "Enabled");
     let deprecation = match &args.deprecation {
         Some(d) => {
@@ -434,13 +503,48 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             }
         })
     });
-    let autonomy = variant_or(p, "Autonomy", args.autonomy, "L0");
-    let tags = &args.policy_tags;
-    let rate_limit = match &args.rate_limit {
-        Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
-        None => quote!(::core::option::Option::None),
+    // Only what differs from `Manifest::DEFAULT` is written out; the rest comes
+    // from it by struct update. A smaller constant is less for rustc to check
+    // and evaluate per skill (the compile-time benchmark counts it).
+    let mut fields: Vec<TokenStream> = vec![
+        quote!(name: #name),
+        quote!(version: #version),
+        quote!(description: #description),
+    ];
+    let mut set = |field: &str, given: bool, value: TokenStream| {
+        if given {
+            let field = Ident::new(field, Span::call_site());
+            fields.push(quote!(#field: #value));
+        }
     };
+    set("title", args.title.is_some(), title);
+    set("domain", args.domain.is_some(), domain);
+    let owners = &args.owners;
+    set("owners", !owners.is_empty(), quote!(&[#(#owners),*]));
+    set("status", args.status.is_some(), status);
+    set("deprecation", args.deprecation.is_some(), deprecation);
+    set("kind", pipeline || args.kind.is_some(), kind);
+    set(
+        "autonomy",
+        args.autonomy.is_some(),
+        variant_or(p, "Autonomy", args.autonomy, "L0"),
+    );
+    let tags = &args.policy_tags;
+    set("policy_tags", !tags.is_empty(), quote!(&[#(#tags),*]));
+    set(
+        "rate_limit",
+        args.rate_limit.is_some(),
+        match &args.rate_limit {
+            Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
+            None => quote!(::core::option::Option::None),
+        },
+    );
     let (ri, ro) = (&args.redact_inputs, &args.redact_outputs);
+    set(
+        "redaction",
+        !ri.is_empty() || !ro.is_empty(),
+        quote!(#p::Redaction { inputs: &[#(#ri),*], outputs: &[#(#ro),*] }),
+    );
     let timeout = args
         .timeout_ms
         .as_ref()
@@ -464,90 +568,106 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         .map(|b| variant(p, "Backoff", b))
         .unwrap_or_else(|| quote!(#p::Execution::DEFAULT.backoff));
     let idempotent = args.idempotent;
+    set(
+        "execution",
+        pipeline
+            || args.timeout_ms.is_some()
+            || args.retries.is_some()
+            || args.backoff.is_some()
+            || idempotent,
+        quote!(#p::Execution {
+            timeout_ms: #timeout, retries: #retries, backoff: #backoff, idempotent: #idempotent,
+        }),
+    );
     let destructive = args.destructive;
     let hitl = args.requires_hitl;
     let sandbox = variant_or(p, "Sandbox", args.sandbox, "Local");
     let source = variant_or(p, "Origin", args.source, "Local");
-    let mcp = match &args.mcp {
-        Some(m) => {
-            let exposed = m.exposed;
-            let tool = opt_str(&m.tool_name);
-            let perms = &m.permissions;
-            quote!(#p::Mcp { exposed: #exposed, tool_name: #tool, permissions: &[#(#perms),*] })
-        }
-        None => quote!(#p::Mcp::HIDDEN),
-    };
-    let reuse = args.reusable_by.iter().map(|(role, level)| {
-        let role = variant(p, "AgentRole", *role);
-        let level = variant(p, "PermissionLevel", *level);
-        quote!(#p::Reuse { agent_role: #role, permission_level: #level })
-    });
-    let caps = args
+    set(
+        "constraints",
+        destructive || hitl || args.sandbox.is_some() || args.source.is_some(),
+        quote!(#p::Constraints {
+            is_destructive: #destructive, requires_hitl: #hitl, sandbox_type: #sandbox, source: #source,
+        }),
+    );
+    if let Some(m) = &args.mcp {
+        let exposed = m.exposed;
+        let tool = opt_str(&m.tool_name);
+        let perms = &m.permissions;
+        set(
+            "mcp",
+            true,
+            quote!(#p::Mcp { exposed: #exposed, tool_name: #tool, permissions: &[#(#perms),*] }),
+        );
+    }
+    let reuse: Vec<_> = args
+        .reusable_by
+        .iter()
+        .map(|(role, level)| {
+            let role = variant(p, "AgentRole", *role);
+            let level = variant(p, "PermissionLevel", *level);
+            quote!(#p::Reuse { agent_role: #role, permission_level: #level })
+        })
+        .collect();
+    set("reusable_by", !reuse.is_empty(), quote!(&[#(#reuse),*]));
+    let caps: Vec<_> = args
         .capabilities
         .iter()
-        .map(|c| respan(quote!(&<#c as #p::Capability>::INFO), c.span()));
-    let effects = args.side_effects.iter().map(|s| {
-        let c = &s.capability;
-        let target = s.target.as_ref().map(LitStr::value).unwrap_or_default();
-        let reversible = s.reversible.unwrap_or(false);
-        let description = opt_str(&s.description);
-        quote_spanned!(c.span()=> #p::SideEffect {
-            capability: &<#c as #p::Capability>::INFO,
-            target: #target,
-            reversible: #reversible,
-            description: #description,
+        .map(|c| respan(quote!(&<#c as #p::Capability>::INFO), c.span()))
+        .collect();
+    set("capabilities", !caps.is_empty(), quote!(&[#(#caps),*]));
+    let effects: Vec<_> = args
+        .side_effects
+        .iter()
+        .map(|s| {
+            let c = &s.capability;
+            let target = s.target.as_ref().map(LitStr::value).unwrap_or_default();
+            let reversible = s.reversible.unwrap_or(false);
+            let description = opt_str(&s.description);
+            quote_spanned!(c.span()=> #p::SideEffect {
+                capability: &<#c as #p::Capability>::INFO,
+                target: #target,
+                reversible: #reversible,
+                description: #description,
+            })
         })
-    });
-    let calls = args.calls.iter().map(|t| {
-        quote_spanned!(t.span()=> #p::CallTarget {
-            kind: if <#t as #p::Skill>::MANIFEST.op.is_some() {
-                #p::TargetKind::Op
-            } else {
-                #p::TargetKind::Skill
-            },
-            name: <#t as #p::Skill>::MANIFEST.name,
-            version: ::core::option::Option::Some(<#t as #p::Skill>::MANIFEST.version),
+        .collect();
+    set("side_effects", !effects.is_empty(), quote!(&[#(#effects),*]));
+    let calls: Vec<_> = args
+        .calls
+        .iter()
+        .map(|t| {
+            quote_spanned!(t.span()=> #p::CallTarget {
+                kind: if <#t as #p::Skill>::MANIFEST.op.is_some() {
+                    #p::TargetKind::Op
+                } else {
+                    #p::TargetKind::Skill
+                },
+                name: <#t as #p::Skill>::MANIFEST.name,
+                version: ::core::option::Option::Some(<#t as #p::Skill>::MANIFEST.version),
+            })
         })
-    });
-    let ambient = args.ambient.iter().map(|(kind, reason)| {
-        let key = kind.key();
-        quote!(#p::AmbientAllowance { kind: #key, reason: #reason })
-    });
+        .collect();
+    set("call_targets", !calls.is_empty(), quote!(&[#(#calls),*]));
+    let steps: Vec<_> = steps.collect();
+    set("steps", !steps.is_empty(), quote!(&[#(#steps),*]));
+    set("op", args.op.is_some(), op);
+    let ambient: Vec<_> = args
+        .ambient
+        .iter()
+        .map(|(kind, reason)| {
+            let key = kind.key();
+            quote!(#p::AmbientAllowance { kind: #key, reason: #reason })
+        })
+        .collect();
+    set("ambient_allowances", !ambient.is_empty(), quote!(&[#(#ambient),*]));
     let loc = quote_spanned!(ident.span()=> #p::Location {
         file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),
     });
+    fields.push(quote!(entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name }));
+    fields.push(quote!(location: #loc));
     quote! {
-        #p::Manifest {
-            name: #name,
-            title: #title,
-            version: #version,
-            description: #description,
-            domain: #domain,
-            owners: &[#(#owners),*],
-            status: #status,
-            deprecation: #deprecation,
-            kind: #kind,
-            autonomy: #autonomy,
-            policy_tags: &[#(#tags),*],
-            rate_limit: #rate_limit,
-            redaction: #p::Redaction { inputs: &[#(#ri),*], outputs: &[#(#ro),*] },
-            execution: #p::Execution {
-                timeout_ms: #timeout, retries: #retries, backoff: #backoff, idempotent: #idempotent,
-            },
-            constraints: #p::Constraints {
-                is_destructive: #destructive, requires_hitl: #hitl, sandbox_type: #sandbox, source: #source,
-            },
-            mcp: #mcp,
-            reusable_by: &[#(#reuse),*],
-            capabilities: &[#(#caps),*],
-            side_effects: &[#(#effects),*],
-            call_targets: &[#(#calls),*],
-            steps: &[#(#steps),*],
-            op: #op,
-            ambient_allowances: &[#(#ambient),*],
-            entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name },
-            location: #loc,
-        }
+        #p::Manifest { #(#fields,)* ..#p::Manifest::DEFAULT }
     }
 }
 
@@ -575,7 +695,7 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
             };
         });
     }
-    for finding in crate::ambient::scan(&func.item.block) {
+    for finding in crate::ambient::scan(func.body.stream()) {
         if args.ambient.iter().any(|(k, _)| *k == finding.kind) {
             continue;
         }

@@ -13,7 +13,7 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     let Some(func) = func else { return errors };
     if func.item.sig.receiver().is_some() {
         // A method sits in an `impl`, where no marker struct can go.
-        let item = &func.item;
+        let item = expand::user_fn(func);
         return quote!(#errors #item);
     }
     let default = SkillArgs::default();

@@ -27,7 +27,7 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn op(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    if syn::parse2::<syn::ItemFn>(item.clone()).is_ok() {
+    if syn::parse2::<ast::FnWithBody>(item.clone()).is_ok() {
         skill_impl(attr.into(), item, ast::Form::Op).into()
     } else {
         declared_impl(attr.into(), item, ast::Form::Op).into()
@@ -39,7 +39,7 @@ fn skill_impl(
     item: proc_macro2::TokenStream,
     form: ast::Form,
 ) -> proc_macro2::TokenStream {
-    let item: syn::ItemFn = match syn::parse2(item.clone()) {
+    let item: ast::FnWithBody = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
             let e = syn::Error::new(
@@ -107,7 +107,7 @@ fn declared_impl(
     tokens.pop();
     let mut tokens: proc_macro2::TokenStream = tokens.into_iter().collect();
     tokens.extend(quote::quote!({}));
-    let item: syn::ItemFn = match syn::parse2(tokens) {
+    let item: ast::FnWithBody = match syn::parse2(tokens) {
         Ok(f) => f,
         Err(e) => return e.into_compile_error(),
     };

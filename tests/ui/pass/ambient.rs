@@ -20,7 +20,7 @@ pub struct Out {
 #[skill(
     capabilities(ScratchWrite),
     side_effects(ScratchWrite(target = "scratch/", reversible = true)),
-    ambient(env = "reads the process id only, to name the copy"),
+    ambient(process = "reads the process id only, to name the copy"),
 )]
 pub async fn stash(input: In) -> Out {
     let data = std::fs::read(&input.path).unwrap_or_default();
@@ -32,6 +32,6 @@ pub async fn stash(input: In) -> Out {
 fn main() {
     use skill_runtime::Skill;
     let allowed = <stash as Skill>::MANIFEST.ambient_allowances;
-    assert_eq!(allowed[0].kind, "env");
+    assert_eq!(allowed[0].kind, "process");
     assert_eq!(allowed[0].reason, "reads the process id only, to name the copy");
 }
