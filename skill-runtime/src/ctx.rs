@@ -127,8 +127,8 @@ impl Invocation {
 /// The context of skill `S`. It hands out a capability's resource only when `S`
 /// declares that capability, and calls only the skills `S` declares as call targets.
 pub struct Ctx<S> {
-    inv: Arc<Invocation>,
-    _skill: PhantomData<fn() -> S>,
+    pub(crate) inv: Arc<Invocation>,
+    pub(crate) _skill: PhantomData<fn() -> S>,
 }
 
 impl<S> Clone for Ctx<S> {

@@ -13,23 +13,29 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ctx::{Ctx, Invocation};
 use crate::envelope::Caller;
 use crate::failure::{FailureMode, FailureModes};
 use crate::manifest::Manifest;
-use crate::schema::{input_schema_for, output_schema_for};
-use crate::skill::{Severity, Skill};
+use crate::schema::RootFns;
+use crate::skill::{InputCheck, Severity, Skill};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-/// A skill's input or output behind the erased table.
+/// A skill's input or output behind the erased table. An input is boxed as an
+/// `Option` of the input type, so the handler can take it out through a
+/// mutable reference (a `downcast` of the box itself is much more code per
+/// skill than a `downcast_mut`).
 pub(crate) type AnyBox = Box<dyn Any + Send>;
 
 /// A borrowed input or output behind the erased table.
 pub(crate) type AnyRef<'a> = &'a (dyn Any + Send);
+
+/// A borrowed input that the handler takes out of its `Option`.
+pub(crate) type AnyMut<'a> = &'a mut (dyn Any + Send);
 
 /// A handler's own failure: its failure mode and its message.
 #[derive(Debug)]
@@ -60,20 +66,53 @@ pub(crate) enum CheckFailed {
     Mismatch,
 }
 
+type PreconditionsFn = fn(AnyRef<'_>, &Caller) -> Result<(), CheckFailed>;
+type RunFn = fn(&Arc<Invocation>, AnyMut<'_>) -> BoxFuture<Result<AnyBox, HandlerFailure>>;
+type PostconditionsFn = fn(AnyRef<'_>, AnyRef<'_>) -> Result<(), CheckFailed>;
+type RulesFn = fn(AnyRef<'_>, AnyRef<'_>, &mut Vec<usize>) -> Result<(), CheckFailed>;
+
 /// The typed functions of one skill, behind pointers.
 pub(crate) struct Erased {
-    pub(crate) input_schema: fn() -> Value,
-    pub(crate) output_schema: fn() -> Value,
+    /// The input and output types' schema functions: data, not code, so
+    /// nothing schema-related is compiled per skill.
+    pub(crate) input_root: &'static RootFns,
+    pub(crate) output_root: &'static RootFns,
     pub(crate) conditions: ConditionsOf,
     pub(crate) decode: fn(&Value) -> Result<AnyBox, serde_json::Error>,
-    pub(crate) preconditions: fn(AnyRef<'_>, &Caller) -> Result<(), CheckFailed>,
-    pub(crate) run: fn(Arc<Invocation>, AnyBox) -> BoxFuture<Result<AnyBox, HandlerFailure>>,
+    /// `None` when the skill has no preconditions (nothing is compiled for it).
+    pub(crate) preconditions: Option<PreconditionsFn>,
+    /// Takes the input out of its box (the caller frees the box).
+    pub(crate) run: RunFn,
     pub(crate) encode: fn(AnyRef<'_>) -> Option<Result<Value, serde_json::Error>>,
-    /// Postconditions, then validation rules; failed rules of lower severity are
-    /// pushed to the vector by index.
-    pub(crate) after: fn(AnyRef<'_>, AnyRef<'_>, &mut Vec<usize>) -> Result<(), CheckFailed>,
-    /// Whether `after` has anything to check (so the input is kept for it).
-    pub(crate) has_after: bool,
+    /// `None` when the skill has no postconditions.
+    pub(crate) postconditions: Option<PostconditionsFn>,
+    /// Failed rules of lower severity than error are pushed to the vector by
+    /// index. `None` when the skill has no validation rules.
+    pub(crate) rules: Option<RulesFn>,
+}
+
+impl Erased {
+    /// Whether anything is checked after the handler (so the input is decoded
+    /// again for it).
+    pub(crate) fn checks_after(&self) -> bool {
+        self.postconditions.is_some() || self.rules.is_some()
+    }
+
+    /// Postconditions, then validation rules.
+    pub(crate) fn after(
+        &self,
+        input: AnyRef<'_>,
+        output: AnyRef<'_>,
+        notes: &mut Vec<usize>,
+    ) -> Result<(), CheckFailed> {
+        if let Some(postconditions) = self.postconditions {
+            postconditions(input, output)?;
+        }
+        match self.rules {
+            Some(rules) => rules(input, output, notes),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One skill as submitted to the registry: its manifest plus the functions that
@@ -92,15 +131,29 @@ impl SkillEntry {
             manifest: S::MANIFEST,
             failure_modes: <S::Error as FailureModes>::FAILURE_MODES,
             erased: Erased {
-                input_schema: input_schema_for::<S::Input>,
-                output_schema: output_schema_for::<S::Output>,
+                input_root: RootFns::of::<S::Input>(),
+                output_root: RootFns::of::<S::Output>(),
                 conditions: ConditionsOf::of::<S>(),
                 decode: decode::<S>,
-                preconditions: preconditions::<S>,
+                // Chosen while the registry entry is evaluated at compile time,
+                // so a skill without checks instantiates no checking code.
+                preconditions: if S::PRECONDITIONS.is_empty() {
+                    None
+                } else {
+                    Some(preconditions::<S>)
+                },
                 run: run::<S>,
                 encode: encode::<S>,
-                after: after::<S>,
-                has_after: !S::POSTCONDITIONS.is_empty() || !S::VALIDATION_RULES.is_empty(),
+                postconditions: if S::POSTCONDITIONS.is_empty() {
+                    None
+                } else {
+                    Some(postconditions::<S>)
+                },
+                rules: if S::VALIDATION_RULES.is_empty() {
+                    None
+                } else {
+                    Some(rules::<S>)
+                },
             },
         }
     }
@@ -256,18 +309,22 @@ impl Conditions {
 
 fn decode<S: Skill>(value: &Value) -> Result<AnyBox, serde_json::Error> {
     match S::Input::deserialize(crate::de::Params(value)) {
-        Ok(input) => Ok(Box::new(input)),
+        Ok(input) => Ok(Box::new(Some(input))),
         Err(e) => Err(e),
     }
 }
 
 fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<(), CheckFailed> {
-    let Some(input) = input.downcast_ref::<S::Input>() else {
+    let Some(Some(input)) = input.downcast_ref::<Option<S::Input>>() else {
         return Err(CheckFailed::Mismatch);
     };
     let mut i = 0;
     while i < S::PRECONDITIONS.len() {
-        if !S::PRECONDITIONS[i].check.holds(input, caller) {
+        let holds = match S::PRECONDITIONS[i].check {
+            InputCheck::Input(f) => f(input),
+            InputCheck::InputCaller(f) => f(input, caller),
+        };
+        if !holds {
             return Err(CheckFailed::Precondition(i));
         }
         i += 1;
@@ -275,14 +332,32 @@ fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<
     Ok(())
 }
 
-fn run<S: Skill>(inv: Arc<Invocation>, input: AnyBox) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
-    match input.downcast::<S::Input>() {
-        Ok(input) => Box::pin(Erase::<S, _> {
-            future: S::run(Ctx::new(inv), *input),
+fn run<S: Skill>(inv: &Arc<Invocation>, input: AnyMut<'_>) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
+    // Nothing with drop glue is held across a call until the handler is
+    // called (the invocation is borrowed): this function is compiled once per
+    // skill, and each such value adds unwinding paths to it.
+    let input = match input.downcast_mut::<Option<S::Input>>() {
+        Some(slot) => slot.take(),
+        None => None,
+    };
+    match input {
+        Some(input) => Box::pin(Erase::<S, _> {
+            future: S::run(
+                Ctx {
+                    inv: Arc::clone(inv),
+                    _skill: PhantomData,
+                },
+                input,
+            ),
             _skill: PhantomData,
         }),
-        Err(_) => Box::pin(std::future::ready(Err(HandlerFailure::mismatch()))),
+        None => mismatched_run(),
     }
+}
+
+/// Not generic: the answer to an input of the wrong type.
+fn mismatched_run() -> BoxFuture<Result<AnyBox, HandlerFailure>> {
+    Box::pin(std::future::ready(Err(HandlerFailure::mismatch())))
 }
 
 pin_project_lite::pin_project! {
@@ -314,8 +389,15 @@ where
     }
 }
 
+#[expect(
+    clippy::manual_map,
+    reason = "`Option::map` with a closure is two more functions compiled per skill"
+)]
 fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
-    Some(serde_json::to_value(output.downcast_ref::<S::Output>()?))
+    match output.downcast_ref::<S::Output>() {
+        Some(output) => Some(output.serialize(serde_json::value::Serializer)),
+        None => None,
+    }
 }
 
 /// Not generic: `to_string` would be instantiated for every skill's error type.
@@ -323,13 +405,9 @@ fn display(e: &dyn std::fmt::Display) -> String {
     e.to_string()
 }
 
-fn after<S: Skill>(
-    input: &(dyn Any + Send),
-    output: &(dyn Any + Send),
-    notes: &mut Vec<usize>,
-) -> Result<(), CheckFailed> {
-    let (Some(input), Some(output)) = (
-        input.downcast_ref::<S::Input>(),
+fn postconditions<S: Skill>(input: AnyRef<'_>, output: AnyRef<'_>) -> Result<(), CheckFailed> {
+    let (Some(Some(input)), Some(output)) = (
+        input.downcast_ref::<Option<S::Input>>(),
         output.downcast_ref::<S::Output>(),
     ) else {
         return Err(CheckFailed::Mismatch);
@@ -341,6 +419,20 @@ fn after<S: Skill>(
         }
         i += 1;
     }
+    Ok(())
+}
+
+fn rules<S: Skill>(
+    input: AnyRef<'_>,
+    output: AnyRef<'_>,
+    notes: &mut Vec<usize>,
+) -> Result<(), CheckFailed> {
+    let (Some(Some(input)), Some(output)) = (
+        input.downcast_ref::<Option<S::Input>>(),
+        output.downcast_ref::<S::Output>(),
+    ) else {
+        return Err(CheckFailed::Mismatch);
+    };
     let mut i = 0;
     while i < S::VALIDATION_RULES.len() {
         let r = &S::VALIDATION_RULES[i];

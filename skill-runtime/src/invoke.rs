@@ -515,7 +515,7 @@ impl Runtime {
         let job = JobEnvelope::new(m.name, params)
             .with_version(m.version)
             .with_caller(caller);
-        let mut st = self.state(job, Some(Box::new(input)), None);
+        let mut st = self.state(job, Some(Box::new(Some(input))), None);
         st.unserializable = unserializable;
         self.run(st, typed_output::<S>)
     }
@@ -652,17 +652,16 @@ impl Runtime {
         };
         st.step(Step::ValidateInput, StepOutcome::Passed, None);
 
-        if skill.conditions.preconditions.is_empty() {
-            st.step(Step::Preconditions, StepOutcome::Skipped, None);
-        } else {
-            match (skill.entry.erased.preconditions)(&*input, &st.inv.caller) {
+        match skill.entry.erased.preconditions {
+            None => st.step(Step::Preconditions, StepOutcome::Skipped, None),
+            Some(preconditions) => match preconditions(&*input, &st.inv.caller) {
                 Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
                 Err(f) => {
                     let e = check_error(skill, f, None);
                     st.step(Step::Preconditions, StepOutcome::Failed, None);
                     return Err(e);
                 }
-            }
+            },
         }
 
         let key = match &st.job.idempotency_key {
@@ -924,13 +923,13 @@ impl Runtime {
         st.step(Step::ValidateOutput, StepOutcome::Passed, None);
 
         let mut notes = Vec::new();
-        if e.has_after {
+        if e.checks_after() {
             // The handler consumed its input; the checks get a fresh copy.
             let input = (e.decode)(&st.job.params).map_err(|_| mismatch(name))?;
             let mut failed_rules = Vec::new();
             // Bound first: a borrow of the erased values must not live across the
             // rollback's await (the future would stop being `Send`).
-            let checked = (e.after)(&*input, &*output, &mut failed_rules);
+            let checked = e.after(&*input, &*output, &mut failed_rules);
             match checked {
                 Ok(()) => {}
                 Err(f @ CheckFailed::Postcondition(p)) => {
@@ -1087,9 +1086,11 @@ impl Runtime {
                 Some(d) => per_attempt.min(d.saturating_duration_since(now)),
                 None => per_attempt,
             };
-            let mut run = std::pin::pin!(
-                CatchUnwind((e.run)(st.inv.clone(), input)).instrument(st.span.clone())
-            );
+            let mut input = input;
+            let handler = (e.run)(&st.inv, &mut *input);
+            // Empty now: the handler owns the input.
+            drop(input);
+            let mut run = std::pin::pin!(CatchUnwind(handler).instrument(st.span.clone()));
             // A handler that is done at its first poll needs no timer (setting
             // one up reaches for the runtime's handle and its timer wheel); one
             // that is not gets the deadline counted from the attempt's start, as

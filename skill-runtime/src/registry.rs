@@ -493,8 +493,8 @@ fn check_skill(
         }
     }
 
-    let input_schema = (entry.erased.input_schema)();
-    let output_schema = (entry.erased.output_schema)();
+    let input_schema = crate::schema::input_schema(entry.erased.input_root);
+    let output_schema = crate::schema::output_schema(entry.erased.output_root);
     let input_validator = compile(entry, "input", &input_schema, problems);
     let output_validator = compile(entry, "output", &output_schema, problems);
     for (side, fields, schema) in [

@@ -12,19 +12,24 @@ use serde_json::Value;
 /// The schema of what a caller may send as `T`, self-contained: its own `$defs`,
 /// no references outside it. Fields with defaults are optional.
 pub fn input_schema_for<T: JsonSchema>() -> Value {
-    root_schema(
-        SchemaSettings::draft2020_12().for_deserialize(),
-        RootFns::of::<T>(),
-    )
+    input_schema(RootFns::of::<T>())
 }
 
 /// The schema of what serializing `T` produces: every field that is always
 /// written is required, so consumers can rely on it.
 pub fn output_schema_for<T: JsonSchema>() -> Value {
-    root_schema(
-        SchemaSettings::draft2020_12().for_serialize(),
-        RootFns::of::<T>(),
-    )
+    output_schema(RootFns::of::<T>())
+}
+
+/// [`input_schema_for`] from the type's pointers: what a registry entry keeps,
+/// so no schema function is compiled per skill.
+pub(crate) fn input_schema(fns: &'static RootFns) -> Value {
+    root_schema(SchemaSettings::draft2020_12().for_deserialize(), fns)
+}
+
+/// [`output_schema_for`] from the type's pointers.
+pub(crate) fn output_schema(fns: &'static RootFns) -> Value {
+    root_schema(SchemaSettings::draft2020_12().for_serialize(), fns)
 }
 
 /// The `JsonSchema` functions of one type, as pointers.
@@ -35,7 +40,7 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
 /// non-generic stand-in type, [`Root`], whose `JsonSchema` methods forward to the
 /// pointers of the type being generated. Everything below the root goes through
 /// the type's own derived impl, exactly as before.
-struct RootFns {
+pub(crate) struct RootFns {
     name: fn() -> Cow<'static, str>,
     id: fn() -> Cow<'static, str>,
     inline: fn() -> bool,
@@ -43,7 +48,7 @@ struct RootFns {
 }
 
 impl RootFns {
-    fn of<T: JsonSchema>() -> &'static RootFns {
+    pub(crate) const fn of<T: JsonSchema>() -> &'static RootFns {
         const {
             &RootFns {
                 name: T::schema_name,
