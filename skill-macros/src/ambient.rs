@@ -208,7 +208,9 @@ impl Scan {
                 }
                 Tok::Ident(word, _) if word == "use" => i = self.use_tree(&t, i + 1, Vec::new()),
                 Tok::Ident(..) if self.is_path_start(&t, i, in_macro) => i = self.path(&t, i),
-                Tok::Punct(':', true) if path_sep(&t, i) && matches!(t.get(i + 2), Some(Tok::Ident(..))) => {
+                Tok::Punct(':', true)
+                    if path_sep(&t, i) && matches!(t.get(i + 2), Some(Tok::Ident(..))) =>
+                {
                     // A leading `::`: the path starts at the next identifier.
                     i = self.path(&t, i + 2);
                 }
@@ -222,7 +224,8 @@ impl Scan {
     /// type (`fs: &Path`), a segment after `::` (handled with its path), or, in
     /// a macro's arguments, a named argument (`info!(postgres = x)`).
     fn is_path_start(&self, t: &[Tok], i: usize, in_macro: bool) -> bool {
-        let after_dot = i > 0 && punct(t, i - 1, '.') && !(i > 1 && matches!(t[i - 2], Tok::Punct('.', true)));
+        let after_dot =
+            i > 0 && punct(t, i - 1, '.') && !(i > 1 && matches!(t[i - 2], Tok::Punct('.', true)));
         let lifetime = i > 0 && punct(t, i - 1, '\'');
         let typed = punct(t, i + 1, ':') && !path_sep(t, i + 1);
         let named = in_macro && matches!(t.get(i + 1), Some(Tok::Punct('=', false)));
@@ -353,7 +356,9 @@ mod tests {
     #[test]
     fn every_leaf_of_a_grouped_use() {
         assert_eq!(
-            found("use std::{collections::HashMap, fs, net::{TcpStream as T}}; let m = HashMap::new();"),
+            found(
+                "use std::{collections::HashMap, fs, net::{TcpStream as T}}; let m = HashMap::new();"
+            ),
             [
                 (Kind::FileRead, "std::fs".to_owned()),
                 (Kind::Network, "std::net::TcpStream".to_owned()),

@@ -632,7 +632,11 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             })
         })
         .collect();
-    set("side_effects", !effects.is_empty(), quote!(&[#(#effects),*]));
+    set(
+        "side_effects",
+        !effects.is_empty(),
+        quote!(&[#(#effects),*]),
+    );
     let calls: Vec<_> = args
         .calls
         .iter()
@@ -660,11 +664,17 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             quote!(#p::AmbientAllowance { kind: #key, reason: #reason })
         })
         .collect();
-    set("ambient_allowances", !ambient.is_empty(), quote!(&[#(#ambient),*]));
+    set(
+        "ambient_allowances",
+        !ambient.is_empty(),
+        quote!(&[#(#ambient),*]),
+    );
     let loc = quote_spanned!(ident.span()=> #p::Location {
         file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),
     });
-    fields.push(quote!(entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name }));
+    fields.push(
+        quote!(entrypoint: #p::Entrypoint { module: ::core::module_path!(), handler: #fn_name }),
+    );
     fields.push(quote!(location: #loc));
     quote! {
         #p::Manifest { #(#fields,)* ..#p::Manifest::DEFAULT }

@@ -120,7 +120,6 @@ impl<'de> Fields<'de> {
         self.value = Some(value);
         Some(key)
     }
-
 }
 
 impl<'de> MapAccess<'de> for Fields<'de> {
@@ -240,7 +239,10 @@ mod tests {
         // formatting function per input type, for an error the input schema
         // answers before decoding starts.)
         let e = Inner::deserialize(Params(&json!([true]))).unwrap_err();
-        assert_eq!(e.to_string(), "invalid type: sequence, expected a JSON object");
+        assert_eq!(
+            e.to_string(),
+            "invalid type: sequence, expected a JSON object"
+        );
     }
 
     #[test]

@@ -332,7 +332,10 @@ fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<
     Ok(())
 }
 
-fn run<S: Skill>(inv: &Arc<Invocation>, input: AnyMut<'_>) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
+fn run<S: Skill>(
+    inv: &Arc<Invocation>,
+    input: AnyMut<'_>,
+) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
     // Nothing with drop glue is held across a call until the handler is
     // called (the invocation is borrowed): this function is compiled once per
     // skill, and each such value adds unwinding paths to it.
