@@ -1,5 +1,7 @@
 //! Code generation for `#[skill]`. Cannot fail: everything was checked before.
 
+use std::borrow::Cow;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -22,19 +24,22 @@ pub fn user_fn(func: &SkillFn) -> TokenStream {
         attrs, vis, sig, ..
     } = &func.item;
     let body = &func.body;
-    if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker) {
-        // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their import
-        // stays used and the type they named is the one they get.
-        let mut sig = sig.clone();
-        let ident = &func.item.sig.ident;
-        if let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
-            && let Type::Path(p) = &mut *t.ty
-            && let Some(last) = p.path.segments.last_mut()
-        {
-            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+    let sig = match (func.ctx_param, func.ctx_needs_marker) {
+        (Some(i), true) => {
+            // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their
+            // import stays used and the type they named is the one they get.
+            let mut sig = sig.clone();
+            let ident = &func.item.sig.ident;
+            if let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
+                && let Type::Path(p) = &mut *t.ty
+                && let Some(last) = p.path.segments.last_mut()
+            {
+                last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+            }
+            Cow::Owned(sig)
         }
-        return quote!(#(#attrs)* #vis #sig #body);
-    }
+        _ => Cow::Borrowed(sig),
+    };
     quote!(#(#attrs)* #vis #sig #body)
 }
 
