@@ -1025,13 +1025,24 @@ impl syn::parse::Parse for FnWithBody {
         if body.delimiter() != proc_macro2::Delimiter::Brace {
             return Err(syn::Error::new(body.span(), "expected the function's body"));
         }
+        Ok(FnWithBody::new(attrs, vis, sig, body))
+    }
+}
+
+impl FnWithBody {
+    pub fn new(
+        attrs: Vec<syn::Attribute>,
+        vis: syn::Visibility,
+        sig: syn::Signature,
+        body: proc_macro2::Group,
+    ) -> FnWithBody {
         let block = Box::new(syn::Block {
             brace_token: syn::token::Brace {
                 span: body.delim_span(),
             },
             stmts: Vec::new(),
         });
-        Ok(FnWithBody {
+        FnWithBody {
             item: ItemFn {
                 attrs,
                 vis,
@@ -1040,7 +1051,7 @@ impl syn::parse::Parse for FnWithBody {
                 block,
             },
             body,
-        })
+        }
     }
 }
 

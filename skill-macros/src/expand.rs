@@ -344,7 +344,8 @@ pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     }
 }
 
-/// A condition's closure as a function item, `({ fn check(i: &In) -> bool {...} check })`,
+/// A condition's closure as a function item,
+/// `({ fn __skill_check(i: &In) -> bool {...} __skill_check })`,
 /// when its parameters are all typed: a function item coerces to a function
 /// pointer as itself, where a closure needs a shim compiled per condition.
 /// Anything else (untyped parameters, `Self` in the body) stays a closure.
@@ -516,39 +517,34 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         quote!(version: #version),
         quote!(description: #description),
     ];
-    let mut set = |field: &str, given: bool, value: TokenStream| {
-        if given {
+    let mut set = |field: &str, value: Option<TokenStream>| {
+        if let Some(value) = value {
             let field = Ident::new(field, Span::call_site());
             fields.push(quote!(#field: #value));
         }
     };
-    set("title", args.title.is_some(), title);
-    set("domain", args.domain.is_some(), domain);
-    let owners = &args.owners;
-    set("owners", !owners.is_empty(), quote!(&[#(#owners),*]));
-    set("status", args.status.is_some(), status);
-    set("deprecation", args.deprecation.is_some(), deprecation);
-    set("kind", pipeline || args.kind.is_some(), kind);
+    set("title", args.title.is_some().then_some(title));
+    set("domain", args.domain.is_some().then_some(domain));
+    set("owners", slice(&args.owners));
+    set("status", args.status.is_some().then_some(status));
     set(
-        "autonomy",
-        args.autonomy.is_some(),
-        variant_or(p, "Autonomy", args.autonomy, "L0"),
+        "deprecation",
+        args.deprecation.is_some().then_some(deprecation),
     );
-    let tags = &args.policy_tags;
-    set("policy_tags", !tags.is_empty(), quote!(&[#(#tags),*]));
+    set("kind", (pipeline || args.kind.is_some()).then_some(kind));
+    set("autonomy", args.autonomy.map(|a| variant(p, "Autonomy", a)));
+    set("policy_tags", slice(&args.policy_tags));
     set(
         "rate_limit",
-        args.rate_limit.is_some(),
-        match &args.rate_limit {
-            Some(n) => quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n })),
-            None => quote!(::core::option::Option::None),
-        },
+        args.rate_limit
+            .as_ref()
+            .map(|n| quote!(::core::option::Option::Some(#p::RateLimit { max_per_minute: #n }))),
     );
     let (ri, ro) = (&args.redact_inputs, &args.redact_outputs);
     set(
         "redaction",
-        !ri.is_empty() || !ro.is_empty(),
-        quote!(#p::Redaction { inputs: &[#(#ri),*], outputs: &[#(#ro),*] }),
+        (!ri.is_empty() || !ro.is_empty())
+            .then(|| quote!(#p::Redaction { inputs: &[#(#ri),*], outputs: &[#(#ro),*] })),
     );
     let timeout = args
         .timeout_ms
@@ -575,14 +571,16 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let idempotent = args.idempotent;
     set(
         "execution",
-        pipeline
+        (pipeline
             || args.timeout_ms.is_some()
             || args.retries.is_some()
             || args.backoff.is_some()
-            || idempotent,
-        quote!(#p::Execution {
-            timeout_ms: #timeout, retries: #retries, backoff: #backoff, idempotent: #idempotent,
-        }),
+            || idempotent)
+            .then(|| {
+                quote!(#p::Execution {
+                    timeout_ms: #timeout, retries: #retries, backoff: #backoff, idempotent: #idempotent,
+                })
+            }),
     );
     let destructive = args.destructive;
     let hitl = args.requires_hitl;
@@ -590,21 +588,21 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let source = variant_or(p, "Origin", args.source, "Local");
     set(
         "constraints",
-        destructive || hitl || args.sandbox.is_some() || args.source.is_some(),
-        quote!(#p::Constraints {
-            is_destructive: #destructive, requires_hitl: #hitl, sandbox_type: #sandbox, source: #source,
+        (destructive || hitl || args.sandbox.is_some() || args.source.is_some()).then(|| {
+            quote!(#p::Constraints {
+                is_destructive: #destructive, requires_hitl: #hitl, sandbox_type: #sandbox, source: #source,
+            })
         }),
     );
-    if let Some(m) = &args.mcp {
-        let exposed = m.exposed;
-        let tool = opt_str(&m.tool_name);
-        let perms = &m.permissions;
-        set(
-            "mcp",
-            true,
-            quote!(#p::Mcp { exposed: #exposed, tool_name: #tool, permissions: &[#(#perms),*] }),
-        );
-    }
+    set(
+        "mcp",
+        args.mcp.as_ref().map(|m| {
+            let exposed = m.exposed;
+            let tool = opt_str(&m.tool_name);
+            let perms = &m.permissions;
+            quote!(#p::Mcp { exposed: #exposed, tool_name: #tool, permissions: &[#(#perms),*] })
+        }),
+    );
     let reuse: Vec<_> = args
         .reusable_by
         .iter()
@@ -614,13 +612,13 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             quote!(#p::Reuse { agent_role: #role, permission_level: #level })
         })
         .collect();
-    set("reusable_by", !reuse.is_empty(), quote!(&[#(#reuse),*]));
+    set("reusable_by", slice(&reuse));
     let caps: Vec<_> = args
         .capabilities
         .iter()
         .map(|c| respan(quote!(&<#c as #p::Capability>::INFO), c.span()))
         .collect();
-    set("capabilities", !caps.is_empty(), quote!(&[#(#caps),*]));
+    set("capabilities", slice(&caps));
     let effects: Vec<_> = args
         .side_effects
         .iter()
@@ -637,11 +635,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             })
         })
         .collect();
-    set(
-        "side_effects",
-        !effects.is_empty(),
-        quote!(&[#(#effects),*]),
-    );
+    set("side_effects", slice(&effects));
     let calls: Vec<_> = args
         .calls
         .iter()
@@ -657,10 +651,10 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             })
         })
         .collect();
-    set("call_targets", !calls.is_empty(), quote!(&[#(#calls),*]));
+    set("call_targets", slice(&calls));
     let steps: Vec<_> = steps.collect();
-    set("steps", !steps.is_empty(), quote!(&[#(#steps),*]));
-    set("op", args.op.is_some(), op);
+    set("steps", slice(&steps));
+    set("op", args.op.is_some().then_some(op));
     let ambient: Vec<_> = args
         .ambient
         .iter()
@@ -669,11 +663,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             quote!(#p::AmbientAllowance { kind: #key, reason: #reason })
         })
         .collect();
-    set(
-        "ambient_allowances",
-        !ambient.is_empty(),
-        quote!(&[#(#ambient),*]),
-    );
+    set("ambient_allowances", slice(&ambient));
     let loc = quote_spanned!(ident.span()=> #p::Location {
         file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),
     });
@@ -684,6 +674,11 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     quote! {
         #p::Manifest { #(#fields,)* ..#p::Manifest::DEFAULT }
     }
+}
+
+/// `&[items...]`, or `None` for no items (the default's empty slice).
+fn slice<T: ToTokens>(items: &[T]) -> Option<TokenStream> {
+    (!items.is_empty()).then(|| quote!(&[#(#items),*]))
 }
 
 /// Compile-time checks that need the capability's declaration, which lives in

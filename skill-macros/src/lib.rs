@@ -27,10 +27,9 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn op(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    if syn::parse2::<ast::FnWithBody>(item.clone()).is_ok() {
-        skill_impl(attr.into(), item, ast::Form::Op).into()
-    } else {
-        declared_impl(attr.into(), item, ast::Form::Op).into()
+    match syn::parse2::<ast::FnWithBody>(item.clone()) {
+        Ok(f) => skill_fn(attr.into(), f, ast::Form::Op).into(),
+        Err(_) => declared_impl(attr.into(), item, ast::Form::Op).into(),
     }
 }
 
@@ -50,6 +49,15 @@ fn skill_impl(
             return quote::quote!(#e #item);
         }
     };
+    skill_fn(attr, item, form)
+}
+
+/// A skill (or native op) from its parsed function.
+fn skill_fn(
+    attr: proc_macro2::TokenStream,
+    item: ast::FnWithBody,
+    form: ast::Form,
+) -> proc_macro2::TokenStream {
     let cx = ctxt::Ctxt::new();
     let func = ast::SkillFn::from_item(&cx, item);
     let list: args::List = match syn::parse2(attr) {
@@ -90,8 +98,8 @@ fn declared_impl(
     let decl: syn::ForeignItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let span = syn::parse2::<syn::ItemFn>(item)
-                .map(|f| syn::spanned::Spanned::span(&f.block))
+            let span = syn::parse2::<ast::FnWithBody>(item)
+                .map(|f| f.body.span())
                 .unwrap_or_else(|_| proc_macro2::Span::call_site());
             return syn::Error::new(
                 span,
@@ -101,16 +109,11 @@ fn declared_impl(
         }
     };
     // The declaration with an empty body: the same checks as a skill's signature.
-    let mut tokens: Vec<proc_macro2::TokenTree> = quote::ToTokens::to_token_stream(&decl)
-        .into_iter()
-        .collect();
-    tokens.pop();
-    let mut tokens: proc_macro2::TokenStream = tokens.into_iter().collect();
-    tokens.extend(quote::quote!({}));
-    let item: ast::FnWithBody = match syn::parse2(tokens) {
-        Ok(f) => f,
-        Err(e) => return e.into_compile_error(),
-    };
+    let body = proc_macro2::Group::new(
+        proc_macro2::Delimiter::Brace,
+        proc_macro2::TokenStream::new(),
+    );
+    let item = ast::FnWithBody::new(decl.attrs, decl.vis, decl.sig, body);
     let cx = ctxt::Ctxt::new();
     let func = ast::SkillFn::from_item(&cx, item);
     if let Some(i) = func.ctx_param {

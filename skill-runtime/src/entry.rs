@@ -21,7 +21,7 @@ use crate::envelope::Caller;
 use crate::failure::{FailureMode, FailureModes};
 use crate::manifest::Manifest;
 use crate::schema::RootFns;
-use crate::skill::{InputCheck, Severity, Skill};
+use crate::skill::{Severity, Skill};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -320,11 +320,7 @@ fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<
     };
     let mut i = 0;
     while i < S::PRECONDITIONS.len() {
-        let holds = match S::PRECONDITIONS[i].check {
-            InputCheck::Input(f) => f(input),
-            InputCheck::InputCaller(f) => f(input, caller),
-        };
-        if !holds {
+        if !S::PRECONDITIONS[i].check.holds(input, caller) {
             return Err(CheckFailed::Precondition(i));
         }
         i += 1;
