@@ -11,7 +11,8 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel};
 use skill_runtime::prelude::*;
 use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
 use skill_runtime::{
-    ApproveAll, InvokeError, JobConstraints, Limits, RollbackRequest, RunRecord, SkillResult,
+    ApproveAll, InvokeError, JobConstraints, Limits, MemorySink, RollbackRequest, RunRecord,
+    SkillResult,
 };
 
 // ------------------------------------------------------------------ the skills
@@ -1066,6 +1067,35 @@ async fn a_json_lines_sink_writes_one_parsable_record_per_job() {
         "a configured sink replaces the default"
     );
     let _ = std::fs::remove_file(&path);
+}
+
+/// The default sink keeps the most recent `DEFAULT_CAPACITY` records, oldest
+/// first; older ones are dropped and counted, and stats count every job.
+#[tokio::test]
+async fn the_default_memory_sink_keeps_the_most_recent_records_up_to_its_bound() {
+    let rt = runtime();
+    let jobs = MemorySink::DEFAULT_CAPACITY + 2;
+    let mut ids = Vec::with_capacity(jobs);
+    for _ in 0..jobs {
+        ids.push(
+            ok(&rt, JobEnvelope::new("double", json!({"n": 1})))
+                .await
+                .job_id,
+        );
+    }
+    let sink = rt.memory_records().unwrap();
+    let kept: Vec<_> = sink.records().iter().map(|r| r.job_id.clone()).collect();
+    assert_eq!(kept, ids[2..], "the last jobs' records, oldest first");
+    assert_eq!(sink.total(), jobs as u64);
+    assert_eq!(sink.dropped(), 2);
+    assert_eq!(rt.stats_of("double").unwrap().runs, jobs as u64);
+
+    // A bound of zero keeps nothing and still counts.
+    let sink = Arc::new(MemorySink::new(0));
+    let rt = runtime_with(|b| b.sink(sink.clone()));
+    ok(&rt, JobEnvelope::new("double", json!({"n": 1}))).await;
+    assert!(sink.records().is_empty());
+    assert_eq!((sink.total(), sink.dropped()), (1, 1));
 }
 
 /// Run every job on its own task, all at once.
