@@ -40,10 +40,15 @@ impl<'de> Deserializer<'de> for Params<'de> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match Fields::of(self.0) {
-            Ok(mut fields) => visitor.visit_map(&mut fields),
-            Err(e) => Err(e),
-        }
+        // No call before the visitor is handed over: this function is compiled
+        // once per input type, and a call while the visitor is live would add
+        // an unwinding path to it. A value that is not an object is refused at
+        // the first key.
+        visitor.visit_map(Fields {
+            params: self.0,
+            iter: None,
+            value: None,
+        })
     }
 
     forward! {
@@ -99,42 +104,54 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
 
 /// An object's fields, for a struct's `visit_map`.
 struct Fields<'de> {
-    iter: serde_json::map::Iter<'de>,
+    params: &'de Value,
+    /// The object's entries, from the first key on.
+    iter: Option<serde_json::map::Iter<'de>>,
     value: Option<&'de Value>,
 }
 
 impl<'de> Fields<'de> {
-    fn of(value: &'de Value) -> Result<Fields<'de>, Error> {
-        match value {
-            Value::Object(map) => Ok(Fields {
-                iter: map.iter(),
-                value: None,
-            }),
-            other => Err(Error::invalid_type(unexpected(other), &"a JSON object")),
-        }
-    }
-
-    /// The next field's name; its value is kept for `next_value_seed`.
-    fn next_key(&mut self) -> Option<&'de str> {
-        let (key, value) = self.iter.next()?;
-        self.value = Some(value);
-        Some(key)
+    /// The next key, its value kept for `next_value_seed`.
+    fn next_key(&mut self) -> Result<Option<&'de str>, Error> {
+        let iter = match &mut self.iter {
+            Some(iter) => iter,
+            None => match self.params {
+                Value::Object(map) => self.iter.insert(map.iter()),
+                other => return Err(Error::invalid_type(unexpected(other), &"a JSON object")),
+            },
+        };
+        Ok(iter.next().map(|(key, value)| {
+            self.value = Some(value);
+            key.as_str()
+        }))
     }
 }
 
 impl<'de> MapAccess<'de> for Fields<'de> {
     type Error = Error;
 
+    // Derived visitors ask for keys by type, not by seed: with no seed live
+    // across the call for the key, this per-input-type function has no
+    // unwinding path (`next_key_seed`'s default would).
+    fn next_key<K: serde::Deserialize<'de>>(&mut self) -> Result<Option<K>, Error> {
+        match self.next_key() {
+            Ok(Some(key)) => match K::deserialize(Key(key)) {
+                Ok(key) => Ok(Some(key)),
+                Err(e) => Err(e),
+            },
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
         match self.next_key() {
-            Some(key) => match seed.deserialize(Key(key)) {
-                Ok(key) => Ok(Some(key)),
-                Err(e) => Err(e),
-            },
-            None => Ok(None),
+            Ok(Some(key)) => seed.deserialize(Key(key)).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -148,11 +165,10 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.iter.len())
+        self.iter.as_ref().map(ExactSizeIterator::len)
     }
 }
 
-/// A field name: a struct's field identifier reads it as a borrowed string.
 struct Key<'de>(&'de str);
 
 impl<'de> Deserializer<'de> for Key<'de> {
