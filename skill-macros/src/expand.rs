@@ -699,11 +699,12 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
         let msg = format!(
             "skill `{skill}` declares capability `{name}`, which writes, deletes, upserts, reaches the network or spawns processes, but does not list it as a side effect; add `{name}(target = \"...\", reversible = ...)` to `side_effects(...)`"
         );
-        out.extend(quote_spanned! {c.span()=>
-            const _: () = if <#c as #p::Capability>::INFO.is_effectful() {
-                ::core::panic!(#msg)
-            };
-        });
+        // Every token at the capability, so the error (at the call) lands there.
+        let check = respan(
+            quote!(#p::assert_effect_listed(&<#c as #p::Capability>::INFO, #msg)),
+            c.span(),
+        );
+        out.extend(quote_spanned! {c.span()=> const _: () = #check;});
     }
     for finding in crate::ambient::scan(func.body.stream()) {
         if args.ambient.iter().any(|(k, _)| *k == finding.kind) {

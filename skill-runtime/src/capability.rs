@@ -92,6 +92,18 @@ pub struct CapabilityInfo {
     pub line: u32,
 }
 
+/// `#[skill]`'s check that an effectful capability it declares is listed as
+/// a side effect: evaluated in a constant, so a panic is the compile error,
+/// `message` its text. One shared function rather than a `panic!` written
+/// into every skill: no formatting machinery is compiled per capability.
+#[doc(hidden)]
+#[track_caller]
+pub const fn assert_effect_listed(info: &CapabilityInfo, message: &str) {
+    if info.is_effectful() {
+        panic!("{}", message);
+    }
+}
+
 impl CapabilityInfo {
     /// A capability changes the world when it writes, deletes or upserts, or when it
     /// reaches the network or spawns processes. Such capabilities must be listed as

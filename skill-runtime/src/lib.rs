@@ -116,7 +116,7 @@ pub mod prelude {
 /// Paths the generated code uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::capability::{CapabilityEntry, is_capability_id};
+    pub use crate::capability::{CapabilityEntry, assert_effect_listed, is_capability_id};
     pub use crate::entry::SkillEntry;
     pub use crate::manifest::*;
     pub use crate::op::{OpFailed, run as run_external_op};
