@@ -111,8 +111,9 @@ struct Fields<'de> {
 }
 
 impl<'de> Fields<'de> {
-    /// The next key, its value kept for `next_value_seed`.
-    fn next_key(&mut self) -> Result<Option<&'de str>, Error> {
+    /// The next field's name, its value kept for `next_value_seed`; the
+    /// entries are looked up at the first call.
+    fn advance(&mut self) -> Result<Option<&'de str>, Error> {
         let iter = match &mut self.iter {
             Some(iter) => iter,
             None => match self.params {
@@ -134,7 +135,7 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     // across the call for the key, this per-input-type function has no
     // unwinding path (`next_key_seed`'s default would).
     fn next_key<K: serde::Deserialize<'de>>(&mut self) -> Result<Option<K>, Error> {
-        match self.next_key() {
+        match self.advance() {
             Ok(Some(key)) => match K::deserialize(Key(key)) {
                 Ok(key) => Ok(Some(key)),
                 Err(e) => Err(e),
@@ -148,7 +149,7 @@ impl<'de> MapAccess<'de> for Fields<'de> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
-        match self.next_key() {
+        match self.advance() {
             Ok(Some(key)) => seed.deserialize(Key(key)).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(e),
@@ -169,6 +170,7 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 }
 
+/// A field name: a struct's field identifier reads it as a borrowed string.
 struct Key<'de>(&'de str);
 
 impl<'de> Deserializer<'de> for Key<'de> {
