@@ -43,7 +43,7 @@ impl<'de> Deserializer<'de> for Params<'de> {
         // No call before the visitor is handed over: this function is compiled
         // once per input type, and a call while the visitor is live would add
         // an unwinding path to it. A value that is not an object is refused at
-        // the first key.
+        // the first key, which every derived visitor asks for.
         visitor.visit_map(Fields {
             params: self.0,
             iter: None,
