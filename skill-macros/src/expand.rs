@@ -242,20 +242,20 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     // Empty lists are left to the trait's defaults: one constant fewer for rustc
     // to check per empty list.
     let mut conditions = TokenStream::new();
-    if !preconditions.is_empty() {
-        conditions.extend(quote! {
-            const PRECONDITIONS: &'static [#p::Precondition<Self>] = &[#(#preconditions)*];
-        });
-    }
-    if !postconditions.is_empty() {
-        conditions.extend(quote! {
-            const POSTCONDITIONS: &'static [#p::Postcondition<Self>] = &[#(#postconditions)*];
-        });
-    }
-    if !rules.is_empty() {
-        conditions.extend(quote! {
-            const VALIDATION_RULES: &'static [#p::ValidationRule<Self>] = &[#(#rules)*];
-        });
+    for (name, ty, items) in [
+        ("PRECONDITIONS", "Precondition", &preconditions),
+        ("POSTCONDITIONS", "Postcondition", &postconditions),
+        ("VALIDATION_RULES", "ValidationRule", &rules),
+    ] {
+        if !items.is_empty() {
+            let (name, ty) = (
+                Ident::new(name, Span::call_site()),
+                Ident::new(ty, Span::call_site()),
+            );
+            conditions.extend(quote! {
+                const #name: &'static [#p::#ty<Self>] = &[#(#items)*];
+            });
+        }
     }
     conditions.extend(text);
     let skill_impl = impl_skill(
@@ -432,7 +432,8 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         .as_ref()
         .map(|n| quote!(#n))
         .unwrap_or_else(|| quote!(#fn_name));
-    let title = opt_str(&args.title);
+    let some = |s: &LitStr| quote!(::core::option::Option::Some(#s));
+    let title = args.title.as_ref().map(some);
     let version = args
         .version
         .as_ref()
@@ -443,46 +444,40 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         (None, Some((doc, _))) => doc.clone(),
         (None, None) => String::new(),
     };
-    let domain = opt_str(&args.domain);
-    let status = variant_or(p, "Status", args.status, "Enabled");
-    let deprecation = match &args.deprecation {
-        Some(d) => {
-            let replaced_by = opt_str(&d.replaced_by);
-            let removal = opt_str(&d.removal_version);
-            let notes = d.notes.as_ref().map(LitStr::value).unwrap_or_default();
-            quote!(::core::option::Option::Some(#p::Deprecation {
-                replaced_by: #replaced_by, removal_version: #removal, notes: #notes,
-            }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let domain = args.domain.as_ref().map(some);
+    let status = args.status.map(|s| variant(p, "Status", s));
+    let deprecation = args.deprecation.as_ref().map(|d| {
+        let replaced_by = opt_str(&d.replaced_by);
+        let removal = opt_str(&d.removal_version);
+        let notes = d.notes.as_ref().map(LitStr::value).unwrap_or_default();
+        quote!(::core::option::Option::Some(#p::Deprecation {
+            replaced_by: #replaced_by, removal_version: #removal, notes: #notes,
+        }))
+    });
     let pipeline = !args.steps.is_empty();
-    let op = match &args.op {
-        None => quote!(::core::option::Option::None),
-        Some(o) => {
-            let lit = |v: &Option<LitStr>| v.as_ref().map(LitStr::value).unwrap_or_default();
-            let body = match o.runtime.map_or("Native", |c| c.variant) {
-                "Mcp" => {
-                    let t = lit(&o.tool);
-                    quote!(Mcp { tool: #t })
-                }
-                "Http" => {
-                    let u = lit(&o.url);
-                    quote!(Http { url: #u })
-                }
-                "Script" => {
-                    let c = lit(&o.command);
-                    quote!(Script { command: #c })
-                }
-                _ => quote!(Native),
-            };
-            quote!(::core::option::Option::Some(#p::OpRuntime::#body))
-        }
-    };
+    let op = args.op.as_ref().map(|o| {
+        let lit = |v: &Option<LitStr>| v.as_ref().map(LitStr::value).unwrap_or_default();
+        let body = match o.runtime.map_or("Native", |c| c.variant) {
+            "Mcp" => {
+                let t = lit(&o.tool);
+                quote!(Mcp { tool: #t })
+            }
+            "Http" => {
+                let u = lit(&o.url);
+                quote!(Http { url: #u })
+            }
+            "Script" => {
+                let c = lit(&o.command);
+                quote!(Script { command: #c })
+            }
+            _ => quote!(Native),
+        };
+        quote!(::core::option::Option::Some(#p::OpRuntime::#body))
+    });
     let kind = if pipeline {
-        quote!(#p::Kind::Pipeline)
+        Some(quote!(#p::Kind::Pipeline))
     } else {
-        variant_or(p, "Kind", args.kind, "Logic")
+        args.kind.map(|k| variant(p, "Kind", k))
     };
     let steps = args.steps.iter().filter_map(|s| {
         let (id, (kind, target)) = (s.id.as_ref()?, s.target.as_ref()?);
@@ -523,15 +518,12 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             fields.push(quote!(#field: #value));
         }
     };
-    set("title", args.title.is_some().then_some(title));
-    set("domain", args.domain.is_some().then_some(domain));
+    set("title", title);
+    set("domain", domain);
     set("owners", slice(&args.owners));
-    set("status", args.status.is_some().then_some(status));
-    set(
-        "deprecation",
-        args.deprecation.is_some().then_some(deprecation),
-    );
-    set("kind", (pipeline || args.kind.is_some()).then_some(kind));
+    set("status", status);
+    set("deprecation", deprecation);
+    set("kind", kind);
     set("autonomy", args.autonomy.map(|a| variant(p, "Autonomy", a)));
     set("policy_tags", slice(&args.policy_tags));
     set(
@@ -654,7 +646,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     set("call_targets", slice(&calls));
     let steps: Vec<_> = steps.collect();
     set("steps", slice(&steps));
-    set("op", args.op.is_some().then_some(op));
+    set("op", op);
     let ambient: Vec<_> = args
         .ambient
         .iter()
