@@ -126,15 +126,17 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     } else {
         quote!(input)
     };
-    let drop_ctx = if func.ctx_param.is_some() {
-        quote!()
+    // A handler without a context drops the one it is given when `run`
+    // returns (a `_` parameter: no `drop` call compiled per skill).
+    let ctx_pat = if func.ctx_param.is_some() {
+        quote!(ctx)
     } else {
-        quote!(::core::mem::drop(ctx);)
+        quote!(_)
     };
     let run_body = if func.error.is_some() {
-        quote!(#drop_ctx #ident(#call_args))
+        quote!(#ident(#call_args))
     } else {
-        quote!(#drop_ctx let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
+        quote!(let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };
 
     let manifest = manifest(args, func, &p);
@@ -264,7 +266,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         [&input_ty, &output_ty, &error_ty],
         &manifest,
         conditions,
-        run_body,
+        (ctx_pat, run_body),
     );
     quote! {
         #user_fn
@@ -285,7 +287,7 @@ fn impl_skill(
     [input, output, error]: [&Type; 3],
     manifest: &TokenStream,
     conditions: TokenStream,
-    run_body: TokenStream,
+    (ctx, run_body): (TokenStream, TokenStream),
 ) -> TokenStream {
     quote! {
         impl #p::Skill for #ident {
@@ -296,7 +298,7 @@ fn impl_skill(
             #conditions
 
             fn run(
-                ctx: #p::Ctx<Self>,
+                #ctx: #p::Ctx<Self>,
                 input: Self::Input,
             ) -> impl ::core::future::Future<
                 Output = ::core::result::Result<Self::Output, Self::Error>,
@@ -336,7 +338,7 @@ pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         [&input_ty, &output_ty, &error],
         &manifest,
         TokenStream::new(),
-        run,
+        (quote!(ctx), run),
     );
     quote! {
         #marker

@@ -180,10 +180,17 @@ impl<'de> Deserializer<'de> for Key<'de> {
         visitor.visit_borrowed_str(self.0)
     }
 
+    // What a derived field identifier asks for, once per input type: straight
+    // to its `visit_str` (the default `visit_borrowed_str` would be one more
+    // function per input type, and so would forwarding to `deserialize_any`).
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_str(self.0)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
+        tuple_struct map struct enum ignored_any
     }
 }
 

@@ -21,9 +21,7 @@ use crate::envelope::Caller;
 use crate::failure::{FailureMode, FailureModes};
 use crate::manifest::Manifest;
 use crate::schema::RootFns;
-use crate::skill::{Severity, Skill};
-
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+use crate::skill::{InputCheck, OutputCheck, Severity, Skill};
 
 /// A skill's input or output behind the erased table. An input is boxed as an
 /// `Option` of the input type, so the handler can take it out through a
@@ -66,10 +64,18 @@ pub(crate) enum CheckFailed {
     Mismatch,
 }
 
-type PreconditionsFn = fn(AnyRef<'_>, &Caller) -> Result<(), CheckFailed>;
-type RunFn = fn(&Arc<Invocation>, AnyMut<'_>) -> BoxFuture<Result<AnyBox, HandlerFailure>>;
-type PostconditionsFn = fn(AnyRef<'_>, AnyRef<'_>) -> Result<(), CheckFailed>;
-type RulesFn = fn(AnyRef<'_>, AnyRef<'_>, &mut Vec<usize>) -> Result<(), CheckFailed>;
+/// What a skill's typed checks are asked to check.
+pub(crate) enum Checks<'a> {
+    /// The preconditions, over the input and the caller.
+    Before(AnyRef<'a>, &'a Caller),
+    /// The postconditions, then the validation rules, over the input and the
+    /// output. Failed rules of lower severity than error are pushed to the
+    /// vector by index.
+    After(AnyRef<'a>, AnyRef<'a>, &'a mut Vec<usize>),
+}
+
+type RunFn = fn(&Arc<Invocation>, AnyMut<'_>) -> Running;
+type ChecksFn = fn(Checks<'_>) -> Result<(), CheckFailed>;
 
 /// The typed functions of one skill, behind pointers.
 pub(crate) struct Erased {
@@ -79,40 +85,16 @@ pub(crate) struct Erased {
     pub(crate) output_root: &'static RootFns,
     pub(crate) conditions: ConditionsOf,
     pub(crate) decode: fn(&Value) -> Result<AnyBox, serde_json::Error>,
-    /// `None` when the skill has no preconditions (nothing is compiled for it).
-    pub(crate) preconditions: Option<PreconditionsFn>,
     /// Takes the input out of its box (the caller frees the box).
     pub(crate) run: RunFn,
     pub(crate) encode: fn(AnyRef<'_>) -> Option<Result<Value, serde_json::Error>>,
-    /// `None` when the skill has no postconditions.
-    pub(crate) postconditions: Option<PostconditionsFn>,
-    /// Failed rules of lower severity than error are pushed to the vector by
-    /// index. `None` when the skill has no validation rules.
-    pub(crate) rules: Option<RulesFn>,
-}
-
-impl Erased {
-    /// Whether anything is checked after the handler (so the input is decoded
-    /// again for it).
-    pub(crate) fn checks_after(&self) -> bool {
-        self.postconditions.is_some() || self.rules.is_some()
-    }
-
-    /// Postconditions, then validation rules.
-    pub(crate) fn after(
-        &self,
-        input: AnyRef<'_>,
-        output: AnyRef<'_>,
-        notes: &mut Vec<usize>,
-    ) -> Result<(), CheckFailed> {
-        if let Some(postconditions) = self.postconditions {
-            postconditions(input, output)?;
-        }
-        match self.rules {
-            Some(rules) => rules(input, output, notes),
-            None => Ok(()),
-        }
-    }
+    /// The skill's checks, asked for [`Checks::Before`]; `None` when it has no
+    /// preconditions.
+    pub(crate) before: Option<ChecksFn>,
+    /// The same function, asked for [`Checks::After`]; `None` when the skill
+    /// has no postconditions and no validation rules. `None` in both: nothing
+    /// is compiled for checks.
+    pub(crate) after: Option<ChecksFn>,
 }
 
 /// One skill as submitted to the registry: its manifest plus the functions that
@@ -135,24 +117,19 @@ impl SkillEntry {
                 output_root: RootFns::of::<S::Output>(),
                 conditions: ConditionsOf::of::<S>(),
                 decode: decode::<S>,
-                // Chosen while the registry entry is evaluated at compile time,
-                // so a skill without checks instantiates no checking code.
-                preconditions: if S::PRECONDITIONS.is_empty() {
-                    None
-                } else {
-                    Some(preconditions::<S>)
-                },
                 run: run::<S>,
                 encode: encode::<S>,
-                postconditions: if S::POSTCONDITIONS.is_empty() {
+                // Chosen while the registry entry is evaluated at compile time,
+                // so a skill without checks instantiates no checking code.
+                before: if S::PRECONDITIONS.is_empty() {
                     None
                 } else {
-                    Some(postconditions::<S>)
+                    Some(checks::<S>)
                 },
-                rules: if S::VALIDATION_RULES.is_empty() {
+                after: if S::POSTCONDITIONS.is_empty() && S::VALIDATION_RULES.is_empty() {
                     None
                 } else {
-                    Some(rules::<S>)
+                    Some(checks::<S>)
                 },
             },
         }
@@ -314,70 +291,52 @@ fn decode<S: Skill>(value: &Value) -> Result<AnyBox, serde_json::Error> {
     }
 }
 
-fn preconditions<S: Skill>(input: &(dyn Any + Send), caller: &Caller) -> Result<(), CheckFailed> {
-    let Some(Some(input)) = input.downcast_ref::<Option<S::Input>>() else {
-        return Err(CheckFailed::Mismatch);
-    };
-    let mut i = 0;
-    while i < S::PRECONDITIONS.len() {
-        if !S::PRECONDITIONS[i].check.holds(input, caller) {
-            return Err(CheckFailed::Precondition(i));
-        }
-        i += 1;
-    }
-    Ok(())
-}
-
-fn run<S: Skill>(
-    inv: &Arc<Invocation>,
-    input: AnyMut<'_>,
-) -> BoxFuture<Result<AnyBox, HandlerFailure>> {
+fn run<S: Skill>(inv: &Arc<Invocation>, input: AnyMut<'_>) -> Running {
     // Nothing with drop glue is held across a call until the handler is
     // called (the invocation is borrowed): this function is compiled once per
     // skill, and each such value adds unwinding paths to it.
-    let input = match input.downcast_mut::<Option<S::Input>>() {
+    let input = match <dyn Any>::downcast_mut::<Option<S::Input>>(input) {
         Some(slot) => slot.take(),
         None => None,
     };
     match input {
-        Some(input) => Box::pin(Erase::<S, _> {
-            future: S::run(
+        Some(input) => {
+            let handler: Box<dyn Handler> = Box::new(S::run(
                 Ctx {
                     inv: Arc::clone(inv),
                     _skill: PhantomData,
                 },
                 input,
-            ),
-            _skill: PhantomData,
-        }),
-        None => mismatched_run(),
+            ));
+            // Pinned once erased: `Box::pin` would be one more function per skill.
+            Running::Handler(Box::into_pin(handler))
+        }
+        None => Running::Mismatch,
     }
 }
 
-/// Not generic: the answer to an input of the wrong type.
-fn mismatched_run() -> BoxFuture<Result<AnyBox, HandlerFailure>> {
-    Box::pin(std::future::ready(Err(HandlerFailure::mismatch())))
+/// A handler's future behind a table, polled for its output boxed and its
+/// error turned into a failure mode. Implemented for the handler's future
+/// itself, not for a wrapper around it: a wrapper would compile its pin
+/// projection and its drop glue once per skill.
+pub(crate) trait Handler: Send {
+    fn poll_erased(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<AnyBox, HandlerFailure>>;
 }
 
-pin_project_lite::pin_project! {
-    /// The handler's future with its output boxed and its error turned into a
-    /// failure mode: a plain `poll` is much less code per skill than an `async`
-    /// block doing the same.
-    struct Erase<S, F> {
-        #[pin]
-        future: F,
-        _skill: PhantomData<fn() -> S>,
-    }
-}
-
-impl<S: Skill, F> Future for Erase<S, F>
+impl<F, O, E> Handler for F
 where
-    F: Future<Output = Result<S::Output, S::Error>>,
+    F: Future<Output = Result<O, E>> + Send,
+    O: Any + Send,
+    E: FailureModes + std::fmt::Display,
 {
-    type Output = Result<AnyBox, HandlerFailure>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().future.poll(cx) {
+    fn poll_erased(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<AnyBox, HandlerFailure>> {
+        match self.poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(output)) => Poll::Ready(Ok(Box::new(output))),
             Poll::Ready(Err(e)) => Poll::Ready(Err(HandlerFailure {
@@ -388,12 +347,30 @@ where
     }
 }
 
+/// A running handler, as the invocation pipeline polls it (not generic).
+pub(crate) enum Running {
+    Handler(Pin<Box<dyn Handler>>),
+    /// The input was not of the skill's input type: a runtime bug.
+    Mismatch,
+}
+
+impl Future for Running {
+    type Output = Result<AnyBox, HandlerFailure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Running::Handler(handler) => handler.as_mut().poll_erased(cx),
+            Running::Mismatch => Poll::Ready(Err(HandlerFailure::mismatch())),
+        }
+    }
+}
+
 #[expect(
     clippy::manual_map,
     reason = "`Option::map` with a closure is two more functions compiled per skill"
 )]
 fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
-    match output.downcast_ref::<S::Output>() {
+    match <dyn Any>::downcast_ref::<S::Output>(output) {
         Some(output) => Some(output.serialize(serde_json::value::Serializer)),
         None => None,
     }
@@ -404,44 +381,60 @@ fn display(e: &dyn std::fmt::Display) -> String {
     e.to_string()
 }
 
-fn postconditions<S: Skill>(input: AnyRef<'_>, output: AnyRef<'_>) -> Result<(), CheckFailed> {
-    let (Some(Some(input)), Some(output)) = (
-        input.downcast_ref::<Option<S::Input>>(),
-        output.downcast_ref::<S::Output>(),
-    ) else {
-        return Err(CheckFailed::Mismatch);
-    };
-    let mut i = 0;
-    while i < S::POSTCONDITIONS.len() {
-        if !S::POSTCONDITIONS[i].check.holds(input, output) {
-            return Err(CheckFailed::Postcondition(i));
-        }
-        i += 1;
-    }
-    Ok(())
-}
-
-fn rules<S: Skill>(
-    input: AnyRef<'_>,
-    output: AnyRef<'_>,
-    notes: &mut Vec<usize>,
-) -> Result<(), CheckFailed> {
-    let (Some(Some(input)), Some(output)) = (
-        input.downcast_ref::<Option<S::Input>>(),
-        output.downcast_ref::<S::Output>(),
-    ) else {
-        return Err(CheckFailed::Mismatch);
-    };
-    let mut i = 0;
-    while i < S::VALIDATION_RULES.len() {
-        let r = &S::VALIDATION_RULES[i];
-        if !r.check.holds(input, output) {
-            if r.severity == Severity::Error {
-                return Err(CheckFailed::Rule(i));
+/// Every check of a skill, in one function: each function compiled per skill
+/// costs more to build than the lines in it.
+fn checks<S: Skill>(asked: Checks<'_>) -> Result<(), CheckFailed> {
+    match asked {
+        Checks::Before(input, caller) => {
+            let Some(Some(input)) = <dyn Any>::downcast_ref::<Option<S::Input>>(input) else {
+                return Err(CheckFailed::Mismatch);
+            };
+            let mut i = 0;
+            while i < S::PRECONDITIONS.len() {
+                let holds = match S::PRECONDITIONS[i].check {
+                    InputCheck::Input(f) => f(input),
+                    InputCheck::InputCaller(f) => f(input, caller),
+                };
+                if !holds {
+                    return Err(CheckFailed::Precondition(i));
+                }
+                i += 1;
             }
-            notes.push(i);
         }
-        i += 1;
+        Checks::After(input, output, notes) => {
+            let (Some(Some(input)), Some(output)) = (
+                <dyn Any>::downcast_ref::<Option<S::Input>>(input),
+                <dyn Any>::downcast_ref::<S::Output>(output),
+            ) else {
+                return Err(CheckFailed::Mismatch);
+            };
+            let mut i = 0;
+            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
+                let holds = match S::POSTCONDITIONS[i].check {
+                    OutputCheck::Output(f) => f(output),
+                    OutputCheck::InputOutput(f) => f(input, output),
+                };
+                if !holds {
+                    return Err(CheckFailed::Postcondition(i));
+                }
+                i += 1;
+            }
+            let mut i = 0;
+            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
+                let r = &S::VALIDATION_RULES[i];
+                let holds = match r.check {
+                    OutputCheck::Output(f) => f(output),
+                    OutputCheck::InputOutput(f) => f(input, output),
+                };
+                if !holds {
+                    if r.severity == Severity::Error {
+                        return Err(CheckFailed::Rule(i));
+                    }
+                    notes.push(i);
+                }
+                i += 1;
+            }
+        }
     }
     Ok(())
 }
@@ -462,7 +455,7 @@ mod tests {
 
     use super::*;
     use crate::failure::Never;
-    use crate::skill::{InputCheck, OutputCheck, Postcondition, Precondition};
+    use crate::skill::{Postcondition, Precondition};
 
     #[derive(Deserialize, schemars::JsonSchema)]
     struct In {

@@ -28,7 +28,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::ctx::{Invocation, PipelineRun, Resources};
-use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
+use crate::entry::{AnyBox, CheckFailed, Checks, HandlerFailure};
 use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
 use crate::error::{InvokeError, StartError};
 use crate::manifest::{Backoff, Kind, Status, TargetKind};
@@ -652,9 +652,9 @@ impl Runtime {
         };
         st.step(Step::ValidateInput, StepOutcome::Passed, None);
 
-        match skill.entry.erased.preconditions {
+        match skill.entry.erased.before {
             None => st.step(Step::Preconditions, StepOutcome::Skipped, None),
-            Some(preconditions) => match preconditions(&*input, &st.inv.caller) {
+            Some(checks) => match checks(Checks::Before(&*input, &st.inv.caller)) {
                 Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
                 Err(f) => {
                     let e = check_error(skill, f, None);
@@ -923,13 +923,13 @@ impl Runtime {
         st.step(Step::ValidateOutput, StepOutcome::Passed, None);
 
         let mut notes = Vec::new();
-        if e.checks_after() {
+        if let Some(checks) = e.after {
             // The handler consumed its input; the checks get a fresh copy.
             let input = (e.decode)(&st.job.params).map_err(|_| mismatch(name))?;
             let mut failed_rules = Vec::new();
             // Bound first: a borrow of the erased values must not live across the
             // rollback's await (the future would stop being `Send`).
-            let checked = e.after(&*input, &*output, &mut failed_rules);
+            let checked = checks(Checks::After(&*input, &*output, &mut failed_rules));
             match checked {
                 Ok(()) => {}
                 Err(f @ CheckFailed::Postcondition(p)) => {
