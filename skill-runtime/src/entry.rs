@@ -46,7 +46,7 @@ impl HandlerFailure {
     fn mismatch() -> HandlerFailure {
         HandlerFailure {
             mode: &crate::failure::INTERNAL,
-            message: "the input is not of the skill's input type".to_owned(),
+            message: MISMATCH.to_owned(),
         }
     }
 }
@@ -64,38 +64,94 @@ pub(crate) enum CheckFailed {
     Mismatch,
 }
 
-/// What a skill's typed checks are asked to check.
-pub(crate) enum Checks<'a> {
+/// What the invocation pipeline asks of a skill's typed code. One function per
+/// skill answers every request ([`typed`]): each function compiled per skill
+/// costs more to build than the lines in it, so the table has one entry where
+/// it would otherwise have five.
+pub(crate) enum Op<'a> {
+    /// Decode the params into a boxed `Option` of the input type.
+    Decode(&'a Value),
     /// The preconditions, over the input and the caller.
     Before(AnyRef<'a>, &'a Caller),
+    /// Take the input out of its box (the caller frees the box) and start the
+    /// handler.
+    Run(&'a Arc<Invocation>, AnyMut<'a>),
+    /// Serialize the output.
+    Encode(AnyRef<'a>),
     /// The postconditions, then the validation rules, over the input and the
     /// output. Failed rules of lower severity than error are pushed to the
     /// vector by index.
     After(AnyRef<'a>, AnyRef<'a>, &'a mut Vec<usize>),
 }
 
-type RunFn = fn(&Arc<Invocation>, AnyMut<'_>) -> Running;
-type ChecksFn = fn(Checks<'_>) -> Result<(), CheckFailed>;
+/// The answer to an [`Op`], variant for variant.
+pub(crate) enum Done {
+    Decoded(Result<AnyBox, serde_json::Error>),
+    Checked(Result<(), CheckFailed>),
+    Running(Running),
+    Encoded(Option<Result<Value, serde_json::Error>>),
+}
 
-/// The typed functions of one skill, behind pointers.
+/// The typed code of one skill, behind a pointer.
 pub(crate) struct Erased {
     /// The input and output types' schema functions: data, not code, so
     /// nothing schema-related is compiled per skill.
     pub(crate) input_root: &'static RootFns,
     pub(crate) output_root: &'static RootFns,
     pub(crate) conditions: ConditionsOf,
-    pub(crate) decode: fn(&Value) -> Result<AnyBox, serde_json::Error>,
-    /// Takes the input out of its box (the caller frees the box).
-    pub(crate) run: RunFn,
-    pub(crate) encode: fn(AnyRef<'_>) -> Option<Result<Value, serde_json::Error>>,
-    /// The skill's checks, asked for [`Checks::Before`]; `None` when it has no
-    /// preconditions.
-    pub(crate) before: Option<ChecksFn>,
-    /// The same function, asked for [`Checks::After`]; `None` when the skill
-    /// has no postconditions and no validation rules. `None` in both: nothing
-    /// is compiled for checks.
-    pub(crate) after: Option<ChecksFn>,
+    typed: fn(Op<'_>) -> Done,
+    /// Whether the skill has preconditions.
+    pub(crate) checks_before: bool,
+    /// Whether it has postconditions or validation rules (the input is then
+    /// decoded again after the handler, which consumed it).
+    pub(crate) checks_after: bool,
 }
+
+// An answer of the wrong variant cannot happen (`typed` answers each request
+// in kind); it is reported as the values being of the wrong type, not as a panic.
+impl Erased {
+    pub(crate) fn decode(&self, params: &Value) -> Result<AnyBox, serde_json::Error> {
+        match (self.typed)(Op::Decode(params)) {
+            Done::Decoded(decoded) => decoded,
+            _ => Err(serde::de::Error::custom(MISMATCH)),
+        }
+    }
+
+    pub(crate) fn before(&self, input: AnyRef<'_>, caller: &Caller) -> Result<(), CheckFailed> {
+        match (self.typed)(Op::Before(input, caller)) {
+            Done::Checked(checked) => checked,
+            _ => Err(CheckFailed::Mismatch),
+        }
+    }
+
+    pub(crate) fn run(&self, inv: &Arc<Invocation>, input: AnyMut<'_>) -> Running {
+        match (self.typed)(Op::Run(inv, input)) {
+            Done::Running(running) => running,
+            _ => Running::Mismatch,
+        }
+    }
+
+    pub(crate) fn encode(&self, output: AnyRef<'_>) -> Option<Result<Value, serde_json::Error>> {
+        match (self.typed)(Op::Encode(output)) {
+            Done::Encoded(encoded) => encoded,
+            _ => None,
+        }
+    }
+
+    pub(crate) fn after(
+        &self,
+        input: AnyRef<'_>,
+        output: AnyRef<'_>,
+        notes: &mut Vec<usize>,
+    ) -> Result<(), CheckFailed> {
+        match (self.typed)(Op::After(input, output, notes)) {
+            Done::Checked(checked) => checked,
+            _ => Err(CheckFailed::Mismatch),
+        }
+    }
+}
+
+const MISMATCH: &str = "the input is not of the skill's input type";
 
 /// One skill as submitted to the registry: its manifest plus the functions that
 /// produce its schemas and run it. Build it with [`SkillEntry::of`].
@@ -116,21 +172,9 @@ impl SkillEntry {
                 input_root: RootFns::of::<S::Input>(),
                 output_root: RootFns::of::<S::Output>(),
                 conditions: ConditionsOf::of::<S>(),
-                decode: decode::<S>,
-                run: run::<S>,
-                encode: encode::<S>,
-                // Chosen while the registry entry is evaluated at compile time,
-                // so a skill without checks instantiates no checking code.
-                before: if S::PRECONDITIONS.is_empty() {
-                    None
-                } else {
-                    Some(checks::<S>)
-                },
-                after: if S::POSTCONDITIONS.is_empty() && S::VALIDATION_RULES.is_empty() {
-                    None
-                } else {
-                    Some(checks::<S>)
-                },
+                typed: typed::<S>,
+                checks_before: has_preconditions::<S>(),
+                checks_after: has_checks_after::<S>(),
             },
         }
     }
@@ -284,34 +328,109 @@ impl Conditions {
     }
 }
 
-fn decode<S: Skill>(value: &Value) -> Result<AnyBox, serde_json::Error> {
-    match S::Input::deserialize(crate::de::Params(value)) {
-        Ok(input) => Ok(Box::new(Some(input))),
-        Err(e) => Err(e),
-    }
+const fn has_preconditions<S: Skill>() -> bool {
+    !S::PRECONDITIONS.is_empty()
 }
 
-fn run<S: Skill>(inv: &Arc<Invocation>, input: AnyMut<'_>) -> Running {
-    // Nothing with drop glue is held across a call until the handler is
-    // called (the invocation is borrowed): this function is compiled once per
-    // skill, and each such value adds unwinding paths to it.
-    let input = match <dyn Any>::downcast_mut::<Option<S::Input>>(input) {
-        Some(slot) => slot.take(),
-        None => None,
-    };
-    match input {
-        Some(input) => {
-            let handler: Box<dyn Handler> = Box::new(S::run(
-                Ctx {
-                    inv: Arc::clone(inv),
-                    _skill: PhantomData,
-                },
-                input,
-            ));
-            // Pinned once erased: `Box::pin` would be one more function per skill.
-            Running::Handler(Box::into_pin(handler))
+const fn has_checks_after<S: Skill>() -> bool {
+    !S::POSTCONDITIONS.is_empty() || !S::VALIDATION_RULES.is_empty()
+}
+
+/// A skill's typed code: every [`Op`], in one function. The checks of a skill
+/// without any are cut at monomorphization (the `const` guards), so they
+/// compile to nothing.
+#[expect(
+    clippy::manual_map,
+    reason = "`Option::map` with a closure is two more functions compiled per skill"
+)]
+fn typed<S: Skill>(op: Op<'_>) -> Done {
+    match op {
+        Op::Decode(value) => Done::Decoded(match S::Input::deserialize(crate::de::Params(value)) {
+            Ok(input) => Ok(Box::new(Some(input))),
+            Err(e) => Err(e),
+        }),
+        Op::Run(inv, input) => {
+            // Nothing with drop glue is held across a call until the handler
+            // is called (the invocation is borrowed): each such value would add
+            // unwinding paths to this function.
+            let input = match <dyn Any>::downcast_mut::<Option<S::Input>>(input) {
+                Some(slot) => slot.take(),
+                None => None,
+            };
+            Done::Running(match input {
+                Some(input) => {
+                    let handler: Box<dyn Handler> = Box::new(S::run(
+                        Ctx {
+                            inv: Arc::clone(inv),
+                            _skill: PhantomData,
+                        },
+                        input,
+                    ));
+                    // Pinned once erased: `Box::pin` would be one more function
+                    // per skill.
+                    Running::Handler(Box::into_pin(handler))
+                }
+                None => Running::Mismatch,
+            })
         }
-        None => Running::Mismatch,
+        Op::Encode(output) => Done::Encoded(match <dyn Any>::downcast_ref::<S::Output>(output) {
+            Some(output) => Some(output.serialize(serde_json::value::Serializer)),
+            None => None,
+        }),
+        Op::Before(input, caller) if const { has_preconditions::<S>() } => {
+            let Some(Some(input)) = <dyn Any>::downcast_ref::<Option<S::Input>>(input) else {
+                return Done::Checked(Err(CheckFailed::Mismatch));
+            };
+            let mut i = 0;
+            while i < S::PRECONDITIONS.len() {
+                let holds = match S::PRECONDITIONS[i].check {
+                    InputCheck::Input(f) => f(input),
+                    InputCheck::InputCaller(f) => f(input, caller),
+                };
+                if !holds {
+                    return Done::Checked(Err(CheckFailed::Precondition(i)));
+                }
+                i += 1;
+            }
+            Done::Checked(Ok(()))
+        }
+        Op::After(input, output, notes) if const { has_checks_after::<S>() } => {
+            let (Some(Some(input)), Some(output)) = (
+                <dyn Any>::downcast_ref::<Option<S::Input>>(input),
+                <dyn Any>::downcast_ref::<S::Output>(output),
+            ) else {
+                return Done::Checked(Err(CheckFailed::Mismatch));
+            };
+            let mut i = 0;
+            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
+                let holds = match S::POSTCONDITIONS[i].check {
+                    OutputCheck::Output(f) => f(output),
+                    OutputCheck::InputOutput(f) => f(input, output),
+                };
+                if !holds {
+                    return Done::Checked(Err(CheckFailed::Postcondition(i)));
+                }
+                i += 1;
+            }
+            let mut i = 0;
+            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
+                let r = &S::VALIDATION_RULES[i];
+                let holds = match r.check {
+                    OutputCheck::Output(f) => f(output),
+                    OutputCheck::InputOutput(f) => f(input, output),
+                };
+                if !holds {
+                    if r.severity == Severity::Error {
+                        return Done::Checked(Err(CheckFailed::Rule(i)));
+                    }
+                    notes.push(i);
+                }
+                i += 1;
+            }
+            Done::Checked(Ok(()))
+        }
+        // Asked only when `checks_before` or `checks_after` says so.
+        Op::Before(..) | Op::After(..) => Done::Checked(Ok(())),
     }
 }
 
@@ -365,78 +484,9 @@ impl Future for Running {
     }
 }
 
-#[expect(
-    clippy::manual_map,
-    reason = "`Option::map` with a closure is two more functions compiled per skill"
-)]
-fn encode<S: Skill>(output: &(dyn Any + Send)) -> Option<Result<Value, serde_json::Error>> {
-    match <dyn Any>::downcast_ref::<S::Output>(output) {
-        Some(output) => Some(output.serialize(serde_json::value::Serializer)),
-        None => None,
-    }
-}
-
 /// Not generic: `to_string` would be instantiated for every skill's error type.
 fn display(e: &dyn std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// Every check of a skill, in one function: each function compiled per skill
-/// costs more to build than the lines in it.
-fn checks<S: Skill>(asked: Checks<'_>) -> Result<(), CheckFailed> {
-    match asked {
-        Checks::Before(input, caller) => {
-            let Some(Some(input)) = <dyn Any>::downcast_ref::<Option<S::Input>>(input) else {
-                return Err(CheckFailed::Mismatch);
-            };
-            let mut i = 0;
-            while i < S::PRECONDITIONS.len() {
-                let holds = match S::PRECONDITIONS[i].check {
-                    InputCheck::Input(f) => f(input),
-                    InputCheck::InputCaller(f) => f(input, caller),
-                };
-                if !holds {
-                    return Err(CheckFailed::Precondition(i));
-                }
-                i += 1;
-            }
-        }
-        Checks::After(input, output, notes) => {
-            let (Some(Some(input)), Some(output)) = (
-                <dyn Any>::downcast_ref::<Option<S::Input>>(input),
-                <dyn Any>::downcast_ref::<S::Output>(output),
-            ) else {
-                return Err(CheckFailed::Mismatch);
-            };
-            let mut i = 0;
-            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
-                let holds = match S::POSTCONDITIONS[i].check {
-                    OutputCheck::Output(f) => f(output),
-                    OutputCheck::InputOutput(f) => f(input, output),
-                };
-                if !holds {
-                    return Err(CheckFailed::Postcondition(i));
-                }
-                i += 1;
-            }
-            let mut i = 0;
-            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
-                let r = &S::VALIDATION_RULES[i];
-                let holds = match r.check {
-                    OutputCheck::Output(f) => f(output),
-                    OutputCheck::InputOutput(f) => f(input, output),
-                };
-                if !holds {
-                    if r.severity == Severity::Error {
-                        return Err(CheckFailed::Rule(i));
-                    }
-                    notes.push(i);
-                }
-                i += 1;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Register a hand-written [`Skill`] implementation with the registry.

@@ -28,7 +28,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::ctx::{Invocation, PipelineRun, Resources};
-use crate::entry::{AnyBox, CheckFailed, Checks, HandlerFailure};
+use crate::entry::{AnyBox, CheckFailed, HandlerFailure};
 use crate::envelope::{JobEnvelope, Metrics, NextAction, RuleNote, SkillResult};
 use crate::error::{InvokeError, StartError};
 use crate::manifest::{Backoff, Kind, Status, TargetKind};
@@ -652,9 +652,9 @@ impl Runtime {
         };
         st.step(Step::ValidateInput, StepOutcome::Passed, None);
 
-        match skill.entry.erased.before {
-            None => st.step(Step::Preconditions, StepOutcome::Skipped, None),
-            Some(checks) => match checks(Checks::Before(&*input, &st.inv.caller)) {
+        match skill.entry.erased.checks_before {
+            false => st.step(Step::Preconditions, StepOutcome::Skipped, None),
+            true => match skill.entry.erased.before(&*input, &st.inv.caller) {
                 Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
                 Err(f) => {
                     let e = check_error(skill, f, None);
@@ -813,7 +813,7 @@ impl Runtime {
         // message is the answer only when the schema has nothing to say.
         let (input, valid) = match st.typed_input.take() {
             Some(typed) => (typed, schema.is_valid_for_type(params)),
-            None => match (skill.entry.erased.decode)(params) {
+            None => match skill.entry.erased.decode(params) {
                 Ok(input) => (input, schema.is_valid_decoded(params)),
                 Err(_) if !schema.is_valid(params) => return Err(invalid()),
                 Err(e) => {
@@ -896,7 +896,7 @@ impl Runtime {
         }
 
         let e = &skill.entry.erased;
-        let data = match (e.encode)(&*output) {
+        let data = match e.encode(&*output) {
             Some(Ok(v)) => v,
             Some(Err(err)) => {
                 st.step(Step::ValidateOutput, StepOutcome::Failed, None);
@@ -923,13 +923,13 @@ impl Runtime {
         st.step(Step::ValidateOutput, StepOutcome::Passed, None);
 
         let mut notes = Vec::new();
-        if let Some(checks) = e.after {
+        if e.checks_after {
             // The handler consumed its input; the checks get a fresh copy.
-            let input = (e.decode)(&st.job.params).map_err(|_| mismatch(name))?;
+            let input = e.decode(&st.job.params).map_err(|_| mismatch(name))?;
             let mut failed_rules = Vec::new();
             // Bound first: a borrow of the erased values must not live across the
             // rollback's await (the future would stop being `Send`).
-            let checked = checks(Checks::After(&*input, &*output, &mut failed_rules));
+            let checked = e.after(&*input, &*output, &mut failed_rules);
             match checked {
                 Ok(()) => {}
                 Err(f @ CheckFailed::Postcondition(p)) => {
@@ -1073,7 +1073,7 @@ impl Runtime {
             attempt += 1;
             let input = match input.take() {
                 Some(i) => i,
-                None => (e.decode)(&st.job.params).map_err(|_| mismatch(name))?,
+                None => e.decode(&st.job.params).map_err(|_| mismatch(name))?,
             };
             st.inv.begin_attempt(attempt);
             // The first attempt starts where the last timed step ended.
@@ -1087,7 +1087,7 @@ impl Runtime {
                 None => per_attempt,
             };
             let mut input = input;
-            let handler = (e.run)(&st.inv, &mut *input);
+            let handler = e.run(&st.inv, &mut *input);
             // Empty now: the handler owns the input.
             drop(input);
             let mut run = std::pin::pin!(CatchUnwind(handler).instrument(st.span.clone()));
