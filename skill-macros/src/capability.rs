@@ -128,7 +128,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
         const _: () = {
             impl #p::Capability for #ident {
                 type Resource = #resource;
-                const INFO: #p::CapabilityInfo = #p::CapabilityInfo {
+                const INFO: &'static #p::CapabilityInfo = &#p::CapabilityInfo {
                     id: #id,
                     description: #description,
                     effect: #p::EffectType::#effect,
@@ -141,7 +141,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
                 };
             }
             #p::inventory::submit! {
-                #p::CapabilityEntry(&<#ident as #p::Capability>::INFO)
+                #p::CapabilityEntry(<#ident as #p::Capability>::INFO)
             }
         };
     }

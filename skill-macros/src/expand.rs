@@ -610,7 +610,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
     let caps: Vec<_> = args
         .capabilities
         .iter()
-        .map(|c| respan(quote!(&<#c as #p::Capability>::INFO), c.span()))
+        .map(|c| respan(quote!(<#c as #p::Capability>::INFO), c.span()))
         .collect();
     set("capabilities", slice(&caps));
     let effects: Vec<_> = args
@@ -622,7 +622,7 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
             let reversible = s.reversible.unwrap_or(false);
             let description = opt_str(&s.description);
             quote_spanned!(c.span()=> #p::SideEffect {
-                capability: &<#c as #p::Capability>::INFO,
+                capability: <#c as #p::Capability>::INFO,
                 target: #target,
                 reversible: #reversible,
                 description: #description,
@@ -695,7 +695,7 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
         );
         // Every token at the capability, so the error (at the call) lands there.
         let check = respan(
-            quote!(#p::assert_effect_listed(&<#c as #p::Capability>::INFO, #msg)),
+            quote!(#p::assert_effect_listed(<#c as #p::Capability>::INFO, #msg)),
             c.span(),
         );
         out.extend(quote_spanned! {c.span()=> const _: () = #check;});

@@ -157,7 +157,11 @@ impl fmt::Debug for CapabilityInfo {
 pub trait Capability: Send + Sync + 'static {
     /// What a declaring skill can reach through [`crate::Ctx::resource`].
     type Resource: Send + Sync + 'static;
-    const INFO: CapabilityInfo;
+    /// A reference, not a value: a skill's manifest lists its capabilities by
+    /// reference, and rustc checks a borrowed reference for interior
+    /// mutability for free, where a borrowed struct costs a trait selection
+    /// per skill.
+    const INFO: &'static CapabilityInfo;
 }
 
 /// `S: Declares<C>` holds when skill `S` lists capability `C` in its
