@@ -239,7 +239,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             };
         }
     };
-    let effect_checks = effect_checks(args, func, &p);
+    let (effect_checks, first_check) = effect_checks(args, func, &p);
 
     // Empty lists are left to the trait's defaults: one constant fewer for rustc
     // to check per empty list.
@@ -276,6 +276,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             #skill_impl
             #grants
             #effect_checks
+            #first_check
         };
     }
 }
@@ -678,9 +679,12 @@ fn slice<T: ToTokens>(items: &[T]) -> Option<TokenStream> {
 /// Compile-time checks that need the capability's declaration, which lives in
 /// another item (often another crate): they run as constant evaluation, so a
 /// broken rule fails the build with our message, spanned at the capability.
-fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
+/// The checks as items, and the first effect check as an expression (empty if
+/// there is none).
+fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> (TokenStream, TokenStream) {
     let skill = func.item.sig.ident.to_string();
     let mut out = TokenStream::new();
+    let mut first = TokenStream::new();
     for c in &args.capabilities {
         if args
             .side_effects
@@ -698,7 +702,15 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
             quote!(#p::assert_effect_listed(<#c as #p::Capability>::INFO, #msg)),
             c.span(),
         );
-        out.extend(quote_spanned! {c.span()=> const _: () = #check;});
+        // The first check is the value of the constant that holds the
+        // skill's items (one constant fewer for rustc to build and check per
+        // skill); any further one is a constant of its own, so that each
+        // mistake is reported.
+        if first.is_empty() {
+            first = check;
+        } else {
+            out.extend(quote_spanned! {c.span()=> const _: () = #check;});
+        }
     }
     for finding in crate::ambient::scan(func.body.stream()) {
         if args.ambient.iter().any(|(k, _)| *k == finding.kind) {
@@ -744,5 +756,5 @@ fn effect_checks(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStre
             });
         }
     }
-    out
+    (out, first)
 }
