@@ -1,10 +1,14 @@
 //! The type-erased form of a skill that `inventory` collects, one per skill.
 //!
 //! Everything generic over the skill is here, and kept as small as it can be: decode
-//! the input, run the handler, encode the output, evaluate the typed conditions. The
-//! invocation pipeline itself (policies, validation, records) is written once, over
-//! these function pointers, so a crate of N skills compiles N small glue functions
-//! instead of N copies of the pipeline.
+//! the input, run the handler, encode the output, evaluate the typed conditions,
+//! all in one function per skill ([`typed`]), plus the handler's future polled
+//! through [`Handler`]. The invocation pipeline itself (policies, validation,
+//! records) is written once, over that function pointer, so a crate of N skills
+//! compiles a few small functions per skill instead of N copies of the pipeline.
+//! In the compile-time benchmark (`bench/compile-time.py`) each function compiled
+//! per skill costs rustc a few hundred thousand instructions whatever its size,
+//! which is why there are so few of them.
 
 use std::any::Any;
 use std::future::Future;

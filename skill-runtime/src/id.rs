@@ -40,7 +40,7 @@ impl Id {
     /// mixed with a counter through SplitMix64: ids are unique within the process
     /// and unpredictable across processes, without a system call per id (one
     /// `getrandom` per id was a fifth of the cost of a small invocation). The
-    /// counter is handed to threads in blocks ([`next_number`]).
+    /// counter is handed to threads in blocks (`next_number`).
     pub fn new_v4() -> Id {
         static SEED: OnceLock<[u64; 2]> = OnceLock::new();
         let seed = SEED.get_or_init(|| {
