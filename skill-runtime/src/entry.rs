@@ -50,7 +50,7 @@ impl HandlerFailure {
     fn mismatch() -> HandlerFailure {
         HandlerFailure {
             mode: &crate::failure::INTERNAL,
-            message: MISMATCH.to_owned(),
+            message: "the input is not of the skill's input type".to_owned(),
         }
     }
 }
@@ -117,7 +117,7 @@ impl Erased {
     pub(crate) fn decode(&self, params: &Value) -> Result<AnyBox, serde_json::Error> {
         match (self.typed)(Op::Decode(params)) {
             Done::Decoded(decoded) => decoded,
-            _ => Err(serde::de::Error::custom(MISMATCH)),
+            _ => Err(serde::de::Error::custom(WRONG_ANSWER)),
         }
     }
 
@@ -155,7 +155,7 @@ impl Erased {
     }
 }
 
-const MISMATCH: &str = "the input is not of the skill's input type";
+const WRONG_ANSWER: &str = "a skill's typed code answered another request than the one asked";
 
 /// One skill as submitted to the registry: its manifest plus the functions that
 /// produce its schemas and run it. Build it with [`SkillEntry::of`].
