@@ -300,9 +300,9 @@ fn impl_skill(
 
             fn run(
                 #ctx: #p::Ctx<Self>,
-                input: Self::Input,
+                input: #input,
             ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<Self::Output, Self::Error>,
+                Output = ::core::result::Result<#output, #error>,
             > + ::core::marker::Send {
                 #run_body
             }
