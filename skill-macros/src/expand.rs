@@ -140,9 +140,8 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     };
 
     let manifest = manifest(args, func, &p);
-    // Each condition gives its slice entry (text and typed check) and its entry
-    // in the text table (`Skill::CONDITION_TEXT`), from one pass.
-    let (preconditions, pre_text): (Vec<_>, Vec<_>) = args
+    // Each condition gives its slice entry: its text and its typed check.
+    let preconditions: Vec<_> = args
         .preconditions
         .iter()
         .filter_map(|c| {
@@ -161,19 +160,16 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
                 .into_iter()
                 .chain(check_fn(check))
                 .collect();
-            Some((
-                quote! {
-                    #p::Precondition::<#ident> {
-                        error_code: #code,
-                        message: #message,
-                        condition: #text,
-                        check: #check,
-                    },
+            Some(quote! {
+                #p::Precondition::<#ident> {
+                    error_code: #code,
+                    message: #message,
+                    condition: #text,
+                    check: #check,
                 },
-                quote!(#p::PreconditionInfo { condition: #text, error_code: #code, message: #message },),
-            ))
+            })
         })
-        .unzip();
+        .collect();
     let io_check = |check: &syn::Expr| {
         let variant = if arity(check) == 2 {
             quote!(InputOutput)
@@ -185,7 +181,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             .chain(check_fn(check))
             .collect::<TokenStream>()
     };
-    let (postconditions, post_text): (Vec<_>, Vec<_>) = args
+    let postconditions: Vec<_> = args
         .postconditions
         .iter()
         .filter_map(|c| {
@@ -193,15 +189,12 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             let text = source_text(check);
             let rollback = opt_str(&c.rollback);
             let f = io_check(check);
-            Some((
-                quote! {
-                    #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
-                },
-                quote!(#p::PostconditionInfo { assertion: #text, rollback_action: #rollback },),
-            ))
+            Some(quote! {
+                #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
+            })
         })
-        .unzip();
-    let (rules, rule_text): (Vec<_>, Vec<_>) = args
+        .collect();
+    let rules: Vec<_> = args
         .validation_rules
         .iter()
         .filter_map(|r| {
@@ -213,32 +206,13 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             let text = source_text(check);
             let severity = variant(&p, "Severity", severity);
             let f = io_check(check);
-            Some((
-                quote! {
-                    #p::ValidationRule::<#ident> {
-                        rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
-                    },
+            Some(quote! {
+                #p::ValidationRule::<#ident> {
+                    rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
                 },
-                quote! {
-                    #p::ValidationRuleInfo {
-                        rule_id: #id, expression: #text, severity: #severity, message: #message,
-                    },
-                },
-            ))
+            })
         })
-        .unzip();
-    // Left to the trait's default (no text) when there are no conditions.
-    let text = if pre_text.is_empty() && post_text.is_empty() && rule_text.is_empty() {
-        quote!()
-    } else {
-        quote! {
-            const CONDITION_TEXT: &'static #p::ConditionText = &#p::ConditionText {
-                preconditions: &[#(#pre_text)*],
-                postconditions: &[#(#post_text)*],
-                validation_rules: &[#(#rule_text)*],
-            };
-        }
-    };
+        .collect();
     let (effect_checks, first_check) = effect_checks(args, func, &p);
 
     // Empty lists are left to the trait's defaults: one constant fewer for rustc
@@ -259,7 +233,6 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             });
         }
     }
-    conditions.extend(text);
     let skill_impl = impl_skill(
         &p,
         ident,

@@ -86,6 +86,8 @@ pub(crate) enum Op<'a> {
     /// output. Failed rules of lower severity than error are pushed to the
     /// vector by index.
     After(AnyRef<'a>, AnyRef<'a>, &'a mut Vec<usize>),
+    /// The text of the conditions and rules, as exported.
+    Text(&'a mut Conditions),
 }
 
 /// The answer to an [`Op`], variant for variant.
@@ -94,6 +96,7 @@ pub(crate) enum Done {
     Checked(Result<(), CheckFailed>),
     Running(Running),
     Encoded(Option<Result<Value, serde_json::Error>>),
+    Listed,
 }
 
 /// The typed code of one skill, behind a pointer.
@@ -102,7 +105,6 @@ pub(crate) struct Erased {
     /// nothing schema-related is compiled per skill.
     pub(crate) input_root: &'static RootFns,
     pub(crate) output_root: &'static RootFns,
-    pub(crate) conditions: ConditionsOf,
     typed: fn(Op<'_>) -> Done,
     /// Whether the skill has preconditions.
     pub(crate) checks_before: bool,
@@ -153,6 +155,14 @@ impl Erased {
             _ => Err(CheckFailed::Mismatch),
         }
     }
+
+    /// The text of the skill's conditions and rules, read from its typed
+    /// slices (at registry build, once per skill).
+    pub(crate) fn conditions(&self) -> Conditions {
+        let mut conditions = Conditions::default();
+        (self.typed)(Op::Text(&mut conditions));
+        conditions
+    }
 }
 
 const WRONG_ANSWER: &str = "a skill's typed code answered another request than the one asked";
@@ -175,63 +185,12 @@ impl SkillEntry {
             erased: Erased {
                 input_root: RootFns::of::<S::Input>(),
                 output_root: RootFns::of::<S::Output>(),
-                conditions: ConditionsOf::of::<S>(),
                 typed: typed::<S>,
                 checks_before: has_preconditions::<S>(),
                 checks_after: has_checks_after::<S>(),
             },
         }
     }
-}
-
-/// Where a skill's condition text comes from: the table `#[skill]` writes
-/// ([`Skill::CONDITION_TEXT`]), or, for a hand-written skill without one, a walk
-/// of its condition slices (generic, so compiled only for such skills).
-pub(crate) enum ConditionsOf {
-    Text(&'static ConditionText),
-    Walk(fn() -> Conditions),
-}
-
-impl ConditionsOf {
-    const fn of<S: Skill>() -> ConditionsOf {
-        let t = S::CONDITION_TEXT;
-        if t.preconditions.len() == S::PRECONDITIONS.len()
-            && t.postconditions.len() == S::POSTCONDITIONS.len()
-            && t.validation_rules.len() == S::VALIDATION_RULES.len()
-        {
-            ConditionsOf::Text(t)
-        } else {
-            ConditionsOf::Walk(conditions_of::<S>)
-        }
-    }
-
-    pub(crate) fn get(&self) -> Conditions {
-        match self {
-            ConditionsOf::Text(t) => Conditions {
-                preconditions: t.preconditions.to_vec(),
-                postconditions: t.postconditions.to_vec(),
-                validation_rules: t.validation_rules.to_vec(),
-            },
-            ConditionsOf::Walk(f) => f(),
-        }
-    }
-}
-
-/// The text of a skill's conditions and rules, in the order of its condition
-/// slices, as a constant (see [`Skill::CONDITION_TEXT`]).
-#[derive(Debug)]
-pub struct ConditionText {
-    pub preconditions: &'static [PreconditionInfo],
-    pub postconditions: &'static [PostconditionInfo],
-    pub validation_rules: &'static [ValidationRuleInfo],
-}
-
-impl ConditionText {
-    pub const NONE: ConditionText = ConditionText {
-        preconditions: &[],
-        postconditions: &[],
-        validation_rules: &[],
-    };
 }
 
 /// The text of a skill's conditions and rules, as exported.
@@ -263,31 +222,8 @@ pub struct ValidationRuleInfo {
     pub message: &'static str,
 }
 
-// The generic part only walks the skill's const slices; building the infos is
-// done by the non-generic helpers, which are compiled once.
-fn conditions_of<S: Skill>() -> Conditions {
-    let mut c = Conditions::default();
-    let mut i = 0;
-    while i < S::PRECONDITIONS.len() {
-        let p = &S::PRECONDITIONS[i];
-        c.push_precondition(p.condition, p.error_code, p.message);
-        i += 1;
-    }
-    let mut i = 0;
-    while i < S::POSTCONDITIONS.len() {
-        let p = &S::POSTCONDITIONS[i];
-        c.push_postcondition(p.assertion, p.rollback_action);
-        i += 1;
-    }
-    let mut i = 0;
-    while i < S::VALIDATION_RULES.len() {
-        let r = &S::VALIDATION_RULES[i];
-        c.push_rule(r.rule_id, r.expression, r.severity, r.message);
-        i += 1;
-    }
-    c
-}
-
+// Building the infos is done by the non-generic helpers, compiled once; the
+// walk over the typed slices is `typed::<S>`'s `Op::Text`.
 impl Conditions {
     #[inline(never)]
     fn push_precondition(
@@ -433,6 +369,27 @@ fn typed<S: Skill>(op: Op<'_>) -> Done {
             }
             Done::Checked(Ok(()))
         }
+        Op::Text(c) => {
+            let mut i = 0;
+            while const { has_preconditions::<S>() } && i < S::PRECONDITIONS.len() {
+                let p = &S::PRECONDITIONS[i];
+                c.push_precondition(p.condition, p.error_code, p.message);
+                i += 1;
+            }
+            let mut i = 0;
+            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
+                let p = &S::POSTCONDITIONS[i];
+                c.push_postcondition(p.assertion, p.rollback_action);
+                i += 1;
+            }
+            let mut i = 0;
+            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
+                let r = &S::VALIDATION_RULES[i];
+                c.push_rule(r.rule_id, r.expression, r.severity, r.message);
+                i += 1;
+            }
+            Done::Listed
+        }
         // Asked only when `checks_before` or `checks_after` says so.
         Op::Before(..) | Op::After(..) => Done::Checked(Ok(())),
     }
@@ -509,7 +466,7 @@ mod tests {
 
     use super::*;
     use crate::failure::Never;
-    use crate::skill::{Postcondition, Precondition};
+    use crate::skill::{Postcondition, Precondition, ValidationRule};
 
     #[derive(Deserialize, schemars::JsonSchema)]
     struct In {
@@ -521,55 +478,36 @@ mod tests {
         n: u32,
     }
 
-    /// A hand-written skill with one precondition and one postcondition, and
-    /// whatever else is given (a text table).
-    macro_rules! with_conditions {
-        ($name:ident $($extra:item)*) => {
-            struct $name;
+    /// A hand-written skill with a precondition, a postcondition and a rule.
+    struct Checked;
 
-            impl Skill for $name {
-                type Input = In;
-                type Output = Out;
-                type Error = Never;
-                const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-                const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
-                    error_code: "ZERO",
-                    message: "n must not be zero",
-                    condition: "n != 0",
-                    check: InputCheck::Input(|i: &In| i.n != 0),
-                }];
-                const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
-                    assertion: "same n",
-                    rollback_action: None,
-                    check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
-                }];
-                $($extra)*
-                async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
-                    Ok(Out { n: input.n })
-                }
-            }
-        };
+    impl Skill for Checked {
+        type Input = In;
+        type Output = Out;
+        type Error = Never;
+        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+        const PRECONDITIONS: &'static [Precondition<Self>] = &[Precondition {
+            error_code: "ZERO",
+            message: "n must not be zero",
+            condition: "n != 0",
+            check: InputCheck::Input(|i: &In| i.n != 0),
+        }];
+        const POSTCONDITIONS: &'static [Postcondition<Self>] = &[Postcondition {
+            assertion: "same n",
+            rollback_action: Some("undo"),
+            check: OutputCheck::InputOutput(|i: &In, o: &Out| i.n == o.n),
+        }];
+        const VALIDATION_RULES: &'static [ValidationRule<Self>] = &[ValidationRule {
+            rule_id: "small",
+            expression: "o.n < 10",
+            severity: Severity::Warning,
+            message: "n is large",
+            check: OutputCheck::Output(|o: &Out| o.n < 10),
+        }];
+        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+            Ok(Out { n: input.n })
+        }
     }
-
-    // No text table: the slices are walked.
-    with_conditions!(Walked);
-
-    // The same, with the table `#[skill]` writes.
-    with_conditions!(
-        Tabled
-        const CONDITION_TEXT: &'static ConditionText = &ConditionText {
-            preconditions: &[PreconditionInfo {
-                condition: "n != 0",
-                error_code: "ZERO",
-                message: "n must not be zero",
-            }],
-            postconditions: &[PostconditionInfo {
-                assertion: "same n",
-                rollback_action: None,
-            }],
-            validation_rules: &[],
-        };
-    );
 
     struct Bare;
 
@@ -583,31 +521,73 @@ mod tests {
         }
     }
 
-    fn texts(c: &Conditions) -> (Vec<&str>, Vec<&str>, usize) {
-        (
-            c.preconditions
-                .iter()
-                .flat_map(|p| [p.condition, p.error_code, p.message])
-                .collect(),
-            c.postconditions.iter().map(|p| p.assertion).collect(),
-            c.validation_rules.len(),
-        )
+    #[test]
+    fn conditions_text_is_read_from_the_typed_slices() {
+        let checked = SkillEntry::of::<Checked>().erased;
+        assert!(checked.checks_before && checked.checks_after);
+        let c = checked.conditions();
+        let pre: Vec<_> = c
+            .preconditions
+            .iter()
+            .flat_map(|p| [p.condition, p.error_code, p.message])
+            .collect();
+        assert_eq!(pre, ["n != 0", "ZERO", "n must not be zero"]);
+        let post: Vec<_> = c
+            .postconditions
+            .iter()
+            .map(|p| (p.assertion, p.rollback_action))
+            .collect();
+        assert_eq!(post, [("same n", Some("undo"))]);
+        let rules: Vec<_> = c
+            .validation_rules
+            .iter()
+            .map(|r| (r.rule_id, r.expression, r.severity, r.message))
+            .collect();
+        assert_eq!(
+            rules,
+            [("small", "o.n < 10", Severity::Warning, "n is large")]
+        );
+
+        // No conditions at all: nothing to check, nothing to list.
+        let bare = SkillEntry::of::<Bare>().erased;
+        assert!(!bare.checks_before && !bare.checks_after);
+        let c = bare.conditions();
+        assert!(
+            c.preconditions.is_empty()
+                && c.postconditions.is_empty()
+                && c.validation_rules.is_empty()
+        );
     }
 
     #[test]
-    fn conditions_text_comes_from_the_table_or_from_the_slices() {
-        let walked = ConditionsOf::of::<Walked>();
-        let tabled = ConditionsOf::of::<Tabled>();
-        assert!(matches!(walked, ConditionsOf::Walk(_)));
-        assert!(matches!(tabled, ConditionsOf::Text(_)));
-        let want = (
-            vec!["n != 0", "ZERO", "n must not be zero"],
-            vec!["same n"],
-            0,
-        );
-        assert_eq!(texts(&walked.get()), want);
-        assert_eq!(texts(&tabled.get()), want);
-        // No conditions at all: the empty default table, nothing to walk.
-        assert!(matches!(ConditionsOf::of::<Bare>(), ConditionsOf::Text(_)));
+    fn checks_run_on_the_typed_values() {
+        let e = SkillEntry::of::<Checked>().erased;
+        let caller = Caller::default();
+        let zero: AnyBox = Box::new(Some(In { n: 0 }));
+        let one: AnyBox = Box::new(Some(In { n: 1 }));
+        assert!(matches!(
+            e.before(&*zero, &caller),
+            Err(CheckFailed::Precondition(0))
+        ));
+        assert!(e.before(&*one, &caller).is_ok());
+        let mut notes = Vec::new();
+        let big: AnyBox = Box::new(Out { n: 1 });
+        assert!(e.after(&*one, &*big, &mut notes).is_ok() && notes.is_empty());
+        let other: AnyBox = Box::new(Out { n: 2 });
+        assert!(matches!(
+            e.after(&*one, &*other, &mut notes),
+            Err(CheckFailed::Postcondition(0))
+        ));
+        // A failed rule below error severity is noted, not fatal.
+        let twenty: AnyBox = Box::new(Some(In { n: 20 }));
+        let large: AnyBox = Box::new(Out { n: 20 });
+        assert!(e.after(&*twenty, &*large, &mut notes).is_ok());
+        assert_eq!(notes, [0]);
+        // Values of the wrong type are refused, not misread.
+        assert!(matches!(
+            e.before(&*big, &caller),
+            Err(CheckFailed::Mismatch)
+        ));
+        assert!(e.encode(&*one).is_none());
     }
 }

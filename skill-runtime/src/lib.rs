@@ -61,9 +61,7 @@ pub use capability::{
     Ambient, CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
 };
 pub use ctx::{Ctx, Resources};
-pub use entry::{
-    ConditionText, Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo,
-};
+pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
 pub use envelope::{
     Artifact, Caller, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
     SkillResult, Source,
@@ -122,10 +120,10 @@ pub mod __private {
     pub use crate::op::{OpFailed, run as run_external_op};
     pub use crate::pipeline::{PipelineFailed, run as run_pipeline};
     pub use crate::{
-        Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, ConditionText, Ctx,
-        Declares, EffectType, FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck,
-        Postcondition, PostconditionInfo, Precondition, PreconditionInfo, Severity, Skill,
-        ValidationRule, ValidationRuleInfo,
+        Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
+        FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,
+        PostconditionInfo, Precondition, PreconditionInfo, Severity, Skill, ValidationRule,
+        ValidationRuleInfo,
     };
     pub use core;
     pub use inventory;

@@ -517,7 +517,7 @@ fn check_skill(
     }
     Some(RegisteredSkill {
         entry,
-        conditions: entry.erased.conditions.get(),
+        conditions: entry.erased.conditions(),
         input_schema,
         output_schema,
         input_validator: Arc::new(input_validator?),

@@ -8,7 +8,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::ctx::Ctx;
-use crate::entry::ConditionText;
 use crate::envelope::Caller;
 use crate::failure::FailureModes;
 use crate::manifest::Manifest;
@@ -58,11 +57,6 @@ pub trait Skill: Sized + Send + Sync + 'static {
     const PRECONDITIONS: &'static [Precondition<Self>] = &[];
     const POSTCONDITIONS: &'static [Postcondition<Self>] = &[];
     const VALIDATION_RULES: &'static [ValidationRule<Self>] = &[];
-    /// The text of the three slices above, entry for entry, as exported.
-    /// `#[skill]` writes it, so that no code per skill is compiled to read the
-    /// text out of the slices; a hand-written skill can leave it out, and the
-    /// text is then read from the slices.
-    const CONDITION_TEXT: &'static ConditionText = &ConditionText::NONE;
 
     /// Run the handler. Policies (schemas, conditions, timeouts) are applied by the
     /// caller of this method, never inside it.
