@@ -373,11 +373,14 @@ fn mentions_self(tokens: TokenStream) -> bool {
     })
 }
 
+fn some(s: &LitStr) -> TokenStream {
+    quote!(::core::option::Option::Some(#s))
+}
+
 fn opt_str(s: &Option<LitStr>) -> TokenStream {
-    match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
-    }
+    s.as_ref()
+        .map(some)
+        .unwrap_or_else(|| quote!(::core::option::Option::None))
 }
 
 fn variant(p: &TokenStream, ty: &str, c: Choice) -> TokenStream {
@@ -408,7 +411,6 @@ fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
         .as_ref()
         .map(|n| quote!(#n))
         .unwrap_or_else(|| quote!(#fn_name));
-    let some = |s: &LitStr| quote!(::core::option::Option::Some(#s));
     let title = args.title.as_ref().map(some);
     let version = args
         .version

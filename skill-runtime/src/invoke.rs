@@ -652,16 +652,17 @@ impl Runtime {
         };
         st.step(Step::ValidateInput, StepOutcome::Passed, None);
 
-        match skill.entry.erased.checks_before {
-            false => st.step(Step::Preconditions, StepOutcome::Skipped, None),
-            true => match skill.entry.erased.before(&*input, &st.inv.caller) {
+        if !skill.entry.erased.checks_before {
+            st.step(Step::Preconditions, StepOutcome::Skipped, None);
+        } else {
+            match skill.entry.erased.before(&*input, &st.inv.caller) {
                 Ok(()) => st.step(Step::Preconditions, StepOutcome::Passed, None),
                 Err(f) => {
                     let e = check_error(skill, f, None);
                     st.step(Step::Preconditions, StepOutcome::Failed, None);
                     return Err(e);
                 }
-            },
+            }
         }
 
         let key = match &st.job.idempotency_key {

@@ -122,8 +122,7 @@ pub mod __private {
     pub use crate::{
         Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
         FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,
-        PostconditionInfo, Precondition, PreconditionInfo, Severity, Skill, ValidationRule,
-        ValidationRuleInfo,
+        Precondition, Severity, Skill, ValidationRule,
     };
     pub use core;
     pub use inventory;
