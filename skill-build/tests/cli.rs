@@ -331,7 +331,7 @@ fn validate_reports_one_line_per_problem_and_exits_non_zero() {
     assert_eq!(out.status.code(), Some(1));
     let lines = text(&out);
     for expected in [
-        "appears twice",
+        "defined twice (skills[0] and skills[1])",
         "side effect `vault.write` is not among the capabilities",
         "call target skill `missing_skill` is not in the registry",
     ] {

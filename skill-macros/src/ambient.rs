@@ -11,72 +11,18 @@
 
 use proc_macro2::{Spacing, Span, TokenStream, TokenTree};
 
-/// A kind of ambient authority, named as in `ambient(kind = "reason")`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    FileRead,
-    FileWrite,
-    Network,
-    Process,
-    Env,
-    Database,
-}
+/// A kind of ambient authority, named as in `ambient(kind = "reason")`: the
+/// runtime's `Ambient`, whose words the attribute takes.
+pub use skill_core::capability::Ambient as Kind;
 
-pub const KINDS: &[&str] = &[
-    "file_read",
-    "file_write",
-    "network",
-    "process",
-    "env",
-    "database",
-];
-
-impl Kind {
-    pub fn key(self) -> &'static str {
-        match self {
-            Kind::FileRead => "file_read",
-            Kind::FileWrite => "file_write",
-            Kind::Network => "network",
-            Kind::Process => "process",
-            Kind::Env => "env",
-            Kind::Database => "database",
-        }
-    }
-
-    pub fn from_key(key: &str) -> Option<Kind> {
-        [
-            Kind::FileRead,
-            Kind::FileWrite,
-            Kind::Network,
-            Kind::Process,
-            Kind::Env,
-            Kind::Database,
-        ]
-        .into_iter()
-        .find(|k| k.key() == key)
-    }
-
-    /// The runtime's `Ambient` variant checked against capability declarations.
-    pub fn variant(self) -> &'static str {
-        match self {
-            Kind::FileRead => "FileRead",
-            Kind::FileWrite => "FileWrite",
-            Kind::Network => "Network",
-            Kind::Process => "Process",
-            Kind::Env => "Env",
-            Kind::Database => "Database",
-        }
-    }
-
-    /// What a covering capability looks like, for messages.
-    pub fn needs(self) -> &'static str {
-        match self {
-            Kind::FileRead => "a capability with effect `file`",
-            Kind::FileWrite => "a capability with effect `file` that writes, deletes or upserts",
-            Kind::Network => "a capability with effect `network` or `api`",
-            Kind::Process | Kind::Env => "a capability with effect `process`",
-            Kind::Database => "a capability with effect `database`",
-        }
+/// What a covering capability looks like, for messages.
+pub fn needs(kind: Kind) -> &'static str {
+    match kind {
+        Kind::FileRead => "a capability with effect `file`",
+        Kind::FileWrite => "a capability with effect `file` that writes, deletes or upserts",
+        Kind::Network => "a capability with effect `network` or `api`",
+        Kind::Process | Kind::Env => "a capability with effect `process`",
+        Kind::Database => "a capability with effect `database`",
     }
 }
 

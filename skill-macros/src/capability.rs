@@ -4,8 +4,14 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{ItemStruct, LitStr, Path, Type};
 
+use skill_core::capability::{EffectType, Operation};
+use skill_core::names::is_capability_id;
+use skill_core::words::Word;
+
 use crate::args::{List, NodeKind};
-use crate::ast::{Choice, choice, doc_text, nodes, str_lit};
+use crate::ast::func::doc_text;
+use crate::ast::read::{choice, nodes, str_lit};
+use crate::ast::types::Choice;
 use crate::ctxt::Ctxt;
 
 const KEYS: &[&str] = &["id", "effect", "operation", "resource", "crate"];
@@ -20,35 +26,8 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     for node in nodes(&cx, args, "#[capability]", KEYS, &[]) {
         match node.key().as_str() {
             "id" => id = str_lit(&cx, &node),
-            "effect" => {
-                effect = choice(
-                    &cx,
-                    &node,
-                    &[
-                        ("database", "Database"),
-                        ("file", "File"),
-                        ("api", "Api"),
-                        ("event", "Event"),
-                        ("cache", "Cache"),
-                        ("network", "Network"),
-                        ("process", "Process"),
-                        ("none", "None"),
-                    ],
-                )
-            }
-            "operation" => {
-                operation = choice(
-                    &cx,
-                    &node,
-                    &[
-                        ("read", "Read"),
-                        ("write", "Write"),
-                        ("delete", "Delete"),
-                        ("upsert", "Upsert"),
-                        ("execute", "Execute"),
-                    ],
-                )
-            }
+            "effect" => effect = choice(&cx, &node, EffectType::WORDS),
+            "operation" => operation = choice(&cx, &node, Operation::WORDS),
             "resource" => match &node.kind {
                 NodeKind::Value(syn::Expr::Path(p)) => {
                     let path = &p.path;
@@ -145,17 +124,4 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             }
         };
     }
-}
-
-/// Mirrors `skill_runtime::capability::is_capability_id`.
-fn is_capability_id(id: &str) -> bool {
-    let mut parts = id.split('.');
-    let word = |w: Option<&str>| {
-        w.is_some_and(|w| {
-            w.starts_with(|c: char| c.is_ascii_lowercase())
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        })
-    };
-    word(parts.next()) && word(parts.next()) && parts.next().is_none()
 }

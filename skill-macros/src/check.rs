@@ -1,13 +1,16 @@
 //! Rules over a whole `#[skill]` that no single argument can check alone. One
 //! `check_*` function per rule; each reports every violation it finds.
 
-use crate::ast::{SkillArgs, SkillFn, same_path};
+use skill_core::names::{
+    DescriptionProblem, MAX_DESCRIPTION, is_mcp_tool_name, is_semver, is_snake_case,
+};
+
+use crate::ast::func::SkillFn;
+use crate::ast::read::same_path;
+use crate::ast::types::SkillArgs;
 use crate::ctxt::Ctxt;
 use proc_macro2::Span;
 use syn::LitStr;
-
-/// The longest description the AI-COS skill model allows.
-pub const MAX_DESCRIPTION: usize = 200;
 
 pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
     check_name(cx, args, func);
@@ -82,14 +85,15 @@ fn check_description(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
             return;
         }
     };
-    let n = text.chars().count();
-    if text.trim().is_empty() {
-        cx.error_at(span, "skill description is empty; say what the skill does");
-    } else if n > MAX_DESCRIPTION {
-        cx.error_at(
+    match skill_core::names::check_description(&text) {
+        Ok(()) => {}
+        Err(DescriptionProblem::Empty) => {
+            cx.error_at(span, "skill description is empty; say what the skill does")
+        }
+        Err(DescriptionProblem::TooLong(n)) => cx.error_at(
             span,
             format!("skill description is {n} characters, over the limit of {MAX_DESCRIPTION}; shorten the first paragraph of the doc comment or set `description = \"...\"`"),
-        );
+        ),
     }
 }
 
@@ -135,18 +139,13 @@ fn check_side_effects_declared(cx: &Ctxt, args: &SkillArgs) {
 /// MCP tool names follow the spec's naming rule.
 fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
     let Some(mcp) = &args.mcp else { return };
-    if let Some(t) = &mcp.tool_name {
-        let name = t.value();
-        let ok = (1..=128).contains(&name.len())
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        if !ok {
-            cx.error_spanned(
-                t,
-                "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`",
-            );
-        }
+    if let Some(t) = &mcp.tool_name
+        && !is_mcp_tool_name(&t.value())
+    {
+        cx.error_spanned(
+            t,
+            "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`",
+        );
     }
     for p in &mcp.permissions {
         if p.value().is_empty() || p.value().chars().any(char::is_whitespace) {
@@ -213,56 +212,10 @@ fn check_words(cx: &Ctxt, args: &SkillArgs) {
     }
 }
 
-pub fn is_snake_case(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_lowercase()
-        && !s.ends_with('_')
-        && !s.contains("__")
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
-}
-
+/// The snake_case form of `s`, for the fix an error suggests (`HTTPServer`
+/// becomes `http_server`).
 pub fn to_snake_case(s: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    out.trim_end_matches('_').to_owned()
-}
-
-/// Semantic Versioning 2.0.0: MAJOR.MINOR.PATCH, optional `-pre` and `+build`.
-pub fn is_semver(s: &str) -> bool {
-    let (rest, build) = match s.split_once('+') {
-        Some((r, b)) => (r, Some(b)),
-        None => (s, None),
-    };
-    let (core, pre) = match rest.split_once('-') {
-        Some((c, p)) => (c, Some(p)),
-        None => (rest, None),
-    };
-    let numeric = |p: &str| {
-        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && (p == "0" || !p.starts_with('0'))
-    };
-    let ident =
-        |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts.iter().all(|p| numeric(p))
-        && pre.is_none_or(|p| {
-            p.split('.')
-                .all(|x| ident(x) && (!x.bytes().all(|b| b.is_ascii_digit()) || numeric(x)))
-        })
-        && build.is_none_or(|b| b.split('.').all(ident))
+    heck::ToSnakeCase::to_snake_case(s)
 }
 
 /// Conditions are closures (or function paths) called with fixed arguments; a

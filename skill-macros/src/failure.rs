@@ -5,8 +5,11 @@ use quote::quote;
 use syn::{Data, DeriveInput, LitStr};
 
 use crate::args::List;
-use crate::ast::{doc_text, flag, nodes, str_lit};
-use crate::check::{is_snake_case, to_snake_case};
+use crate::ast::func::doc_text;
+use crate::ast::read::{flag, nodes, str_lit};
+use skill_core::names::is_snake_case;
+
+use crate::check::to_snake_case;
 use crate::ctxt::Ctxt;
 
 pub fn expand(input: DeriveInput) -> TokenStream {

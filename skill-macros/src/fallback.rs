@@ -5,7 +5,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::ast::{SkillArgs, SkillFn};
+use crate::ast::func::SkillFn;
+use crate::ast::types::SkillArgs;
 use crate::expand;
 
 pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn>) -> TokenStream {
@@ -18,7 +19,7 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     }
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
-    let krate = expand::runtime_path(args);
+    let krate = expand::tokens::runtime_path(args);
     let user_fn = expand::user_fn(func);
     let marker = expand::marker(func);
     let grants = expand::grants(args, func, &krate);

@@ -18,7 +18,7 @@ use proc_macro::TokenStream;
 /// Turn an `async fn` into a skill. See `skill_runtime` and `docs/attributes.md`.
 #[proc_macro_attribute]
 pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
-    skill_impl(attr.into(), item.into(), ast::Form::Skill).into()
+    skill_impl(attr.into(), item.into(), ast::types::Form::Skill).into()
 }
 
 /// Declare an op (the op registry's lower-level entries): on an `async fn` with
@@ -27,18 +27,18 @@ pub fn skill(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn op(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    match syn::parse2::<ast::FnWithBody>(item.clone()) {
-        Ok(f) => skill_fn(attr.into(), f, ast::Form::Op).into(),
-        Err(_) => declared_impl(attr.into(), item, ast::Form::Op).into(),
+    match syn::parse2::<ast::func::FnWithBody>(item.clone()) {
+        Ok(f) => skill_fn(attr.into(), f, ast::types::Form::Op).into(),
+        Err(_) => declared_impl(attr.into(), item, ast::types::Form::Op).into(),
     }
 }
 
 fn skill_impl(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
-    form: ast::Form,
+    form: ast::types::Form,
 ) -> proc_macro2::TokenStream {
-    let item: ast::FnWithBody = match syn::parse2(item.clone()) {
+    let item: ast::func::FnWithBody = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
             let e = syn::Error::new(
@@ -55,16 +55,16 @@ fn skill_impl(
 /// A skill (or native op) from its parsed function.
 fn skill_fn(
     attr: proc_macro2::TokenStream,
-    item: ast::FnWithBody,
-    form: ast::Form,
+    item: ast::func::FnWithBody,
+    form: ast::types::Form,
 ) -> proc_macro2::TokenStream {
     let cx = ctxt::Ctxt::new();
-    let func = ast::SkillFn::from_item(&cx, item);
+    let func = ast::func::SkillFn::from_item(&cx, item);
     let list: args::List = match syn::parse2(attr) {
         Ok(l) => l,
         Err(e) => return fallback::skill(e, None, Some(&func)),
     };
-    let args = ast::SkillArgs::from_list_as(&cx, list, form);
+    let args = ast::types::SkillArgs::from_list_as(&cx, list, form);
     check::all(&cx, &args, &func);
     check::op_runtime(&cx, &args, true);
     match cx.check() {
@@ -76,17 +76,17 @@ fn skill_fn(
 /// Declare a pipeline skill on a bodiless `async fn`. See `skill_runtime`.
 #[proc_macro_attribute]
 pub fn pipeline(attr: TokenStream, item: TokenStream) -> TokenStream {
-    declared_impl(attr.into(), item.into(), ast::Form::Pipeline).into()
+    declared_impl(attr.into(), item.into(), ast::types::Form::Pipeline).into()
 }
 
 /// A pipeline, or an op that runs elsewhere: a declaration without a body.
 fn declared_impl(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
-    form: ast::Form,
+    form: ast::types::Form,
 ) -> proc_macro2::TokenStream {
     let (what, shape) = match form {
-        ast::Form::Op => (
+        ast::types::Form::Op => (
             "an op",
             "#[op] goes on an `async fn`: with a body for a native op, or bodiless, like `pub async fn remote_summarize(input: In) -> Out;`, for `runtime = \"mcp\"`, `\"script\"` or `\"http\"`",
         ),
@@ -98,7 +98,7 @@ fn declared_impl(
     let decl: syn::ForeignItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let span = syn::parse2::<ast::FnWithBody>(item)
+            let span = syn::parse2::<ast::func::FnWithBody>(item)
                 .map(|f| f.body.span())
                 .unwrap_or_else(|_| proc_macro2::Span::call_site());
             return syn::Error::new(
@@ -113,9 +113,9 @@ fn declared_impl(
         proc_macro2::Delimiter::Brace,
         proc_macro2::TokenStream::new(),
     );
-    let item = ast::FnWithBody::new(decl.attrs, decl.vis, decl.sig, body);
+    let item = ast::func::FnWithBody::new(decl.attrs, decl.vis, decl.sig, body);
     let cx = ctxt::Ctxt::new();
-    let func = ast::SkillFn::from_item(&cx, item);
+    let func = ast::func::SkillFn::from_item(&cx, item);
     if let Some(i) = func.ctx_param {
         let arg = func.item.sig.inputs.iter().nth(i);
         cx.error_spanned(
@@ -133,9 +133,9 @@ fn declared_impl(
         Ok(l) => l,
         Err(e) => return e.into_compile_error(),
     };
-    let args = ast::SkillArgs::from_list_as(&cx, list, form);
+    let args = ast::types::SkillArgs::from_list_as(&cx, list, form);
     check::all(&cx, &args, &func);
-    if form == ast::Form::Op {
+    if form == ast::types::Form::Op {
         check::op_runtime(&cx, &args, false);
     } else {
         check::steps(&cx, &args);

@@ -34,50 +34,142 @@
 //! Streamable HTTP transport. The tool, OpenAI and UnifiedSkillContract views of
 //! a registry ([`views`]) need no feature.
 
-pub mod capability;
-mod ctx;
-mod de;
-mod entry;
-pub mod envelope;
-pub mod error;
-pub mod export;
-pub mod failure;
-mod id;
-mod invoke;
-pub mod manifest;
+// The layers, each depending only on those above it in this list; see
+// ARCHITECTURE.md. `mcp` is a front door over `exec`.
+mod contract;
+mod exec;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod op;
-pub mod pipeline;
-pub mod policy;
-pub mod record;
+mod model;
 pub mod registry;
-pub mod rules;
 pub mod schema;
-mod skill;
-pub mod views;
+mod sync;
 
-pub use capability::{
-    Ambient, CallableBy, Calls, Capability, CapabilityInfo, Declares, EffectType, Operation,
+// The facade: what users name, by topic. Paths inside the layers are not
+// public API.
+
+/// Capabilities: the data every capability carries, and the traits that tie
+/// capabilities to skills at compile time.
+pub mod capability {
+    pub use crate::contract::capability::{
+        CallableBy, Calls, Capability, CapabilityEntry, Declares, catalog,
+    };
+    pub use skill_core::capability::{Ambient, CapabilityInfo, EffectType, Operation};
+    pub use skill_core::names::is_capability_id;
+}
+
+/// The static manifest every skill carries, and the words of its fields.
+pub mod manifest {
+    pub use skill_core::manifest::*;
+    pub use skill_core::names::{is_semver, is_snake_case};
+    pub use skill_core::words::Word;
+}
+
+/// Failure modes: the expected error codes of a skill, from its error type.
+pub mod failure {
+    pub use skill_core::failure::{FailureMode, FailureModes, Never};
+}
+
+/// What a caller sends and what it gets back.
+pub mod envelope {
+    pub use crate::model::envelope::{
+        Caller, JobConstraints, JobEnvelope, Priority, Source, new_id, split_reference,
+    };
+    pub use crate::model::id::Id;
+    pub use crate::model::record::RuleNote;
+    pub use crate::model::result::{Artifact, Metrics, NextAction, SkillResult};
+}
+
+/// Why a job produced no result, and why a runtime could not start.
+pub mod error {
+    pub use crate::model::error::{InvokeError, StartError};
+}
+
+/// Run records, the sinks they go to, and statistics.
+pub mod record {
+    pub use crate::exec::sink::{FanOut, JsonLinesSink, MemorySink, RecordSink};
+    pub use crate::exec::stats::{SkillStats, stats_from_records};
+    pub use crate::model::record::{
+        AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, RuleNote, RunRecord, RunStatus, Step,
+        StepOutcome, StepRecord, StepRun, Steps,
+    };
+    pub use crate::model::time::format_time;
+}
+
+/// The registry's rules over exported JSON, shared by `Registry::build` and
+/// `skill-registry validate`.
+pub mod rules {
+    pub use crate::registry::rules::check_registry;
+    pub use crate::registry::rules::finding::{At, Finding};
+    pub use crate::registry::rules::pipeline::{Closure, Reference, check_pipelines};
+    pub use crate::registry::rules::schema::{accepts, property, property_at, resolve, types_of};
+}
+
+/// The JSON artifacts and their canonical bytes.
+pub mod export {
+    pub use crate::registry::export::{
+        CAPABILITIES_FORMAT_VERSION, OP_REGISTRY_FORMAT_VERSION, REGISTRY_FORMAT_VERSION, canonical,
+    };
+}
+
+/// Other tools' views of a registry: MCP tools, OpenAI function tools, the
+/// ADR's UnifiedSkillContract v1.
+pub mod views {
+    pub use crate::registry::views::inline::self_contained;
+    pub use crate::registry::views::{
+        META_KEY, ViewError, exposed_skills, mcp_tool, mcp_tools, openai_tools, portable,
+        tool_name, unified_contracts,
+    };
+}
+
+/// The policies the runtime enforces that users plug into or configure.
+pub mod policy {
+    pub use crate::exec::policy::BoxFuture;
+    pub use crate::exec::policy::approval::{
+        Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals,
+    };
+    pub use crate::exec::policy::idempotency::idempotency_key;
+    pub use crate::exec::policy::limits::Limits;
+    pub use crate::exec::policy::rollback::{Rollback, RollbackRequest};
+}
+
+/// Ops that run outside this process: a tool on an MCP client, or a script.
+pub mod op {
+    #[cfg(feature = "mcp-client")]
+    pub use crate::exec::op::McpClient;
+    pub use crate::exec::op::{McpTools, OpFailed, ToolClient, ToolFuture};
+}
+
+/// Pipeline skills: ordered steps, each a job of its own.
+pub mod pipeline {
+    pub use crate::exec::pipeline::PipelineFailed;
+}
+
+pub use capability::{Ambient, CallableBy, Calls, CapabilityInfo, Declares, EffectType, Operation};
+pub use contract::capability::Capability;
+pub use contract::conditions::{
+    Conditions, PostconditionInfo, PreconditionInfo, ValidationRuleInfo,
 };
-pub use ctx::{Ctx, Resources};
-pub use entry::{Conditions, PostconditionInfo, PreconditionInfo, SkillEntry, ValidationRuleInfo};
+pub use contract::entry::SkillEntry;
+pub use contract::invocation::Resources;
+pub use contract::skill::Ctx;
+pub use contract::skill::{
+    InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,
+};
 pub use envelope::{
     Artifact, Caller, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
     SkillResult, Source,
 };
 pub use error::{InvokeError, StartError};
+pub use exec::runtime::{Runtime, RuntimeBuilder};
 pub use failure::{FailureMode, FailureModes, Never};
-pub use invoke::{Limits, Runtime, RuntimeBuilder};
-pub use manifest::Manifest;
+pub use manifest::{Manifest, Severity};
 pub use policy::{
-    Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Rollback, RollbackRequest,
+    Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Limits, Rollback,
+    RollbackRequest,
 };
 pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats, StepRun};
 pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};
-pub use skill::{
-    InputCheck, OutputCheck, Postcondition, Precondition, Severity, Skill, ValidationRule,
-};
 
 /// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
 pub use skill_macros::skill;
@@ -114,16 +206,16 @@ pub mod prelude {
 /// Paths the generated code uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::capability::{CapabilityEntry, assert_effect_listed, is_capability_id};
-    pub use crate::entry::SkillEntry;
-    pub use crate::manifest::*;
-    pub use crate::op::{OpFailed, run as run_external_op};
-    pub use crate::pipeline::{PipelineFailed, run as run_pipeline};
+    pub use crate::contract::capability::{CapabilityEntry, assert_effect_listed};
+    pub use crate::contract::entry::SkillEntry;
+    pub use crate::exec::op::{OpFailed, run as run_external_op};
+    pub use crate::exec::pipeline::{PipelineFailed, run as run_pipeline};
     pub use crate::{
         Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
         FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,
-        Precondition, Severity, Skill, ValidationRule,
+        Precondition, Skill, ValidationRule,
     };
     pub use core;
     pub use inventory;
+    pub use skill_core::manifest::*;
 }

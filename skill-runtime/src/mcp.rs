@@ -18,11 +18,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::envelope::{Caller, JobEnvelope, Source};
-use crate::error::InvokeError;
-use crate::invoke::Runtime;
-use crate::policy;
-use crate::views;
+use crate::exec::policy::authorize::{missing_permissions, permission_list};
+use crate::exec::runtime::Runtime;
+use crate::model::envelope::{Caller, JobEnvelope, Source};
+use crate::model::error::InvokeError;
+use crate::registry::views;
 
 /// Who the server acts for: the permissions it grants to its clients and the
 /// caller identity its jobs carry.
@@ -97,7 +97,7 @@ impl McpServer {
                 continue;
             };
             let required = manifest.mcp.permissions;
-            let missing = policy::missing_permissions(&options.grants, required);
+            let missing = missing_permissions(&options.grants, required);
             if !missing.is_empty() {
                 routes.push((name, Route::NotGranted { missing }));
                 continue;
@@ -223,7 +223,7 @@ impl McpServer {
                 return Err(ErrorData::invalid_params(
                     format!(
                         "tool `{name}` is not available: it needs MCP {} that this server does not grant",
-                        policy::permission_list(missing)
+                        permission_list(missing)
                     ),
                     Some(json!({ "tool": name, "missing_permissions": missing })),
                 ));

@@ -14,6 +14,7 @@ pub mod stores;
 mod aicos;
 mod brain;
 mod chimera;
+mod defaults;
 
 pub use aicos::*;
 pub use brain::*;

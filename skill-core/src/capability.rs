@@ -1,0 +1,112 @@
+//! Capabilities as data: what one touches ([`EffectType`]), what it does there
+//! ([`Operation`]), and the description every capability type carries
+//! ([`CapabilityInfo`]). The traits that tie capabilities to skills at compile
+//! time are skill-runtime's.
+
+use std::any::TypeId;
+use std::fmt;
+
+words! {
+    /// What kind of thing a capability touches. The first five are the AI-COS skill
+    /// model's side-effect types; `network` and `process` cover ambient authority the
+    /// seeds do not name; `none` is a pure permission (for example `seo.audit`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum EffectType {
+        Database = "database",
+        File = "file",
+        Api = "api",
+        Event = "event",
+        Cache = "cache",
+        Network = "network",
+        Process = "process",
+        None = "none",
+    }
+}
+
+words! {
+    /// What a capability does to its target (the AI-COS model's operations plus
+    /// `execute` for processes and remote calls).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Operation {
+        Read = "read",
+        Write = "write",
+        Delete = "delete",
+        Upsert = "upsert",
+        Execute = "execute",
+    }
+}
+
+words! {
+    /// Ambient authority a skill body can reach without its context; see
+    /// `docs/compile-time-checks.md`. The word is the key of `#[skill(ambient(...))]`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Ambient {
+        FileRead = "file_read",
+        FileWrite = "file_write",
+        Network = "network",
+        Process = "process",
+        Env = "env",
+        Database = "database",
+    }
+}
+
+/// The static description of one capability, as exported in `capabilities.json`.
+#[derive(Clone, Copy)]
+pub struct CapabilityInfo {
+    /// `domain.verb`, for example `database.write`.
+    pub id: &'static str,
+    pub description: &'static str,
+    pub effect: EffectType,
+    pub operation: Operation,
+    /// Rust path of the capability type, for error messages.
+    pub rust_path: &'static str,
+    /// Type of the resource this capability grants access to; `()` for none.
+    pub resource: fn() -> TypeId,
+    pub resource_name: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+impl CapabilityInfo {
+    /// A capability changes the world when it writes, deletes or upserts, or when it
+    /// reaches the network or spawns processes. Such capabilities must be listed as
+    /// side effects of every skill that declares them.
+    pub const fn is_effectful(&self) -> bool {
+        matches!(
+            self.operation,
+            Operation::Write | Operation::Delete | Operation::Upsert
+        ) || matches!(self.effect, EffectType::Network | EffectType::Process)
+    }
+
+    /// Whether declaring this capability covers an ambient use of `kind` found in
+    /// a skill's body by `#[skill]`'s scan.
+    pub const fn covers(&self, kind: Ambient) -> bool {
+        let writes = matches!(
+            self.operation,
+            Operation::Write | Operation::Delete | Operation::Upsert
+        );
+        match kind {
+            Ambient::FileRead => matches!(self.effect, EffectType::File),
+            Ambient::FileWrite => matches!(self.effect, EffectType::File) && writes,
+            Ambient::Network => matches!(self.effect, EffectType::Network | EffectType::Api),
+            Ambient::Process | Ambient::Env => matches!(self.effect, EffectType::Process),
+            Ambient::Database => matches!(self.effect, EffectType::Database),
+        }
+    }
+
+    /// Whether the capability grants a resource that must be registered at run time.
+    pub fn needs_resource(&self) -> bool {
+        (self.resource)() != TypeId::of::<()>()
+    }
+}
+
+impl fmt::Debug for CapabilityInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CapabilityInfo")
+            .field("id", &self.id)
+            .field("effect", &self.effect)
+            .field("operation", &self.operation)
+            .field("rust_path", &self.rust_path)
+            .finish_non_exhaustive()
+    }
+}

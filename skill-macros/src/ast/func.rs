@@ -1,0 +1,209 @@
+//! The annotated function, taken apart: its signature's shape (context,
+//! input, output, error) and its doc comment.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, ItemFn, Lit, PathArguments, ReturnType, Type};
+
+use crate::ast::read::lit;
+use crate::ctxt::Ctxt;
+
+/// The annotated function, taken apart.
+pub struct SkillFn {
+    /// The function with an empty body: its signature and attributes.
+    pub item: ItemFn,
+    /// The body as written, never parsed: it is the user's code, passed through
+    /// to rustc unchanged (and scanned as tokens for ambient authority).
+    pub body: proc_macro2::Group,
+    /// Index of the context parameter, if the function takes one.
+    pub ctx_param: Option<usize>,
+    /// Whether the context type was written without its skill parameter (`Ctx`).
+    pub ctx_needs_marker: bool,
+    pub input: Option<Type>,
+    pub output: Option<Type>,
+    /// `Some` when the function returns `Result<_, E>`.
+    pub error: Option<Type>,
+    pub doc: Option<(String, Span)>,
+}
+
+impl SkillFn {
+    pub fn from_item(cx: &Ctxt, FnWithBody { item, body }: FnWithBody) -> SkillFn {
+        let mut f = SkillFn {
+            body,
+            ctx_param: None,
+            ctx_needs_marker: false,
+            input: None,
+            output: None,
+            error: None,
+            doc: doc_text(&item.attrs),
+            item,
+        };
+        let sig = &f.item.sig;
+        if sig.asyncness.is_none() {
+            cx.error_spanned(
+                sig.fn_token,
+                "#[skill] functions must be `async fn`; add `async` before `fn`",
+            );
+        }
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            cx.error_spanned(&sig.generics, "#[skill] functions cannot be generic: a skill has one input and one output type; write a skill per type");
+        }
+        let mut typed = Vec::new();
+        for (i, arg) in sig.inputs.iter().enumerate() {
+            match arg {
+                FnArg::Receiver(r) => cx.error_spanned(
+                    r,
+                    "#[skill] functions cannot take `self`; make it a free function",
+                ),
+                FnArg::Typed(t) => typed.push((i, t)),
+            }
+        }
+        // Know the context parameter even when the shape is wrong, so the fallback
+        // completes its type and the shape error stays the only error.
+        if let Some((0, first)) = typed.first()
+            && let Some(has_args) = is_ctx(&first.ty)
+        {
+            f.ctx_param = Some(0);
+            f.ctx_needs_marker = !has_args;
+        }
+        match typed.as_slice() {
+            [(_, input)] if is_ctx(&input.ty).is_none() => f.input = Some((*input.ty).clone()),
+            [(0, ctx), (_, input)] if is_ctx(&ctx.ty).is_some() => {
+                f.ctx_param = Some(0);
+                f.ctx_needs_marker = is_ctx(&ctx.ty) == Some(false);
+                f.input = Some((*input.ty).clone());
+            }
+            [] | [_] if sig.receiver().is_none() => cx.error_at(
+                sig.paren_token.span.join(),
+                "a #[skill] function takes its input as a parameter: `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`",
+            ),
+            _ if sig.receiver().is_none() => cx.error_spanned(
+                &sig.inputs,
+                "a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`; put several values in one input struct",
+            ),
+            _ => {}
+        }
+        match &sig.output {
+            ReturnType::Default => cx.error_spanned(
+                &sig.ident,
+                "a #[skill] function must return its output: `-> MyOutput` or `-> Result<MyOutput, MyError>`",
+            ),
+            ReturnType::Type(_, ty) => match result_parts(ty) {
+                Some((ok, err)) => {
+                    f.output = Some(ok);
+                    f.error = Some(err);
+                }
+                None => f.output = Some((**ty).clone()),
+            },
+        }
+        f
+    }
+}
+
+/// A function item whose body stays tokens. Parsing a body is most of what a
+/// derive-like macro would spend (syn's expression parser), and `#[skill]`
+/// needs nothing from it but its tokens.
+pub struct FnWithBody {
+    /// The function with an empty block spanning the body's braces.
+    pub item: ItemFn,
+    pub body: proc_macro2::Group,
+}
+
+impl syn::parse::Parse for FnWithBody {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis: syn::Visibility = input.parse()?;
+        let sig: syn::Signature = input.parse()?;
+        let body: proc_macro2::Group = input.parse()?;
+        if body.delimiter() != proc_macro2::Delimiter::Brace {
+            return Err(syn::Error::new(body.span(), "expected the function's body"));
+        }
+        Ok(FnWithBody::new(attrs, vis, sig, body))
+    }
+}
+
+impl FnWithBody {
+    pub fn new(
+        attrs: Vec<syn::Attribute>,
+        vis: syn::Visibility,
+        sig: syn::Signature,
+        body: proc_macro2::Group,
+    ) -> FnWithBody {
+        let block = Box::new(syn::Block {
+            brace_token: syn::token::Brace {
+                span: body.delim_span(),
+            },
+            stmts: Vec::new(),
+        });
+        FnWithBody {
+            item: ItemFn {
+                attrs,
+                vis,
+                modifiers: syn::FnModifiers::default(),
+                sig,
+                block,
+            },
+            body,
+        }
+    }
+}
+
+/// `Some(true)` for `Ctx<...>`, `Some(false)` for a bare `Ctx`, `None` otherwise.
+pub(super) fn is_ctx(ty: &Type) -> Option<bool> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Ctx" {
+        return None;
+    }
+    Some(!matches!(last.arguments, PathArguments::None))
+}
+
+/// `Result<T, E>` → `(T, E)`.
+pub(super) fn result_parts(ty: &Type) -> Option<(Type, Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    });
+    let (ok, err) = (types.next()?, types.next()?);
+    types.next().is_none().then_some((ok, err))
+}
+
+/// The first paragraph of the doc comment, lines joined by spaces.
+pub fn doc_text(attrs: &[syn::Attribute]) -> Option<(String, Span)> {
+    let mut lines = Vec::new();
+    let mut span = None;
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let Some(Lit::Str(s)) = lit(&nv.value)
+        {
+            span.get_or_insert(attr.span());
+            let value = s.value();
+            if value.trim().is_empty() {
+                // An empty `///` line: a paragraph break (`"".lines()` is empty).
+                lines.push(String::new());
+            }
+            lines.extend(value.lines().map(|l| l.trim().to_owned()));
+        }
+    }
+    let para: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    if para.is_empty() {
+        return None;
+    }
+    Some((para.join(" "), span.unwrap_or_else(Span::call_site)))
+}

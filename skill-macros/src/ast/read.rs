@@ -1,0 +1,249 @@
+//! Reading one value of the attribute tree: a string, an integer, a flag, a
+//! word of a vocabulary, a list, a path, an expression. Each reports what it
+//! expected, at the value, and gives `None` when it did not find it.
+
+use syn::{Expr, ExprLit, Lit, LitInt, LitStr, Path};
+
+use skill_core::words::Word;
+
+use crate::args::{Entry, List, Node, NodeKind};
+use crate::ast::types::Choice;
+use crate::ctxt::Ctxt;
+use crate::suggest::hint;
+
+/// The named entries of `list`, with unknown and duplicate keys reported (each
+/// once, at the offending key) and dropped. Literals are not keys.
+pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&str]) -> Vec<Node> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for entry in list.0 {
+        let node = match entry {
+            Entry::Node(n) => n,
+            Entry::Lit(l) => {
+                cx.error_spanned(
+                    &l,
+                    format!("expected `key = value` in {what}, found a literal"),
+                );
+                continue;
+            }
+        };
+        let key = node.key();
+        if !known.contains(&key.as_str()) {
+            cx.error_at(
+                node.span(),
+                format!("unknown {what} argument `{key}`{}", hint(&key, known)),
+            );
+            continue;
+        }
+        if seen.contains(&key) && !repeatable.contains(&key.as_str()) {
+            cx.error_at(
+                node.span(),
+                format!("duplicate {what} argument `{key}`; remove one of them"),
+            );
+            continue;
+        }
+        seen.push(key);
+        out.push(*node);
+    }
+    out
+}
+
+pub(super) fn sub_list(cx: &Ctxt, node: Node) -> List {
+    match node.kind {
+        NodeKind::List(list, _) => list,
+        _ => {
+            cx.error_at(node.span(), format!("expected `{}(...)`", node.key()));
+            List(Vec::new())
+        }
+    }
+}
+
+pub(super) fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a Expr> {
+    match &node.kind {
+        NodeKind::Value(e) => Some(e),
+        _ => {
+            cx.error_at(
+                node.span(),
+                format!("expected `{} = {expected}`", node.key()),
+            );
+            None
+        }
+    }
+}
+
+pub(super) fn lit(e: &Expr) -> Option<&Lit> {
+    match e {
+        Expr::Lit(ExprLit { lit, .. }) => Some(lit),
+        Expr::Group(g) => lit(&g.expr),
+        _ => None,
+    }
+}
+
+pub fn str_lit(cx: &Ctxt, node: &Node) -> Option<LitStr> {
+    let e = value(cx, node, "\"...\"")?;
+    match lit(e) {
+        Some(Lit::Str(s)) => Some(s.clone()),
+        _ => {
+            cx.error_spanned(
+                e,
+                format!(
+                    "`{}` takes a string literal, like `{} = \"...\"`",
+                    node.key(),
+                    node.key()
+                ),
+            );
+            None
+        }
+    }
+}
+
+pub(super) fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
+    let e = value(cx, node, "N")?;
+    match lit(e) {
+        Some(Lit::Int(i)) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
+        _ => {
+            cx.error_spanned(
+                e,
+                format!(
+                    "`{}` takes a non-negative integer literal, like `{} = 1000`",
+                    node.key(),
+                    node.key()
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// `idempotent` or `idempotent = true|false`.
+pub fn flag(cx: &Ctxt, node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Bare => true,
+        NodeKind::Value(e) => match lit(e) {
+            Some(Lit::Bool(b)) => b.value,
+            _ => {
+                cx.error_spanned(
+                    e,
+                    format!("`{}` takes `true` or `false`, or no value", node.key()),
+                );
+                false
+            }
+        },
+        NodeKind::List(_, span) => {
+            cx.error_at(
+                *span,
+                format!(
+                    "`{}` takes no list; write `{}` or `{} = true`",
+                    node.key(),
+                    node.key(),
+                    node.key()
+                ),
+            );
+            false
+        }
+    }
+}
+
+pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Option<Choice> {
+    let s = str_lit(cx, node)?;
+    let v = s.value();
+    match options.iter().find(|(word, _)| *word == v) {
+        Some((_, variant)) => Some(Choice {
+            variant,
+            span: s.span(),
+        }),
+        None => {
+            let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
+            cx.error_spanned(
+                &s,
+                format!("`{}` cannot be \"{v}\"{}", node.key(), hint(&v, &words)),
+            );
+            None
+        }
+    }
+}
+
+/// `node`'s word, one of vocabulary `W` (the words the manifest exports).
+pub(super) fn word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+    choice(cx, node, W::WORDS)
+}
+
+/// [`word`] for the ADR's capitalized words, which the attribute takes in
+/// lowercase (`sandbox = "docker"`, exported `DOCKER`).
+pub(super) fn lowercase_word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+    let lower: Vec<(String, &'static str)> = W::WORDS
+        .iter()
+        .map(|(w, v)| (w.to_ascii_lowercase(), *v))
+        .collect();
+    let options: Vec<(&str, &'static str)> = lower.iter().map(|(w, v)| (w.as_str(), *v)).collect();
+    choice(cx, node, &options)
+}
+
+/// The words of vocabulary `W`, as keys.
+pub(super) fn words<W: Word>() -> Vec<&'static str> {
+    W::WORDS.iter().map(|(w, _)| *w).collect()
+}
+
+pub(super) fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
+    let NodeKind::List(list, _) = &node.kind else {
+        cx.error_at(
+            node.span(),
+            format!("expected `{}(\"...\", ...)`", node.key()),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in &list.0 {
+        match e {
+            Entry::Lit(Lit::Str(s)) => out.push(s.clone()),
+            other => cx.error_at(
+                other.span(),
+                format!("`{}(...)` takes string literals", node.key()),
+            ),
+        }
+    }
+    out
+}
+
+pub(super) fn path_list(cx: &Ctxt, node: Node, key: &str) -> Vec<Path> {
+    let span = node.span();
+    let NodeKind::List(list, _) = node.kind else {
+        cx.error_at(span, format!("expected `{key}(Path, ...)`"));
+        return Vec::new();
+    };
+    let mut out: Vec<Path> = Vec::new();
+    for e in list.0 {
+        match e {
+            Entry::Node(n) if matches!(n.kind, NodeKind::Bare) => {
+                let path = n.path;
+                if out.iter().any(|p| same_path(p, &path)) {
+                    cx.error_spanned(&path, format!("`{}` is listed twice in {key}(...)", crate::args::path_text(&path)));
+                } else {
+                    out.push(path);
+                }
+            }
+            other => cx.error_at(
+                other.span(),
+                format!("{key}(...) takes Rust paths, like `{key}(DatabaseRead)`; the path names the declaration, so a typo does not compile"),
+            ),
+        }
+    }
+    out
+}
+
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    crate::args::path_text(a) == crate::args::path_text(b)
+}
+
+pub(super) fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
+    match s.parse::<Path>() {
+        Ok(p) => Some(p),
+        Err(_) => {
+            cx.error_spanned(
+                s,
+                "`crate` takes a path to the runtime crate, like `crate = \"::my_skills_runtime\"`",
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The compile-time checks a skill's expansion carries: effectful
+//! capabilities listed as side effects, ambient uses covered, irreversible
+//! deletes only on destructive skills; and the form of condition functions.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use crate::args::path_text;
+use crate::ast::func::SkillFn;
+use crate::ast::read::same_path;
+use crate::ast::types::SkillArgs;
+use crate::expand::tokens::respan;
+
+/// A condition's closure as a function item,
+/// `({ fn __skill_check(i: &In) -> bool {...} __skill_check })`,
+/// when its parameters are all typed: a function item coerces to a function
+/// pointer as itself, where a closure needs a shim compiled per condition.
+/// Anything else (untyped parameters, `Self` in the body) stays a closure.
+pub(super) fn check_fn(check: &syn::Expr) -> TokenStream {
+    let as_is = quote!((#check));
+    let syn::Expr::Closure(c) = check else {
+        return as_is;
+    };
+    let simple = c.asyncness.is_none()
+        && c.capture.is_none()
+        && c.constness.is_none()
+        && c.lifetimes.is_none()
+        && c.attrs.is_empty()
+        && c.inputs.iter().all(|p| matches!(p, syn::Pat::Type(_)))
+        && !mentions_self(c.body.to_token_stream());
+    if !simple {
+        return as_is;
+    }
+    let inputs = c.inputs.iter();
+    let ret = match &c.output {
+        syn::ReturnType::Type(_, ty) => quote!(#ty),
+        syn::ReturnType::Default => quote_spanned!(c.inputs_end.span=> bool),
+    };
+    let body = &c.body;
+    let body = match &**body {
+        syn::Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => quote!(#b),
+        _ => quote_spanned!(body.span()=> { #body }),
+    };
+    let name = Ident::new("__skill_check", Span::mixed_site());
+    // The block's value is what is coerced to the condition's pointer type: a
+    // mismatch (a parameter of the wrong type) is reported there, so it is
+    // placed at the closure.
+    let value = Ident::new(
+        "__skill_check",
+        Span::mixed_site().located_at(c.inputs_begin.span),
+    );
+    quote!(({
+        fn #name(#(#inputs),*) -> #ret #body
+        #value
+    }))
+}
+
+/// Whether `tokens` use `Self`, which a nested function cannot.
+fn mentions_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == "Self",
+        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+        _ => false,
+    })
+}
+
+/// Compile-time checks that need the capability's declaration, which lives in
+/// another item (often another crate): they run as constant evaluation, so a
+/// broken rule fails the build with our message, spanned at the capability.
+/// The checks as items, and the first effect check as an expression (empty if
+/// there is none).
+pub(super) fn effect_checks(
+    args: &SkillArgs,
+    func: &SkillFn,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let skill = func.item.sig.ident.to_string();
+    let mut out = TokenStream::new();
+    let mut first = TokenStream::new();
+    for c in &args.capabilities {
+        if args
+            .side_effects
+            .iter()
+            .any(|s| same_path(&s.capability, c))
+        {
+            continue;
+        }
+        let name = path_text(c);
+        let msg = format!(
+            "skill `{skill}` declares capability `{name}`, which writes, deletes, upserts, reaches the network or spawns processes, but does not list it as a side effect; add `{name}(target = \"...\", reversible = ...)` to `side_effects(...)`"
+        );
+        // Every token at the capability, so the error (at the call) lands there.
+        let check = respan(
+            quote!(#p::assert_effect_listed(<#c as #p::Capability>::INFO, #msg)),
+            c.span(),
+        );
+        // The first check is the value of the constant that holds the
+        // skill's items (one constant fewer for rustc to build and check per
+        // skill); any further one is a constant of its own, so that each
+        // mistake is reported.
+        if first.is_empty() {
+            first = check;
+        } else {
+            out.extend(quote_spanned! {c.span()=> const _: () = #check;});
+        }
+    }
+    for finding in crate::ambient::scan(func.body.stream()) {
+        if args.ambient.iter().any(|(k, _)| *k == finding.kind) {
+            continue;
+        }
+        let kind = finding.kind;
+        let msg = format!(
+            "skill `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
+            finding.path,
+            kind.as_str().replace('_', " "),
+            crate::ambient::needs(kind),
+            kind.as_str(),
+        );
+        let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
+        let covered = args
+            .capabilities
+            .iter()
+            .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
+        out.extend(respan(
+            quote! {
+                const _: () = if !(false #(#covered)*) {
+                    ::core::panic!(#msg)
+                };
+            },
+            finding.span,
+        ));
+    }
+    if !args.destructive {
+        for s in args
+            .side_effects
+            .iter()
+            .filter(|s| s.reversible == Some(false))
+        {
+            let c = &s.capability;
+            let name = path_text(c);
+            let msg = format!(
+                "skill `{skill}` has an irreversible delete (`{name}`, reversible = false) but is not marked destructive; add `destructive` to #[skill(...)]"
+            );
+            out.extend(quote_spanned! {c.span()=>
+                const _: () = if ::core::matches!(<#c as #p::Capability>::INFO.operation, #p::Operation::Delete) {
+                    ::core::panic!(#msg)
+                };
+            });
+        }
+    }
+    (out, first)
+}

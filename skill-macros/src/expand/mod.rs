@@ -1,0 +1,306 @@
+//! Code generation for `#[skill]`. Cannot fail: everything was checked before.
+//! The skill's items are here; its manifest constant ([`manifest`]) and its
+//! compile-time checks ([`checks`]) have modules of their own.
+
+pub mod checks;
+pub mod manifest;
+pub mod tokens;
+
+use std::borrow::Cow;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ItemFn, Path, Type};
+
+use crate::ast::func::SkillFn;
+use crate::ast::types::SkillArgs;
+use crate::check::arity;
+use crate::expand::checks::{check_fn, effect_checks};
+use crate::expand::manifest::manifest;
+use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
+use crate::source_text::source_text;
+
+/// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
+pub fn user_fn(func: &SkillFn) -> TokenStream {
+    let ItemFn {
+        attrs, vis, sig, ..
+    } = &func.item;
+    let body = &func.body;
+    let sig = match (func.ctx_param, func.ctx_needs_marker) {
+        (Some(i), true) => {
+            // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their
+            // import stays used and the type they named is the one they get.
+            let mut sig = sig.clone();
+            let ident = &func.item.sig.ident;
+            if let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
+                && let Type::Path(p) = &mut *t.ty
+                && let Some(last) = p.path.segments.last_mut()
+            {
+                last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+            }
+            Cow::Owned(sig)
+        }
+        _ => Cow::Borrowed(sig),
+    };
+    quote!(#(#attrs)* #vis #sig #body)
+}
+
+/// The zero-sized marker type named like the function. A braced struct lives in
+/// the type namespace only, so it does not collide with the function.
+pub fn marker(func: &SkillFn) -> TokenStream {
+    let ident = &func.item.sig.ident;
+    let vis = &func.item.vis;
+    let doc = format!(
+        "The skill marker of [`{ident}()`]: the type to name in `Ctx<{ident}>`, `calls({ident})` and typed calls."
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {}
+    }
+}
+
+/// `impl Declares<C>` and `impl Calls<T>` for what the skill declares.
+pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
+    let ident = &func.item.sig.ident;
+    let caps = args.capabilities.iter().map(|c| {
+        respan(
+            quote!(impl #krate::__private::Declares<#c> for #ident {}),
+            c.span(),
+        )
+    });
+    // Calling `t` is allowed only if this skill declares all of `t`'s
+    // capabilities; checked here, at the `calls(...)` entry, even before any call.
+    let calls = args.calls.iter().map(|t| {
+        let check = respan(quote!(__skill_callable::<#t, #ident>();), t.span());
+        quote! {
+            impl #krate::__private::Calls<#t> for #ident {}
+            const _: fn() = || {
+                fn __skill_callable<T: #krate::__private::CallableBy<S>, S>() {}
+                #check
+            };
+        }
+    });
+    let caps_list = &args.capabilities;
+    let callable = quote! {
+        impl<__S> #krate::__private::CallableBy<__S> for #ident
+        where
+            #(__S: #krate::__private::Declares<#caps_list>,)*
+        {}
+    };
+    quote!(#(#caps)* #(#calls)* #callable)
+}
+
+pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
+    let krate = runtime_path(args);
+    let p = quote!(#krate::__private);
+    let ident = &func.item.sig.ident;
+    let user_fn = user_fn(func);
+    let marker = marker(func);
+    let grants = grants(args, func, &krate);
+
+    let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let error_ty: Type = func
+        .error
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(#p::Never));
+    let call_args = if func.ctx_param.is_some() {
+        quote!(ctx, input)
+    } else {
+        quote!(input)
+    };
+    // A handler without a context drops the one it is given when `run`
+    // returns (a `_` parameter: no `drop` call compiled per skill).
+    let ctx_pat = if func.ctx_param.is_some() {
+        quote!(ctx)
+    } else {
+        quote!(_)
+    };
+    let run_body = if func.error.is_some() {
+        quote!(#ident(#call_args))
+    } else {
+        quote!(let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
+    };
+
+    let manifest = manifest(args, func, &p);
+    // Each condition gives its slice entry: its text and its typed check.
+    let preconditions: Vec<_> = args
+        .preconditions
+        .iter()
+        .filter_map(|c| {
+            let (Some(code), Some(message), Some(check)) = (&c.code, &c.message, &c.check) else {
+                return None;
+            };
+            let text = source_text(check);
+            // Coercing the user's closure to a typed fn pointer makes rustc check it
+            // against the skill's types and report mistakes on the closure itself.
+            let variant = if arity(check) == 2 {
+                quote!(InputCaller)
+            } else {
+                quote!(Input)
+            };
+            let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
+                .into_iter()
+                .chain(check_fn(check))
+                .collect();
+            Some(quote! {
+                #p::Precondition::<#ident> {
+                    error_code: #code,
+                    message: #message,
+                    condition: #text,
+                    check: #check,
+                },
+            })
+        })
+        .collect();
+    let io_check = |check: &syn::Expr| {
+        let variant = if arity(check) == 2 {
+            quote!(InputOutput)
+        } else {
+            quote!(Output)
+        };
+        respan(quote!(#p::OutputCheck::#variant), check.span())
+            .into_iter()
+            .chain(check_fn(check))
+            .collect::<TokenStream>()
+    };
+    let postconditions: Vec<_> = args
+        .postconditions
+        .iter()
+        .filter_map(|c| {
+            let check = c.check.as_ref()?;
+            let text = source_text(check);
+            let rollback = opt_str(&c.rollback);
+            let f = io_check(check);
+            Some(quote! {
+                #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
+            })
+        })
+        .collect();
+    let rules: Vec<_> = args
+        .validation_rules
+        .iter()
+        .filter_map(|r| {
+            let (Some(id), Some(severity), Some(message), Some(check)) =
+                (&r.id, r.severity, &r.message, &r.check)
+            else {
+                return None;
+            };
+            let text = source_text(check);
+            let severity = variant(&p, "Severity", severity);
+            let f = io_check(check);
+            Some(quote! {
+                #p::ValidationRule::<#ident> {
+                    rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
+                },
+            })
+        })
+        .collect();
+    let (effect_checks, first_check) = effect_checks(args, func, &p);
+
+    // Empty lists are left to the trait's defaults: one constant fewer for rustc
+    // to check per empty list.
+    let mut conditions = TokenStream::new();
+    for (name, ty, items) in [
+        ("PRECONDITIONS", "Precondition", &preconditions),
+        ("POSTCONDITIONS", "Postcondition", &postconditions),
+        ("VALIDATION_RULES", "ValidationRule", &rules),
+    ] {
+        if !items.is_empty() {
+            let (name, ty) = (
+                Ident::new(name, Span::call_site()),
+                Ident::new(ty, Span::call_site()),
+            );
+            conditions.extend(quote! {
+                const #name: &'static [#p::#ty<Self>] = &[#(#items)*];
+            });
+        }
+    }
+    let skill_impl = impl_skill(
+        &p,
+        ident,
+        [&input_ty, &output_ty, &error_ty],
+        &manifest,
+        conditions,
+        (ctx_pat, run_body),
+    );
+    quote! {
+        #user_fn
+        #marker
+
+        const _: () = {
+            #skill_impl
+            #grants
+            #effect_checks
+            #first_check
+        };
+    }
+}
+
+/// `impl Skill` for the marker `ident`, submitted to the registry.
+fn impl_skill(
+    p: &TokenStream,
+    ident: &Ident,
+    [input, output, error]: [&Type; 3],
+    manifest: &TokenStream,
+    conditions: TokenStream,
+    (ctx, run_body): (TokenStream, TokenStream),
+) -> TokenStream {
+    quote! {
+        impl #p::Skill for #ident {
+            type Input = #input;
+            type Output = #output;
+            type Error = #error;
+            const MANIFEST: &'static #p::Manifest = &#manifest;
+            #conditions
+
+            fn run(
+                #ctx: #p::Ctx<Self>,
+                input: #input,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#output, #error>,
+            > + ::core::marker::Send {
+                #run_body
+            }
+        }
+        #p::inventory::submit! {
+            #p::SkillEntry::of::<#ident>()
+        }
+    }
+}
+
+/// `#[pipeline]`, or `#[op]` without a body: the marker type and a `Skill`
+/// whose handler runs the steps, or calls the op where it runs.
+pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
+    let krate = runtime_path(args);
+    let p = quote!(#krate::__private);
+    let (error, run): (Type, _) = if args.op.is_some() {
+        (
+            syn::parse_quote!(#p::OpFailed),
+            quote!(#p::run_external_op::<Self>(ctx, input)),
+        )
+    } else {
+        (
+            syn::parse_quote!(#p::PipelineFailed),
+            quote!(#p::run_pipeline::<Self>(ctx, input)),
+        )
+    };
+    let input_ty = func.input.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let output_ty = func.output.clone().unwrap_or_else(|| syn::parse_quote!(()));
+    let manifest = manifest(args, func, &p);
+    let marker = marker(func);
+    let skill_impl = impl_skill(
+        &p,
+        &func.item.sig.ident,
+        [&input_ty, &output_ty, &error],
+        &manifest,
+        TokenStream::new(),
+        (quote!(ctx), run),
+    );
+    quote! {
+        #marker
+        const _: () = { #skill_impl };
+    }
+}

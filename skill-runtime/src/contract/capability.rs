@@ -1,0 +1,79 @@
+//! Capabilities at compile time: the traits that tie a capability type to the
+//! skills that declare it, and the catalog of every capability linked in.
+//!
+//! A capability is a zero-sized type declared with `#[capability(...)]`. Skills name
+//! capabilities by Rust path, so a typo is a compile error, and a skill's context
+//! hands out a capability's resource only when the skill declares it (see
+//! [`Declares`]).
+
+use skill_core::capability::CapabilityInfo;
+
+/// `#[skill]`'s check that an effectful capability it declares is listed as
+/// a side effect: evaluated in a constant, so a panic is the compile error,
+/// `message` its text. One shared function rather than a `panic!` written
+/// into every skill: no formatting machinery is compiled per capability.
+#[doc(hidden)]
+#[track_caller]
+pub const fn assert_effect_listed(info: &CapabilityInfo, message: &str) {
+    if info.is_effectful() {
+        panic!("{}", message);
+    }
+}
+
+/// Implemented by `#[capability(...)]` on a unit struct.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability",
+    label = "not a capability",
+    note = "declare capabilities with `#[capability(id = \"domain.verb\", effect = \"...\", operation = \"...\")]` on a unit struct"
+)]
+pub trait Capability: Send + Sync + 'static {
+    /// What a declaring skill can reach through [`Ctx::resource`](crate::contract::skill::Ctx::resource).
+    type Resource: Send + Sync + 'static;
+    /// A reference, not a value: a skill's manifest lists its capabilities by
+    /// reference, and rustc checks a borrowed reference for interior
+    /// mutability for free, where a borrowed struct costs a trait selection
+    /// per skill.
+    const INFO: &'static CapabilityInfo;
+}
+
+/// `S: Declares<C>` holds when skill `S` lists capability `C` in its
+/// `#[skill(capabilities(...))]`. Only the `#[skill]` macro implements it, so code
+/// without the macro gets no capabilities at all.
+#[diagnostic::on_unimplemented(
+    message = "skill `{Self}` uses capability `{C}` but does not declare it",
+    label = "`{C}` is not among the capabilities of skill `{Self}`",
+    note = "add `{C}` to `capabilities(...)` in the #[skill] attribute of `{Self}`"
+)]
+pub trait Declares<C: Capability> {}
+
+/// `S: Calls<T>` holds when skill `S` lists skill `T` in `#[skill(calls(...))]`.
+#[diagnostic::on_unimplemented(
+    message = "skill `{Self}` calls skill `{T}` but does not declare the call",
+    label = "`{T}` is not among the call targets of skill `{Self}`",
+    note = "add `{T}` to `calls(...)` in the #[skill] attribute of `{Self}`"
+)]
+pub trait Calls<T> {}
+
+/// `T: CallableBy<S>` holds when skill `S` declares every capability of skill `T`,
+/// so calling `T` from `S` cannot widen what `S` may do. `#[skill]` implements it
+/// with one `S: Declares<C>` bound per capability of `T`; a missing one is reported
+/// as that capability being undeclared by the caller.
+#[diagnostic::on_unimplemented(
+    message = "skill `{S}` cannot call skill `{Self}`: `{Self}` has capabilities `{S}` does not declare",
+    note = "a skill may only call skills whose capabilities are a subset of its own"
+)]
+pub trait CallableBy<S> {}
+
+/// One capability as submitted to the registry by `#[capability]`.
+#[doc(hidden)]
+pub struct CapabilityEntry(pub &'static CapabilityInfo);
+
+inventory::collect!(CapabilityEntry);
+
+/// Every capability declared by a linked crate, sorted by id.
+pub fn catalog() -> Vec<&'static CapabilityInfo> {
+    let mut all: Vec<&'static CapabilityInfo> =
+        inventory::iter::<CapabilityEntry>().map(|e| e.0).collect();
+    all.sort_by(|a, b| a.id.cmp(b.id).then(a.rust_path.cmp(b.rust_path)));
+    all
+}

@@ -1,0 +1,140 @@
+//! What one invocation shares with its handler: the resources capabilities
+//! grant, the job's identity and limits, what the handler reports back, and,
+//! for a pipeline, what runs its steps.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use crate::model::envelope::{Caller, JobConstraints, JobEnvelope};
+use crate::model::error::InvokeError;
+use crate::model::id::Id;
+use crate::model::record::StepRun;
+use crate::model::result::{Artifact, NextAction, SkillResult};
+use crate::sync::lock;
+
+/// Shared values that capabilities grant access to (database handles, HTTP clients,
+/// file roots, caches, ...), keyed by type.
+#[derive(Clone, Default)]
+pub struct Resources {
+    map: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>,
+}
+
+impl Resources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register `value`; a capability whose `Resource` is `R` grants access to it.
+    pub fn with<R: Send + Sync + 'static>(mut self, value: R) -> Self {
+        self.insert(value);
+        self
+    }
+
+    pub fn insert<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.map.insert(
+            TypeId::of::<R>(),
+            (Arc::new(value), std::any::type_name::<R>()),
+        );
+    }
+
+    pub fn contains(&self, ty: TypeId) -> bool {
+        ty == TypeId::of::<()>() || self.map.contains_key(&ty)
+    }
+
+    /// The registered `R`. Skills reach resources through their capabilities
+    /// ([`Ctx::resource`]); this is for code around them, such as rollback actions.
+    pub fn get<R: 'static>(&self) -> Option<&R> {
+        if let Some(unit) = (&() as &dyn Any).downcast_ref::<R>() {
+            return Some(unit);
+        }
+        self.map.get(&TypeId::of::<R>())?.0.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Resources {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<_> = self.map.values().map(|(_, n)| *n).collect();
+        names.sort_unstable();
+        f.debug_set().entries(names).finish()
+    }
+}
+
+/// Per-invocation data shared by a skill and the skills it calls.
+pub(crate) struct Invocation {
+    pub(crate) resources: Arc<Resources>,
+    pub(crate) caller: Caller,
+    pub(crate) trace_id: Id,
+    pub(crate) job_id: Id,
+    pub(crate) parent_job_id: Option<Id>,
+    pub(crate) started_at: SystemTime,
+    pub(crate) constraints: JobConstraints,
+    pub(crate) attempt: AtomicU32,
+    pub(crate) report: Mutex<Report>,
+    /// Only for pipelines, set once the job has resolved to one (boxed, so
+    /// other jobs carry one pointer).
+    pub(crate) pipeline: OnceLock<Box<PipelineRun>>,
+}
+
+/// What a pipeline's handler needs beyond a skill's: what runs its steps as
+/// jobs of their own (the runtime that runs the pipeline), and where their
+/// records go.
+pub(crate) struct PipelineRun {
+    pub(crate) jobs: Box<dyn JobRunner>,
+    pub(crate) steps: Mutex<Vec<StepRun>>,
+}
+
+/// A job's future, as a [`JobRunner`] returns it.
+pub(crate) type JobFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<SkillResult, InvokeError>> + Send + 'a>>;
+
+/// Runs a job through the whole pipeline: the execution layer's runtime, seen
+/// from the handlers below it (a pipeline's steps are jobs of their own).
+pub(crate) trait JobRunner: Send + Sync {
+    fn run_job(&self, job: JobEnvelope) -> JobFuture<'_>;
+}
+
+impl fmt::Debug for Invocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Invocation")
+            .field("job_id", &self.job_id)
+            .field("trace_id", &self.trace_id)
+            .field("parent_job_id", &self.parent_job_id)
+            .field("caller", &self.caller)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the handler reported through its context.
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    pub(crate) tokens: Option<u64>,
+    pub(crate) items: u64,
+    pub(crate) artifacts: Vec<Artifact>,
+    pub(crate) next_action: Option<NextAction>,
+}
+
+impl Invocation {
+    /// A new attempt starts from a clean report, except for tokens: tokens spent
+    /// by a failed attempt were spent.
+    pub(crate) fn begin_attempt(&self, attempt: u32) {
+        self.attempt.store(attempt, Ordering::Relaxed);
+        let mut r = lock(&self.report);
+        r.items = 0;
+        r.artifacts.clear();
+        r.next_action = None;
+        drop(r);
+        if let Some(p) = self.pipeline.get() {
+            lock(&p.steps).clear();
+        }
+    }
+
+    pub(crate) fn take_report(&self) -> Report {
+        std::mem::take(&mut *lock(&self.report))
+    }
+}

@@ -1,0 +1,11 @@
+//! The contract between a skill and the runtime: the `Skill` trait and its
+//! typed conditions, the capability traits checked at compile time, the
+//! context a handler runs in, and the type-erased entry `inventory` collects.
+//! This is what `#[skill]` expands to; nothing here runs a job.
+
+pub mod capability;
+pub mod conditions;
+pub mod de;
+pub mod entry;
+pub mod invocation;
+pub mod skill;

@@ -1,0 +1,270 @@
+//! The `Skill` trait: what `#[skill]` generates, and what a hand-written skill
+//! implements; its typed conditions; and the context its handler runs in.
+
+use std::fmt::Display;
+use std::future::Future;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use skill_core::failure::FailureModes;
+use skill_core::manifest::{Manifest, Severity};
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use crate::contract::capability::{Calls, Capability, Declares};
+use crate::contract::invocation::Invocation;
+use crate::model::envelope::{Caller, JobConstraints};
+use crate::model::result::{Artifact, NextAction};
+use crate::sync::lock;
+
+/// A handler with a manifest.
+///
+/// `#[skill]` implements this trait on a zero-sized marker type named like the
+/// function (a braced struct, so it lives in the type namespace only). Implement it
+/// by hand for dynamic or generated skills and submit it with
+/// [`register_skill!`](crate::register_skill).
+///
+/// ```
+/// use skill_runtime::prelude::*;
+/// use skill_runtime::manifest::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// pub struct In { pub n: u32 }
+/// #[derive(Serialize, JsonSchema)]
+/// pub struct Out { pub doubled: u32 }
+///
+/// pub struct Double;
+///
+/// impl Skill for Double {
+///     type Input = In;
+///     type Output = Out;
+///     type Error = Never;
+///     const MANIFEST: &'static Manifest = &Manifest {
+///         name: "double",
+///         version: "1.0.0",
+///         description: "Double a number.",
+///         entrypoint: Entrypoint { module: module_path!(), handler: "Double" },
+///         location: Location { file: file!(), line: line!(), column: column!() },
+///         ..Manifest::DEFAULT
+///     };
+///     async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+///         Ok(Out { doubled: input.n * 2 })
+///     }
+/// }
+/// skill_runtime::register_skill!(Double);
+/// ```
+pub trait Skill: Sized + Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
+    type Error: FailureModes + Display + Send + 'static;
+
+    const MANIFEST: &'static Manifest;
+    const PRECONDITIONS: &'static [Precondition<Self>] = &[];
+    const POSTCONDITIONS: &'static [Postcondition<Self>] = &[];
+    const VALIDATION_RULES: &'static [ValidationRule<Self>] = &[];
+
+    /// Run the handler. Policies (schemas, conditions, timeouts) are applied by the
+    /// caller of this method, never inside it.
+    fn run(
+        ctx: Ctx<Self>,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// A condition checked before the handler runs (AI-COS `preconditions`).
+pub struct Precondition<S: Skill> {
+    /// Error code returned when the check fails, for example `EMPTY_INPUT`.
+    pub error_code: &'static str,
+    pub message: &'static str,
+    /// Rust source of the check, exported as the condition's text.
+    pub condition: &'static str,
+    pub check: InputCheck<S::Input>,
+}
+
+/// A precondition's check: over the input, or over the input and the caller.
+pub enum InputCheck<I> {
+    Input(fn(&I) -> bool),
+    InputCaller(fn(&I, &Caller) -> bool),
+}
+
+impl<I> InputCheck<I> {
+    pub fn holds(&self, input: &I, caller: &Caller) -> bool {
+        match self {
+            InputCheck::Input(f) => f(input),
+            InputCheck::InputCaller(f) => f(input, caller),
+        }
+    }
+}
+
+/// A postcondition's or validation rule's check: over the output, or over the
+/// input and the output.
+pub enum OutputCheck<I, O> {
+    Output(fn(&O) -> bool),
+    InputOutput(fn(&I, &O) -> bool),
+}
+
+impl<I, O> OutputCheck<I, O> {
+    pub fn holds(&self, input: &I, output: &O) -> bool {
+        match self {
+            OutputCheck::Output(f) => f(output),
+            OutputCheck::InputOutput(f) => f(input, output),
+        }
+    }
+}
+
+/// An assertion checked after the handler succeeded (AI-COS `postconditions`).
+pub struct Postcondition<S: Skill> {
+    pub assertion: &'static str,
+    /// The action to take when the assertion fails.
+    pub rollback_action: Option<&'static str>,
+    pub check: OutputCheck<S::Input, S::Output>,
+}
+
+/// A rule over input and output; `error` fails the call, the others are recorded.
+pub struct ValidationRule<S: Skill> {
+    pub rule_id: &'static str,
+    pub expression: &'static str,
+    pub severity: Severity,
+    pub message: &'static str,
+    pub check: OutputCheck<S::Input, S::Output>,
+}
+
+/// The context of skill `S`. It hands out a capability's resource only when `S`
+/// declares that capability, and calls only the skills `S` declares as call targets.
+pub struct Ctx<S> {
+    pub(crate) inv: Arc<Invocation>,
+    pub(crate) _skill: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Ctx<S> {
+    fn clone(&self) -> Self {
+        Ctx {
+            inv: self.inv.clone(),
+            _skill: PhantomData,
+        }
+    }
+}
+
+impl<S> fmt::Debug for Ctx<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("skill", &std::any::type_name::<S>())
+            .field("trace_id", &self.inv.trace_id)
+            .field("job_id", &self.inv.job_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Ctx<S> {
+    /// Only the runtime builds contexts, after checking that every resource the
+    /// skill's capabilities grant is registered.
+    pub(crate) fn new(inv: Arc<Invocation>) -> Self {
+        Ctx {
+            inv,
+            _skill: PhantomData,
+        }
+    }
+
+    pub(crate) fn invocation(&self) -> &Invocation {
+        &self.inv
+    }
+
+    /// The resource granted by capability `C`, which `S` must declare.
+    pub fn resource<C: Capability>(&self) -> &C::Resource
+    where
+        S: Declares<C>,
+    {
+        match self.inv.resources.get::<C::Resource>() {
+            Some(r) => r,
+            // The runtime refuses to start when a declared capability's resource is
+            // missing (`Runtime::new`), so this is a bug in the runtime, not input.
+            None => unreachable!(
+                "resource `{}` of capability `{}` checked at runtime start",
+                std::any::type_name::<C::Resource>(),
+                C::INFO.id
+            ),
+        }
+    }
+
+    /// Call skill `T`, which `S` must declare in `calls(...)`. The callee runs
+    /// within this invocation: same job, same limits, its reports added to this
+    /// job's; the caller's policies (timeout, retries) cover it. `#[skill]` checks
+    /// there that `S` declares every capability of `T` ([`CallableBy`]), so the
+    /// rule is reported once, at the declaration.
+    ///
+    /// [`CallableBy`]: crate::contract::capability::CallableBy
+    pub async fn call<T: Skill>(&self, input: T::Input) -> Result<T::Output, T::Error>
+    where
+        S: Calls<T>,
+    {
+        T::run(Ctx::new(self.inv.clone()), input).await
+    }
+
+    /// Who started the job.
+    pub fn caller(&self) -> &Caller {
+        &self.inv.caller
+    }
+
+    /// The job that started this one, if any.
+    pub fn parent_job_id(&self) -> Option<&str> {
+        self.inv.parent_job_id.as_deref()
+    }
+
+    /// The caller's limits for this job.
+    pub fn constraints(&self) -> &JobConstraints {
+        &self.inv.constraints
+    }
+
+    /// True when the caller asked for a dry run: read, compute, report, but
+    /// change nothing.
+    pub fn dry_run(&self) -> bool {
+        self.inv.constraints.dry_run
+    }
+
+    /// 1 for the first attempt, 2 for the first retry, ...
+    pub fn attempt(&self) -> u32 {
+        self.inv.attempt.load(Ordering::Relaxed)
+    }
+
+    /// Count `n` more items processed (the result's `metrics.items_processed`;
+    /// checked against the job's `max_items`).
+    pub fn report_items(&self, n: u64) {
+        let mut r = lock(&self.inv.report);
+        r.items = r.items.saturating_add(n);
+    }
+
+    /// Count `n` more tokens used (the result's `metrics.tokens_used`; checked
+    /// against the job's `max_tokens`).
+    pub fn report_tokens(&self, n: u64) {
+        let mut r = lock(&self.inv.report);
+        r.tokens = Some(r.tokens.unwrap_or(0).saturating_add(n));
+    }
+
+    /// Attach an artifact to the result.
+    pub fn add_artifact(&self, artifact: Artifact) {
+        lock(&self.inv.report).artifacts.push(artifact);
+    }
+
+    /// What the caller should do after a success (default: `complete`).
+    pub fn set_next_action(&self, next: NextAction) {
+        lock(&self.inv.report).next_action = Some(next);
+    }
+
+    pub fn trace_id(&self) -> &str {
+        &self.inv.trace_id
+    }
+
+    pub fn job_id(&self) -> &str {
+        &self.inv.job_id
+    }
+
+    /// When the runtime started this invocation; handlers never compute it.
+    pub fn started_at(&self) -> SystemTime {
+        self.inv.started_at
+    }
+}

@@ -1,0 +1,150 @@
+//! The end of a job: its record (redacted), its stats, and the tracing event of
+//! its outcome.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+// The step clock (see `State::t0`).
+use quanta::Instant;
+
+use crate::exec::clock::micros;
+use crate::exec::redact::{redact_in_place, redacted_error, scrub};
+use crate::exec::runtime::Runtime;
+use crate::exec::state::{Done, State};
+use crate::model::error::InvokeError;
+use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
+
+impl Runtime {
+    /// Turn the job's state and outcome into its record, update the stats, and
+    /// hand the record to the sink.
+    pub(crate) fn finish(
+        &self,
+        st: Box<State>,
+        mut result: Result<Done, InvokeError>,
+    ) -> Result<Done, InvokeError> {
+        let inner = &*self.inner;
+        // A job that succeeded ended at its last timed step (the output checks);
+        // only building the result came after. Failures read the clock: some end
+        // on a step that is not timed.
+        let end = match &result {
+            Ok(_) => st.last,
+            Err(_) => Instant::now(),
+        };
+        let duration = end.saturating_duration_since(st.t0);
+        if let Ok(done) = &mut result
+            && !done.result.replayed
+        {
+            done.result.metrics.duration_ms =
+                u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        }
+        let skill = st.skill.map(|i| &inner.registry.skills()[i]);
+        match st.skill {
+            Some(i) => inner.skills[i].stats.add(duration, result.is_err()),
+            None => {
+                inner.unresolved.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let (inputs, outputs) = match skill {
+            Some(s) => (
+                s.entry.manifest.redaction.inputs,
+                s.entry.manifest.redaction.outputs,
+            ),
+            None => (&[][..], &[][..]),
+        };
+        let mut secrets = Vec::new();
+        let mut params = st.job.params;
+        redact_in_place(&mut params, inputs, &mut secrets);
+        let output = match &result {
+            Ok(done) if !outputs.is_empty() => {
+                let mut o = (*done.result.data).clone();
+                redact_in_place(&mut o, outputs, &mut secrets);
+                Some(Arc::new(o))
+            }
+            Ok(done) => Some(done.result.data.clone()),
+            Err(_) => None,
+        };
+        let scrub = |text: String| scrub(text, &secrets);
+        let error = result.as_ref().err().map(|e| ErrorRecord {
+            code: e.code().to_owned(),
+            message: scrub(redacted_error(e, inputs)),
+        });
+        let mut attempts = st.attempts;
+        if !secrets.is_empty() {
+            for a in attempts.iter_mut() {
+                a.error = a.error.take().map(&scrub);
+            }
+        }
+        let mut steps = st.steps;
+        if !secrets.is_empty() {
+            steps.map_details(&scrub);
+        }
+        st.span.in_scope(|| match &error {
+            None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
+            Some(e) => {
+                tracing::info!(status = "failed", code = %e.code, duration_us = micros(duration))
+            }
+        });
+        let notes = match &result {
+            Ok(d) => d.result.notes.clone(),
+            Err(_) => Vec::new(),
+        };
+        // The handler's context is usually gone by now; a spawned task that
+        // kept a clone of it leaves the invocation shared, and then the ids are
+        // copied.
+        let (job_id, trace_id, parent_job_id, caller, dry_run) = match Arc::try_unwrap(st.inv) {
+            Ok(inv) => (
+                inv.job_id,
+                inv.trace_id,
+                inv.parent_job_id,
+                inv.caller,
+                inv.constraints.dry_run,
+            ),
+            Err(inv) => (
+                inv.job_id.clone(),
+                inv.trace_id.clone(),
+                inv.parent_job_id.clone(),
+                inv.caller.clone(),
+                inv.constraints.dry_run,
+            ),
+        };
+        let record = RunRecord {
+            job_id,
+            trace_id,
+            parent_job_id,
+            skill: match skill {
+                Some(s) => Cow::Borrowed(s.name()),
+                None => st.job.skill,
+            },
+            version: skill.map(|s| s.entry.manifest.version),
+            caller,
+            params,
+            dry_run,
+            idempotency_key: st.key,
+            replayed: st.replayed,
+            started_at: st.started_at,
+            completed_at: st.started_at + duration,
+            duration_us: micros(duration),
+            status: if result.is_ok() {
+                RunStatus::Succeeded
+            } else {
+                RunStatus::Failed
+            },
+            steps,
+            attempts,
+            output,
+            error,
+            notes,
+            pipeline_steps: if st.pipeline_steps.is_empty() {
+                Vec::new()
+            } else {
+                st.pipeline_steps
+                    .into_iter()
+                    .map(|s| StepRun { output: None, ..s })
+                    .collect()
+            },
+        };
+        inner.sink.record(Arc::new(record));
+        result
+    }
+}

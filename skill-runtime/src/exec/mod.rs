@@ -1,0 +1,18 @@
+//! Execution: the runtime ([`runtime`]) and the path of one job through it
+//! ([`job`], stage by stage in [`stages`]), the policies it enforces
+//! ([`policy`]), where its record goes ([`sink`], [`stats`]), and the handlers
+//! of skills that are not Rust functions: pipelines ([`pipeline`]) and ops
+//! that run elsewhere ([`op`]).
+
+pub mod clock;
+pub mod finish;
+pub mod job;
+pub mod op;
+pub mod pipeline;
+pub mod policy;
+pub mod redact;
+pub mod runtime;
+pub mod sink;
+pub mod stages;
+pub mod state;
+pub mod stats;

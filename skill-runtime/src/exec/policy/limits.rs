@@ -1,0 +1,93 @@
+//! Limits on JSON params, which come from outside the process: size and depth.
+
+use serde_json::Value;
+
+/// Limits on JSON params, which come from outside the process: params beyond
+/// them are refused before they are parsed further. A typed call's input is
+/// not measured; the calling code built it.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Size of the JSON text of the params.
+    pub max_input_bytes: usize,
+    /// Nesting depth of the params (a flat object is 1).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// The nesting depth and size of `v` in one walk: `None` when it nests deeper
+/// than `max_depth` (a flat object or array is 1), else an estimate of the length
+/// of its JSON text (exact but for string escapes and number digits, which are
+/// counted as written by the shortest form). The walk stops descending at the
+/// limit, so a hostile value cannot exhaust the stack here.
+pub(crate) fn measure(v: &Value, max_depth: usize) -> Option<usize> {
+    fn walk(v: &Value, depth: usize, max: usize) -> Option<usize> {
+        Some(match v {
+            Value::Null => 4,
+            Value::Bool(b) => 4 + usize::from(!*b),
+            Value::Number(n) => number_len(n),
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                if depth == max {
+                    return None;
+                }
+                let mut n = 1 + items.len().max(1);
+                for i in items {
+                    n += walk(i, depth + 1, max)?;
+                }
+                n
+            }
+            Value::Object(map) => {
+                if depth == max {
+                    return None;
+                }
+                let mut n = 1 + map.len().max(1);
+                for (k, v) in map {
+                    n += k.len() + 3 + walk(v, depth + 1, max)?;
+                }
+                n
+            }
+        })
+    }
+    walk(v, 0, max_depth)
+}
+
+fn number_len(n: &serde_json::Number) -> usize {
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) => u.checked_ilog10().unwrap_or(0) as usize + 1,
+        (None, Some(i)) => i.unsigned_abs().checked_ilog10().unwrap_or(0) as usize + 2,
+        // Floats: serde_json writes at most 24 characters.
+        _ => 24,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn measure_estimates_the_text_and_bounds_the_depth() {
+        for v in [
+            json!({"a": 1, "bb": [true, false, null], "c": {"d": "text", "e": -42}}),
+            json!([]),
+            json!({}),
+            json!("x"),
+            json!(12345),
+        ] {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(measure(&v, 10), Some(text.len()), "{text}");
+        }
+        let deep = json!({"a": [[{"b": 1}]]});
+        assert!(measure(&deep, 4).is_some());
+        assert_eq!(measure(&deep, 3), None);
+    }
+}

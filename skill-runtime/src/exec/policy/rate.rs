@@ -1,0 +1,45 @@
+//! Rate limits: at most `max_per_minute` jobs of a skill in any 60 seconds.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::sync::lock;
+
+/// An exact sliding-window limit: at most `max` admissions in any 60 seconds.
+pub(crate) struct RateLimiter {
+    max: u32,
+    admitted: Mutex<VecDeque<Instant>>,
+}
+
+const WINDOW: Duration = Duration::from_secs(60);
+
+impl RateLimiter {
+    pub(crate) fn new(max_per_minute: u32) -> RateLimiter {
+        RateLimiter {
+            max: max_per_minute,
+            admitted: Mutex::new(VecDeque::with_capacity(max_per_minute.min(4096) as usize)),
+        }
+    }
+
+    /// Admit one call now, or say how long until one would be admitted.
+    pub(crate) fn admit(&self, now: Instant) -> Result<(), Duration> {
+        let mut admitted = lock(&self.admitted);
+        while let Some(first) = admitted.front() {
+            if now.duration_since(*first) >= WINDOW {
+                admitted.pop_front();
+            } else {
+                break;
+            }
+        }
+        if (admitted.len() as u64) < u64::from(self.max) {
+            admitted.push_back(now);
+            return Ok(());
+        }
+        let wait = match admitted.front() {
+            Some(first) => WINDOW.saturating_sub(now.duration_since(*first)),
+            None => WINDOW,
+        };
+        Err(wait)
+    }
+}

@@ -1,0 +1,96 @@
+//! Redaction: the fields a manifest names never reach a record, a log line or
+//! an approver, and their values are scrubbed from messages too.
+
+use serde_json::Value;
+
+use crate::model::error::InvokeError;
+use crate::schema::compiled::SchemaViolation;
+
+/// Replace the top-level `fields` of `value` by `"[REDACTED]"`, collecting the
+/// replaced strings (every string inside them) so messages can be scrubbed too.
+pub(crate) fn redact_in_place(value: &mut Value, fields: &[&str], secrets: &mut Vec<String>) {
+    let Value::Object(map) = value else { return };
+    for f in fields {
+        if let Some(v) = map.get_mut(*f) {
+            collect_strings(v, secrets);
+            *v = Value::String(REDACTED.to_owned());
+        }
+    }
+}
+
+pub(crate) fn redacted(value: &Value, fields: &[&str]) -> Value {
+    let mut v = value.clone();
+    redact_in_place(&mut v, fields, &mut Vec::new());
+    v
+}
+
+const REDACTED: &str = "[REDACTED]";
+
+/// Strings shorter than this are not scrubbed from messages: replacing every
+/// `a` or `42` would destroy the message and hide nothing.
+const MIN_SECRET: usize = 3;
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) if s.chars().count() >= MIN_SECRET => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_strings(i, out)),
+        Value::Number(n) if n.to_string().len() >= MIN_SECRET => out.push(n.to_string()),
+        _ => {}
+    }
+}
+
+pub(crate) fn scrub(mut text: String, secrets: &[String]) -> String {
+    for s in secrets {
+        if text.contains(s.as_str()) {
+            text = text.replace(s.as_str(), REDACTED);
+        }
+    }
+    text
+}
+
+/// The error's message for a record: schema violations inside a redacted input
+/// field keep their location but lose their text (it quotes the value).
+pub(crate) fn redacted_error(e: &InvokeError, inputs: &[&str]) -> String {
+    match e {
+        InvokeError::InvalidInput { skill, violations } if !inputs.is_empty() => {
+            let violations = violations
+                .iter()
+                .map(|v| {
+                    let field = v.instance_path.split('/').nth(1).unwrap_or("");
+                    if inputs.contains(&field) {
+                        SchemaViolation {
+                            message: format!("{REDACTED} (fails `{}`)", v.schema_path),
+                            ..v.clone()
+                        }
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect();
+            InvokeError::InvalidInput {
+                skill: skill.clone(),
+                violations,
+            }
+            .to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_replaces_fields_and_scrubs_their_text() {
+        let mut v = serde_json::json!({"query": "hunter2-secret", "limit": 5});
+        let mut secrets = Vec::new();
+        redact_in_place(&mut v, &["query"], &mut secrets);
+        assert_eq!(v, serde_json::json!({"query": REDACTED, "limit": 5}));
+        assert_eq!(
+            scrub("no match for hunter2-secret".into(), &secrets),
+            "no match for [REDACTED]"
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! The runtime: a registry, the resources its capabilities grant, the state of
+//! its policies (stats, rate limits, idempotency) and where records go. Built
+//! once, shared by every job; the path of one job is in [`job`](crate::exec::job).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::contract::invocation::Resources;
+use crate::exec::clock::calibrate_step_clock;
+use crate::exec::policy::approval::{Approver, DenyApprovals};
+use crate::exec::policy::idempotency::IdempotencyStore;
+use crate::exec::policy::limits::Limits;
+use crate::exec::policy::rate::RateLimiter;
+use crate::exec::policy::rollback::Rollback;
+use crate::exec::sink::{MemorySink, RecordSink};
+use crate::exec::stats::{SkillStats, StatsCell};
+use crate::model::envelope::split_reference;
+use crate::model::error::StartError;
+use crate::registry::index::Registry;
+
+/// Runs the skills of a registry. Cheap to clone; clones share everything
+/// (stats, rate limits, idempotency, sinks).
+#[derive(Clone)]
+pub struct Runtime {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) registry: Arc<Registry>,
+    pub(super) resources: Arc<Resources>,
+    pub(super) skills: Vec<SkillState>,
+    pub(super) sink: Arc<dyn RecordSink>,
+    pub(super) memory: Option<Arc<MemorySink>>,
+    pub(super) approver: Arc<dyn Approver>,
+    pub(super) rollbacks: HashMap<String, Arc<dyn Rollback>>,
+    pub(super) idempotency: Arc<IdempotencyStore>,
+    pub(super) limits: Limits,
+    pub(super) retry_base: Duration,
+    /// Invocations that named no registered skill.
+    pub(super) unresolved: AtomicU64,
+}
+
+/// Per-skill state: stats and the rate limiter.
+pub(super) struct SkillState {
+    pub(super) stats: StatsCell,
+    pub(super) limiter: Option<RateLimiter>,
+    /// `requires_hitl`, `destructive`, both, or none.
+    pub(super) approval: Option<&'static str>,
+    /// Writes, deletes, upserts, network or processes: repeated jobs are
+    /// deduplicated by their default idempotency key.
+    pub(super) effectful: bool,
+}
+
+/// Configures a [`Runtime`]; see [`Runtime::builder`].
+pub struct RuntimeBuilder {
+    registry: Arc<Registry>,
+    resources: Resources,
+    sink: Option<Arc<dyn RecordSink>>,
+    approver: Arc<dyn Approver>,
+    rollbacks: HashMap<String, Arc<dyn Rollback>>,
+    limits: Limits,
+    retry_base: Duration,
+    idempotency_ttl: Duration,
+}
+
+impl RuntimeBuilder {
+    /// Values that capabilities grant (database handles, file roots, ...).
+    pub fn resources(mut self, resources: Resources) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Add one resource to those already given.
+    pub fn resource<R: Send + Sync + 'static>(mut self, value: R) -> Self {
+        self.resources.insert(value);
+        self
+    }
+
+    /// Where run records go; by default a [`MemorySink`] of
+    /// [`MemorySink::DEFAULT_CAPACITY`] records ([`Runtime::memory_records`]).
+    pub fn sink(mut self, sink: Arc<dyn RecordSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Who approves skills that require a human; by default nobody
+    /// ([`DenyApprovals`](crate::DenyApprovals)).
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.approver = Arc::new(approver);
+        self
+    }
+
+    /// The handler of rollback action `action`. Every rollback action a skill
+    /// declares must have one, or the runtime does not start.
+    pub fn rollback(mut self, action: impl Into<String>, rollback: impl Rollback) -> Self {
+        self.rollbacks.insert(action.into(), Arc::new(rollback));
+        self
+    }
+
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The first retry waits `base` (linear: `base × n`; exponential:
+    /// `base × 2ⁿ⁻¹`); default 100 ms, and no wait exceeds 30 s.
+    pub fn retry_base(mut self, base: Duration) -> Self {
+        self.retry_base = base;
+        self
+    }
+
+    /// How long a stored result answers jobs with the same idempotency key;
+    /// default one hour (the seed's `resultTTL`).
+    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
+        self.idempotency_ttl = ttl;
+        self
+    }
+
+    /// Check that every declared capability has its resource and every rollback
+    /// action its handler, then start.
+    pub fn build(self) -> Result<Runtime, StartError> {
+        calibrate_step_clock();
+        let mut missing = StartError::default();
+        for s in self.registry.skills() {
+            let m = s.entry.manifest;
+            for c in m.capabilities {
+                if c.needs_resource() && !self.resources.contains((c.resource)()) {
+                    missing
+                        .missing_resources
+                        .push((s.label().to_owned(), c.id, c.resource_name));
+                }
+            }
+            for p in &s.conditions.postconditions {
+                if let Some(a) = p.rollback_action
+                    && !self.rollbacks.contains_key(a)
+                {
+                    missing.missing_rollbacks.push((s.label().to_owned(), a));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(missing);
+        }
+        let skills = self
+            .registry
+            .skills()
+            .iter()
+            .map(|s| {
+                let m = s.entry.manifest;
+                SkillState {
+                    stats: StatsCell::new(),
+                    limiter: m.rate_limit.map(|r| RateLimiter::new(r.max_per_minute)),
+                    approval: match (m.constraints.requires_hitl, m.constraints.is_destructive) {
+                        (true, true) => Some("requires_hitl, destructive"),
+                        (true, false) => Some("requires_hitl"),
+                        (false, true) => Some("destructive"),
+                        (false, false) => None,
+                    },
+                    effectful: m.side_effects.iter().any(|e| e.capability.is_effectful()),
+                }
+            })
+            .collect();
+        let (sink, memory) = match self.sink {
+            Some(sink) => (sink, None),
+            None => {
+                let memory = Arc::new(MemorySink::default());
+                (memory.clone() as Arc<dyn RecordSink>, Some(memory))
+            }
+        };
+        Ok(Runtime {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                resources: Arc::new(self.resources),
+                skills,
+                sink,
+                memory,
+                approver: self.approver,
+                rollbacks: self.rollbacks,
+                idempotency: Arc::new(IdempotencyStore::new(self.idempotency_ttl)),
+                limits: self.limits,
+                retry_base: self.retry_base,
+                unresolved: AtomicU64::new(0),
+            }),
+        })
+    }
+}
+
+impl Runtime {
+    /// Start configuring a runtime for `registry`.
+    pub fn builder(registry: Arc<Registry>) -> RuntimeBuilder {
+        RuntimeBuilder {
+            registry,
+            resources: Resources::new(),
+            sink: None,
+            approver: Arc::new(DenyApprovals),
+            rollbacks: HashMap::new(),
+            limits: Limits::default(),
+            retry_base: Duration::from_millis(100),
+            idempotency_ttl: Duration::from_secs(3600),
+        }
+    }
+
+    /// A runtime with default policies; refuses to start when a declared
+    /// capability's resource is missing or a rollback action has no handler.
+    pub fn new(registry: Arc<Registry>, resources: Resources) -> Result<Runtime, StartError> {
+        Runtime::builder(registry).resources(resources).build()
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The resources the runtime's skills reach through their capabilities.
+    pub fn resources(&self) -> &Resources {
+        &self.inner.resources
+    }
+
+    /// The records kept by the default in-memory sink (none when a sink was set).
+    pub fn memory_records(&self) -> Option<&Arc<MemorySink>> {
+        self.inner.memory.as_ref()
+    }
+
+    /// Statistics of every skill that ran at least once, in registry order.
+    pub fn stats(&self) -> Vec<SkillStats> {
+        self.inner
+            .registry
+            .skills()
+            .iter()
+            .zip(&self.inner.skills)
+            .map(|(s, st)| st.stats.snapshot(s.label()))
+            .filter(|s| s.runs > 0)
+            .collect()
+    }
+
+    /// Statistics of one skill (`name` or `name@version`).
+    pub fn stats_of(&self, reference: &str) -> Option<SkillStats> {
+        let (name, version) = split_reference(reference);
+        let i = self.inner.registry.index_of(name, version).ok()?;
+        let s = &self.inner.registry.skills()[i];
+        Some(self.inner.skills[i].stats.snapshot(s.label()))
+    }
+
+    /// Invocations that named no registered skill.
+    pub fn unresolved(&self) -> u64 {
+        self.inner.unresolved.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,46 @@
+//! Approval: a skill that requires a human (`requires_hitl`) or is destructive
+//! runs only when the runtime's approver says yes.
+
+use crate::exec::policy::approval::{Approval, ApprovalRequest, Approver};
+use crate::exec::redact::redacted;
+use crate::exec::state::State;
+use crate::model::error::InvokeError;
+use crate::model::record::{Step, StepOutcome};
+use crate::registry::skill::RegisteredSkill;
+
+/// Ask `approver`; a denial is the job's error. `reason` says why approval is
+/// needed (`requires_hitl`, `destructive`, or both).
+pub(crate) async fn approval(
+    approver: &dyn Approver,
+    skill: &RegisteredSkill,
+    reason: &'static str,
+    st: &mut State,
+) -> Result<(), InvokeError> {
+    let m = skill.entry.manifest;
+    let request = ApprovalRequest {
+        skill: skill.label().to_owned(),
+        job_id: st.inv.job_id.clone(),
+        reason: reason.to_owned(),
+        params: redacted(&st.job.params, m.redaction.inputs),
+        dry_run: st.inv.constraints.dry_run,
+        caller: st.inv.caller.clone(),
+    };
+    match approver.approve(&request).await {
+        Approval::Approved { by } => {
+            st.step(
+                Step::Approval,
+                StepOutcome::Passed,
+                Some(format!("approved by {by}")),
+            );
+            Ok(())
+        }
+        Approval::Denied { reason: detail } => {
+            st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+            Err(InvokeError::NotApproved {
+                skill: m.name.to_owned(),
+                reason: reason.to_owned(),
+                detail,
+            })
+        }
+    }
+}

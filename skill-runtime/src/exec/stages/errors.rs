@@ -1,0 +1,54 @@
+//! The errors a failed check becomes, shared by the stages that run checks.
+
+use crate::contract::entry::CheckFailed;
+use crate::model::error::InvokeError;
+use crate::model::record::StepOutcome;
+use crate::registry::skill::RegisteredSkill;
+
+/// `passed` for a step that had checks to run, `skipped` for one that had none.
+pub(crate) fn passed_unless_empty<T>(checks: &[T]) -> StepOutcome {
+    if checks.is_empty() {
+        StepOutcome::Skipped
+    } else {
+        StepOutcome::Passed
+    }
+}
+
+/// A value behind the erased table was not of the skill's type: a runtime bug,
+/// reported as one.
+pub(crate) fn mismatch(skill: &str) -> InvokeError {
+    InvokeError::Internal {
+        skill: skill.to_owned(),
+        message: "a value did not have the skill's type".to_owned(),
+    }
+}
+
+/// The error of a failed condition, with the rollback's outcome for a
+/// postcondition that has a rollback action.
+pub(crate) fn check_error(
+    skill: &RegisteredSkill,
+    failed: CheckFailed,
+    rollback: Option<Result<(), String>>,
+) -> InvokeError {
+    let name = skill.name().to_owned();
+    let c = &skill.conditions;
+    match failed {
+        CheckFailed::Precondition(i) => InvokeError::Precondition {
+            skill: name,
+            error_code: c.preconditions[i].error_code.to_owned(),
+            message: c.preconditions[i].message.to_owned(),
+        },
+        CheckFailed::Postcondition(i) => InvokeError::Postcondition {
+            skill: name,
+            assertion: c.postconditions[i].assertion.to_owned(),
+            rollback_action: c.postconditions[i].rollback_action.map(str::to_owned),
+            rollback,
+        },
+        CheckFailed::Rule(i) => InvokeError::ValidationRule {
+            skill: name,
+            rule_id: c.validation_rules[i].rule_id.to_owned(),
+            message: c.validation_rules[i].message.to_owned(),
+        },
+        CheckFailed::Mismatch => mismatch(&name),
+    }
+}

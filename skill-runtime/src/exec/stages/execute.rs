@@ -1,0 +1,201 @@
+//! Execute: run the handler, each attempt bounded by the skill's timeout and
+//! the job's deadline, panics caught, retryable failures retried with the
+//! declared backoff.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+// The step clock (see `State::t0`); tokio's `Instant` is written in full.
+use quanta::Instant;
+use skill_core::manifest::Backoff;
+use tracing::Instrument;
+
+use crate::contract::entry::{AnyBox, HandlerFailure};
+use crate::exec::clock::micros;
+use crate::exec::stages::errors::mismatch;
+use crate::exec::state::State;
+use crate::model::error::InvokeError;
+use crate::model::record::{AttemptOutcome, AttemptRecord};
+use crate::registry::skill::RegisteredSkill;
+
+/// No wait between attempts is longer than this.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Run the handler: each attempt bounded by the skill's timeout and the job's
+/// deadline, panics caught, retryable failures retried with the declared
+/// backoff. Timeouts are retried only for idempotent skills, since a
+/// timed-out attempt may have done its work.
+pub(crate) async fn execute(
+    retry_base: Duration,
+    skill: &RegisteredSkill,
+    first: AnyBox,
+    st: &mut State,
+) -> Result<AnyBox, InvokeError> {
+    let m = skill.entry.manifest;
+    let name = m.name;
+    let e = &skill.entry.erased;
+    let per_attempt = Duration::from_millis(m.execution.timeout_ms);
+    let deadline = st
+        .inv
+        .constraints
+        .timeout_ms
+        .map(|t| st.t0 + Duration::from_millis(t));
+    let max_attempts = m.execution.retries.saturating_add(1);
+    let mut input = Some(first);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let input = match input.take() {
+            Some(i) => i,
+            None => e.decode(&st.job.params).map_err(|_| mismatch(name))?,
+        };
+        st.inv.begin_attempt(attempt);
+        // The first attempt starts where the last timed step ended.
+        let now = if attempt == 1 {
+            st.last
+        } else {
+            Instant::now()
+        };
+        let budget = match deadline {
+            Some(d) => per_attempt.min(d.saturating_duration_since(now)),
+            None => per_attempt,
+        };
+        let mut input = input;
+        let handler = e.run(&st.inv, &mut *input);
+        // Empty now: the handler owns the input.
+        drop(input);
+        let mut run = std::pin::pin!(CatchUnwind(handler).instrument(st.span.clone()));
+        // A handler that is done at its first poll needs no timer (setting
+        // one up reaches for the runtime's handle and its timer wheel); one
+        // that is not gets the deadline counted from the attempt's start, as
+        // before. Either way a handler is only ever interrupted between polls.
+        let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(done) => Ok(done),
+            // Still counted from the attempt's start: tokio's clock now, less
+            // the time the attempt has taken so far.
+            Poll::Pending => {
+                let until = tokio::time::Instant::now() + budget.saturating_sub(now.elapsed());
+                tokio::time::timeout_at(until, run).await
+            }
+        };
+        let end = Instant::now();
+        let took = micros(end.saturating_duration_since(now));
+        let (record, retry, error) = match outcome {
+            Ok(Ok(Ok(output))) => {
+                st.executed = Some(end);
+                st.attempts.push(AttemptRecord {
+                    attempt,
+                    outcome: AttemptOutcome::Succeeded,
+                    duration_us: took,
+                    error: None,
+                    backoff_ms: None,
+                });
+                return Ok(output);
+            }
+            Ok(Ok(Err(HandlerFailure { mode, message }))) => (
+                (AttemptOutcome::Failed, format!("{}: {message}", mode.code)),
+                mode.retryable,
+                InvokeError::Failed {
+                    skill: name.to_owned(),
+                    code: mode.code.to_owned(),
+                    retryable: mode.retryable,
+                    message,
+                    attempts: attempt,
+                },
+            ),
+            Ok(Err(panic)) => (
+                (AttemptOutcome::Panicked, panic.clone()),
+                false,
+                InvokeError::Panicked {
+                    skill: name.to_owned(),
+                    message: panic,
+                },
+            ),
+            Err(_) => (
+                (
+                    AttemptOutcome::TimedOut,
+                    format!("no answer within {} ms", budget.as_millis()),
+                ),
+                m.execution.idempotent,
+                InvokeError::TimedOut {
+                    skill: name.to_owned(),
+                    timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+                    attempts: attempt,
+                },
+            ),
+        };
+        let wait = backoff(m.execution.backoff, retry_base, attempt);
+        let time_left = deadline.is_none_or(|d| Instant::now() + wait < d);
+        let again = retry && attempt < max_attempts && time_left;
+        st.attempts.push(AttemptRecord {
+            attempt,
+            outcome: record.0,
+            duration_us: took,
+            error: Some(record.1),
+            backoff_ms: again.then(|| u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+        });
+        if !again {
+            return Err(error);
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// The wait before attempt `attempt + 1`, after `attempt` failed.
+fn backoff(kind: Backoff, base: Duration, attempt: u32) -> Duration {
+    let wait = match kind {
+        Backoff::None => Duration::ZERO,
+        Backoff::Linear => base.saturating_mul(attempt),
+        Backoff::Exponential => base.saturating_mul(1u32 << (attempt - 1).min(20)),
+    };
+    wait.min(MAX_BACKOFF)
+}
+
+/// Turns a panic inside the wrapped future into an error carrying its message.
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(payload) => Poll::Ready(Err(panic_message(&*payload))),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_follows_the_declared_shape() {
+        let base = Duration::from_millis(100);
+        let ms = |k, n| backoff(k, base, n).as_millis();
+        assert_eq!([1, 2, 3].map(|n| ms(Backoff::None, n)), [0, 0, 0]);
+        assert_eq!([1, 2, 3].map(|n| ms(Backoff::Linear, n)), [100, 200, 300]);
+        assert_eq!(
+            [1, 2, 3, 4].map(|n| ms(Backoff::Exponential, n)),
+            [100, 200, 400, 800]
+        );
+        assert_eq!(backoff(Backoff::Exponential, base, 40), MAX_BACKOFF);
+    }
+}

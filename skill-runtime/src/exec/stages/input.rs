@@ -1,0 +1,108 @@
+//! Input: the params within the size and depth limits, valid against the
+//! input schema, decoded into the input type; then the preconditions.
+
+use crate::contract::entry::AnyBox;
+use crate::exec::policy::limits::{Limits, measure};
+use crate::exec::stages::errors::check_error;
+use crate::exec::state::State;
+use crate::model::error::InvokeError;
+use crate::model::record::{Step, StepOutcome};
+use crate::registry::skill::RegisteredSkill;
+
+/// The job's input, validated and decoded (unless the caller brought a typed
+/// input): size, depth, schema, then decoding.
+pub(crate) fn validate(
+    limits: Limits,
+    skill: &RegisteredSkill,
+    st: &mut State,
+) -> Result<AnyBox, InvokeError> {
+    match decode(limits, skill, st) {
+        Ok(input) => {
+            st.step(Step::ValidateInput, StepOutcome::Passed, None);
+            Ok(input)
+        }
+        Err(e) => {
+            st.step(Step::ValidateInput, StepOutcome::Failed, None);
+            Err(e)
+        }
+    }
+}
+
+/// The skill's preconditions, over the decoded input and the caller.
+pub(crate) fn preconditions(
+    skill: &RegisteredSkill,
+    input: &AnyBox,
+    st: &mut State,
+) -> Result<(), InvokeError> {
+    if !skill.entry.erased.checks_before {
+        st.step(Step::Preconditions, StepOutcome::Skipped, None);
+        return Ok(());
+    }
+    match skill.entry.erased.before(&**input, &st.inv.caller) {
+        Ok(()) => {
+            st.step(Step::Preconditions, StepOutcome::Passed, None);
+            Ok(())
+        }
+        Err(f) => {
+            let e = check_error(skill, f, None);
+            st.step(Step::Preconditions, StepOutcome::Failed, None);
+            Err(e)
+        }
+    }
+}
+
+fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<AnyBox, InvokeError> {
+    let name = skill.name();
+    if let Some(message) = st.unserializable.take() {
+        return Err(InvokeError::MalformedInput {
+            skill: name.to_owned(),
+            message,
+        });
+    }
+    let params = &st.job.params;
+    // The limits guard against hostile payloads: a typed input was built by
+    // the calling code itself (and serializing it has walked it already).
+    if st.typed_input.is_none() {
+        let Some(estimate) = measure(params, limits.max_depth) else {
+            return Err(InvokeError::TooDeep {
+                skill: name.to_owned(),
+                limit: limits.max_depth,
+            });
+        };
+        let size = st.text_len.unwrap_or(estimate);
+        if size > limits.max_input_bytes {
+            return Err(InvokeError::TooLarge {
+                skill: name.to_owned(),
+                size,
+                limit: limits.max_input_bytes,
+            });
+        }
+    }
+    let schema = &skill.input_validator;
+    let invalid = || InvokeError::InvalidInput {
+        skill: name.to_owned(),
+        violations: schema.violations(params),
+    };
+    // Decoded first: a value of the input type needs only the checks its
+    // type does not make (`CompiledSchema::is_valid_for_type`, or, for
+    // decoded params, `is_valid_decoded`). Params that do not decode get
+    // the whole schema, for every violation with its path; the decoder's
+    // message is the answer only when the schema has nothing to say.
+    let (input, valid) = match st.typed_input.take() {
+        Some(typed) => (typed, schema.is_valid_for_type(params)),
+        None => match skill.entry.erased.decode(params) {
+            Ok(input) => (input, schema.is_valid_decoded(params)),
+            Err(_) if !schema.is_valid(params) => return Err(invalid()),
+            Err(e) => {
+                return Err(InvokeError::MalformedInput {
+                    skill: name.to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        },
+    };
+    if !valid {
+        return Err(invalid());
+    }
+    Ok(input)
+}

@@ -1,0 +1,14 @@
+//! The stages of one job, in the order [`job`](crate::exec::job) runs them:
+//! resolve, admit (authorize, rate limit), input (validate, preconditions),
+//! idempotency, approval, execute (timeout, retries, panics), output (budget,
+//! validate, postconditions and rollback, validation rules). Each records its
+//! step in the job's state, with its outcome and duration.
+
+pub mod admit;
+pub mod approval;
+pub mod errors;
+pub mod execute;
+pub mod idempotency;
+pub mod input;
+pub mod output;
+pub mod resolve;

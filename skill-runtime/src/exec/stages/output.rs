@@ -1,0 +1,246 @@
+//! Output: the job within its budgets, the output valid against its schema,
+//! the postconditions (a rollback action when one breaks) and the validation
+//! rules; then the result.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+// The step clock (see `State::t0`).
+use quanta::Instant;
+use serde_json::Value;
+
+use crate::contract::entry::{AnyBox, CheckFailed};
+use crate::contract::invocation::{Report, Resources};
+use crate::exec::policy::rollback::{Rollback, RollbackRequest};
+use crate::exec::stages::errors::{check_error, mismatch, passed_unless_empty};
+use crate::exec::stages::execute::CatchUnwind;
+use crate::exec::state::State;
+use crate::model::error::InvokeError;
+use crate::model::record::{RuleNote, Step, StepOutcome};
+use crate::model::result::{Metrics, NextAction, SkillResult};
+use crate::registry::skill::RegisteredSkill;
+use crate::schema::compiled::SchemaViolation;
+
+/// The execute step, passed when the handler's successful attempt ended.
+pub(crate) fn executed(st: &mut State) {
+    let end = st.executed.take().unwrap_or_else(Instant::now);
+    st.step_at(Step::Execute, StepOutcome::Passed, None, end);
+}
+
+/// The tokens and items the handler reported, within the job's budgets.
+pub(crate) fn budget(
+    skill: &RegisteredSkill,
+    report: &Report,
+    st: &mut State,
+) -> Result<(), InvokeError> {
+    let c = &st.inv.constraints;
+    let over = [
+        ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
+        ("items", report.items, c.max_items),
+    ]
+    .into_iter()
+    .find_map(|(budget, used, limit)| {
+        limit
+            .filter(|&l| used > l)
+            .map(|limit| (budget, used, limit))
+    });
+    match (over, c.max_tokens.is_some() || c.max_items.is_some()) {
+        (Some((budget, used, limit)), _) => {
+            st.step(Step::Budget, StepOutcome::Failed, None);
+            Err(InvokeError::OverBudget {
+                skill: skill.name().to_owned(),
+                budget,
+                used,
+                limit,
+            })
+        }
+        (None, true) => {
+            st.step(Step::Budget, StepOutcome::Passed, None);
+            Ok(())
+        }
+        (None, false) => {
+            st.step(Step::Budget, StepOutcome::Skipped, None);
+            Ok(())
+        }
+    }
+}
+
+/// The handler's output as JSON, valid against the output schema.
+pub(crate) fn encode(
+    skill: &RegisteredSkill,
+    output: &AnyBox,
+    st: &mut State,
+) -> Result<Value, InvokeError> {
+    let name = skill.name();
+    let data = match skill.entry.erased.encode(&**output) {
+        Some(Ok(v)) => v,
+        Some(Err(err)) => {
+            st.step(Step::ValidateOutput, StepOutcome::Failed, None);
+            return Err(InvokeError::InvalidOutput {
+                skill: name.to_owned(),
+                violations: vec![SchemaViolation {
+                    instance_path: String::new(),
+                    schema_path: String::new(),
+                    message: format!("the output does not serialize to JSON: {err}"),
+                }],
+            });
+        }
+        None => return Err(mismatch(name)),
+    };
+    // The output was serialized from the handler's value: only what its
+    // type does not guarantee is checked.
+    if !skill.output_validator.is_valid_for_type(&data) {
+        st.step(Step::ValidateOutput, StepOutcome::Failed, None);
+        return Err(InvokeError::InvalidOutput {
+            skill: name.to_owned(),
+            violations: skill.output_validator.violations(&data),
+        });
+    }
+    st.step(Step::ValidateOutput, StepOutcome::Passed, None);
+    Ok(data)
+}
+
+/// How the postconditions and validation rules went.
+pub(crate) enum After {
+    /// Every check held but rules below error severity, noted here.
+    Held(Vec<RuleNote>),
+    /// Postcondition `p` broke; its rollback action, if any, is due.
+    Broke {
+        failed: CheckFailed,
+        action: Option<&'static str>,
+    },
+}
+
+/// The postconditions, then the validation rules, over the input and the
+/// output. A broken postcondition is for the caller to roll back (an await,
+/// which this does not do, so the job's future stays small); a broken rule of
+/// severity error is the job's error.
+pub(crate) fn after(
+    skill: &RegisteredSkill,
+    output: &AnyBox,
+    st: &mut State,
+) -> Result<After, InvokeError> {
+    let e = &skill.entry.erased;
+    let name = skill.name();
+    if !e.checks_after {
+        st.step(Step::Postconditions, StepOutcome::Skipped, None);
+        st.step(Step::ValidationRules, StepOutcome::Skipped, None);
+        return Ok(After::Held(Vec::new()));
+    }
+    // The handler consumed its input; the checks get a fresh copy.
+    let input = e.decode(&st.job.params).map_err(|_| mismatch(name))?;
+    let mut failed_rules = Vec::new();
+    match e.after(&*input, &**output, &mut failed_rules) {
+        Ok(()) => {}
+        Err(f @ CheckFailed::Postcondition(p)) => {
+            let action = skill.conditions.postconditions[p].rollback_action;
+            return Ok(After::Broke { failed: f, action });
+        }
+        Err(f @ CheckFailed::Rule(_)) => {
+            st.step(Step::Postconditions, StepOutcome::Passed, None);
+            st.step(Step::ValidationRules, StepOutcome::Failed, None);
+            return Err(check_error(skill, f, None));
+        }
+        Err(f) => return Err(check_error(skill, f, None)),
+    }
+    let c = &skill.conditions;
+    st.step(
+        Step::Postconditions,
+        passed_unless_empty(&c.postconditions),
+        None,
+    );
+    let notes = failed_rules
+        .into_iter()
+        .map(|r| {
+            let r = &c.validation_rules[r];
+            RuleNote {
+                rule_id: r.rule_id,
+                severity: r.severity,
+                message: r.message,
+            }
+        })
+        .collect();
+    st.step(
+        Step::ValidationRules,
+        passed_unless_empty(&c.validation_rules),
+        None,
+    );
+    Ok(After::Held(notes))
+}
+
+/// A broken postcondition: its rollback action run (when it has one), the
+/// step failed, and the error that says both.
+pub(crate) async fn roll_back(
+    rollbacks: &HashMap<String, Arc<dyn Rollback>>,
+    resources: &Resources,
+    skill: &RegisteredSkill,
+    (failed, action): (CheckFailed, Option<&'static str>),
+    data: &Value,
+    st: &mut State,
+) -> InvokeError {
+    let rollback = match action {
+        Some(a) => {
+            let request = RollbackRequest {
+                skill: skill.label(),
+                action: a,
+                job_id: &st.inv.job_id,
+                input: &st.job.params,
+                output: data,
+                resources,
+            };
+            Some(run_rollback(rollbacks, request).await)
+        }
+        None => None,
+    };
+    st.step(Step::Postconditions, StepOutcome::Failed, None);
+    check_error(skill, failed, rollback)
+}
+
+async fn run_rollback(
+    rollbacks: &HashMap<String, Arc<dyn Rollback>>,
+    request: RollbackRequest<'_>,
+) -> Result<(), String> {
+    let action = request.action;
+    let Some(handler) = rollbacks.get(action) else {
+        // `build` refuses to start without it.
+        return Err(format!("no handler for rollback action `{action}`"));
+    };
+    match CatchUnwind(handler.rollback(request)).await {
+        Ok(r) => r,
+        Err(panic) => Err(format!("the rollback action panicked: {panic}")),
+    }
+}
+
+/// The result of a job that passed every step.
+pub(crate) fn result(
+    skill: &RegisteredSkill,
+    data: Value,
+    report: Report,
+    notes: Vec<RuleNote>,
+    st: &State,
+) -> SkillResult {
+    SkillResult {
+        success: true,
+        job_id: st.inv.job_id.clone(),
+        trace_id: st.inv.trace_id.clone(),
+        skill: skill.shared_label(),
+        data: Arc::new(data),
+        artifacts: report.artifacts,
+        metrics: Metrics {
+            // Set by `finish`, which reads the clock once for the record too.
+            duration_ms: 0,
+            items_processed: report.items,
+            tokens_used: report.tokens,
+            attempts: st.attempts.len() as u32,
+        },
+        next_action: report.next_action.unwrap_or(NextAction::Complete),
+        notes,
+        started_at: st.started_at,
+        replayed: false,
+        pipeline_steps: if st.pipeline_steps.is_empty() {
+            Vec::new()
+        } else {
+            st.pipeline_steps.clone()
+        },
+    }
+}

@@ -1,0 +1,54 @@
+//! Resolve: the skill (or op) a job names, at the version it asks for or the
+//! highest; a disabled skill does not run, a deprecated one runs and says so.
+
+use skill_core::manifest::Status;
+
+use crate::exec::state::State;
+use crate::model::error::InvokeError;
+use crate::model::record::{Step, StepOutcome};
+use crate::registry::index::Registry;
+
+/// The index in `registry` of the skill the job names.
+pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
+    let job = &st.job;
+    let found = registry.index_of_kind(job.kind, &job.skill, job.version.as_deref());
+    let i = match found {
+        Ok(i) => i,
+        Err(known) => {
+            let e = match (&job.version, known.is_empty()) {
+                (Some(v), false) => InvokeError::UnknownVersion {
+                    skill: job.skill.to_string(),
+                    version: v.to_string(),
+                    known,
+                },
+                _ => InvokeError::UnknownSkill {
+                    reference: job.reference(),
+                },
+            };
+            st.step(Step::Resolve, StepOutcome::Failed, None);
+            return Err(e);
+        }
+    };
+    st.skill = Some(i);
+    let m = registry.skills()[i].entry.manifest;
+    match m.status {
+        Status::Disabled => {
+            st.step(Step::Resolve, StepOutcome::Failed, Some("disabled".into()));
+            Err(InvokeError::Disabled {
+                skill: m.name.to_owned(),
+            })
+        }
+        Status::Deprecated => {
+            let detail = match m.deprecation.and_then(|d| d.replaced_by) {
+                Some(r) => format!("deprecated; replaced by `{r}`"),
+                None => "deprecated".to_owned(),
+            };
+            st.step(Step::Resolve, StepOutcome::Passed, Some(detail));
+            Ok(i)
+        }
+        Status::Enabled => {
+            st.step(Step::Resolve, StepOutcome::Passed, None);
+            Ok(i)
+        }
+    }
+}

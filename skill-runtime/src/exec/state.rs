@@ -1,0 +1,175 @@
+//! Everything known about one job while it runs, turned into its record at
+//! the end, and what a job that succeeded produced.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+// The step clock (see `State::t0`).
+use quanta::Instant;
+use serde_json::Value;
+use skill_core::manifest::TargetKind;
+
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
+
+use crate::contract::entry::AnyBox;
+use crate::contract::invocation::{Invocation, Resources};
+use crate::exec::clock::micros;
+use crate::exec::clock::wall_clock;
+use crate::model::envelope::{JobEnvelope, reference};
+use crate::model::record::{Attempts, Step, StepOutcome, StepRun, Steps};
+use crate::model::result::SkillResult;
+
+/// What the pipeline produced for a job that succeeded.
+pub(crate) struct Done {
+    pub(crate) result: SkillResult,
+    /// The typed output, for typed calls (absent when replayed).
+    pub(crate) typed: Option<AnyBox>,
+}
+
+/// Everything known about a job while it runs, turned into its record at the end.
+pub(crate) struct State {
+    /// What the job asks to run, and on what.
+    pub(crate) job: Target,
+    /// The job's ids, caller and constraints, taken out of the envelope when
+    /// the job starts and shared with the handler's context from then on.
+    pub(crate) inv: Arc<Invocation>,
+    /// Carries the job and trace ids to the handler's events and the outcome's.
+    pub(crate) span: tracing::Span,
+    pub(crate) started_at: SystemTime,
+    /// Readings of the step clock (`quanta`: the time-stamp counter where it
+    /// is invariant, scaled to the OS clock; the OS clock elsewhere). Timeouts
+    /// that tokio waits on read tokio's clock.
+    pub(crate) t0: Instant,
+    pub(crate) last: Instant,
+    pub(crate) skill: Option<usize>,
+    pub(crate) typed_input: Option<AnyBox>,
+    /// Why a typed input could not be serialized (its validation step fails).
+    pub(crate) unserializable: Option<String>,
+    /// The size of the params' text, when it came as text.
+    pub(crate) text_len: Option<usize>,
+    pub(crate) steps: Steps,
+    pub(crate) attempts: Attempts,
+    pub(crate) key: Option<String>,
+    pub(crate) replayed: bool,
+    /// When the successful attempt ended, read once for the attempt and the step.
+    pub(crate) executed: Option<Instant>,
+    /// A pipeline's steps as they ran.
+    pub(crate) pipeline_steps: Vec<StepRun>,
+}
+
+/// The envelope's fields that stay with the job's state; the rest (ids, caller,
+/// constraints) go to its invocation. Kept apart so that the state does not
+/// carry an emptied copy of them (about 220 bytes, copied into every job's box).
+pub(crate) struct Target {
+    pub(crate) skill: Cow<'static, str>,
+    pub(crate) kind: TargetKind,
+    pub(crate) version: Option<Cow<'static, str>>,
+    pub(crate) params: Value,
+    pub(crate) idempotency_key: Option<String>,
+}
+
+impl Target {
+    /// `name` or `name@version`, as [`JobEnvelope::reference`] writes it.
+    pub(crate) fn reference(&self) -> String {
+        reference(&self.skill, self.version.as_deref())
+    }
+}
+
+impl State {
+    /// The job's state, on the heap: the job's future holds a pointer to it, not
+    /// its 600 bytes (see [`Runtime::run`](crate::exec::runtime::Runtime)).
+    pub(crate) fn new(
+        resources: &Arc<Resources>,
+        job: JobEnvelope,
+        typed: Option<AnyBox>,
+        text_len: Option<usize>,
+    ) -> Box<State> {
+        let now = Instant::now();
+        let started_at = wall_clock(now);
+        let JobEnvelope {
+            job_id,
+            trace_id,
+            parent_job_id,
+            skill,
+            kind,
+            version,
+            params,
+            constraints,
+            caller,
+            idempotency_key,
+        } = job;
+        let span = tracing::info_span!(
+            "skill",
+            skill = %skill,
+            job_id = %job_id,
+            trace_id = %trace_id,
+        );
+        // Moved once, here, and out again into the record.
+        let inv = Arc::new(Invocation {
+            resources: resources.clone(),
+            caller,
+            trace_id,
+            job_id,
+            parent_job_id,
+            started_at,
+            constraints,
+            attempt: AtomicU32::new(0),
+            report: Default::default(),
+            pipeline: OnceLock::new(),
+        });
+        Box::new(State {
+            span,
+            job: Target {
+                skill,
+                kind,
+                version,
+                params,
+                idempotency_key,
+            },
+            inv,
+            started_at,
+            t0: now,
+            last: now,
+            skill: None,
+            unserializable: None,
+            typed_input: typed,
+            text_len,
+            steps: Steps::default(),
+            attempts: Attempts::default(),
+            key: None,
+            replayed: false,
+            executed: None,
+            pipeline_steps: Vec::new(),
+        })
+    }
+
+    pub(crate) fn step(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>) {
+        // Steps that only consult the manifest take well under a microsecond;
+        // they are not timed (a clock reading costs as much as the step), and
+        // their time counts toward the next timed step.
+        let untimed = matches!(
+            step,
+            Step::Resolve | Step::Authorize | Step::RateLimit | Step::Budget
+        );
+        if outcome == StepOutcome::Skipped || untimed {
+            self.steps.set(step, outcome, 0, detail);
+            return;
+        }
+        self.step_at(step, outcome, detail, Instant::now());
+    }
+
+    /// A timed step that ended at `now`.
+    pub(crate) fn step_at(
+        &mut self,
+        step: Step,
+        outcome: StepOutcome,
+        detail: Option<String>,
+        now: Instant,
+    ) {
+        let took = micros(now.saturating_duration_since(self.last));
+        self.steps.set(step, outcome, took, detail);
+        self.last = now;
+    }
+}

@@ -1,0 +1,10 @@
+//! The data of one job, from request to record: ids, the envelope a caller
+//! sends, the result or the error it gets back, and the run record the job
+//! leaves. Plain data with serde; nothing here runs a job.
+
+pub mod envelope;
+pub mod error;
+pub mod id;
+pub mod record;
+pub mod result;
+pub mod time;

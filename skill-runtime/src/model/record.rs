@@ -1,0 +1,371 @@
+//! Run records: one per job, with each step of the pipeline it went through,
+//! each attempt of its handler, and, for a pipeline, each of its steps' jobs.
+//!
+//! Records never hold a redacted field: the runtime redacts params, output and
+//! messages before a record is built.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use skill_core::manifest::Severity;
+
+use crate::model::envelope::Caller;
+use crate::model::id::Id;
+use crate::model::time::serialize_time;
+
+/// One invocation, from resolution to the last check.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    pub job_id: Id,
+    pub trace_id: Id,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_job_id: Option<Id>,
+    /// The skill's name (as asked for, when it did not resolve).
+    pub skill: Cow<'static, str>,
+    /// The version that was resolved, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<&'static str>,
+    pub caller: Caller,
+    /// The input, with redacted fields replaced; `null` when it did not parse.
+    pub params: Value,
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// The result came from an earlier job with the same key.
+    pub replayed: bool,
+    #[serde(serialize_with = "serialize_time")]
+    pub started_at: SystemTime,
+    #[serde(serialize_with = "serialize_time")]
+    pub completed_at: SystemTime,
+    pub duration_us: u64,
+    pub status: RunStatus,
+    pub steps: Steps,
+    pub attempts: Attempts,
+    /// The output, with redacted fields replaced; only on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Arc<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorRecord>,
+    pub notes: Vec<RuleNote>,
+    /// A pipeline's steps, in the order they ran (each step's output is in the
+    /// step's own record, under its job id).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_steps: Vec<StepRun>,
+}
+
+/// One step of a pipeline as it ran (the Chimera seed's workflow run record).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepRun {
+    /// The step's id in the pipeline.
+    pub id: &'static str,
+    /// `name@version` of the skill or op that ran (as referenced, when it did
+    /// not resolve).
+    pub skill_name: Arc<str>,
+    /// The step's own job, child of the pipeline's.
+    pub job_id: Id,
+    pub status: RunStatus,
+    /// The step's output; in results only, never in records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Arc<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(serialize_with = "serialize_time")]
+    pub completed_at: SystemTime,
+}
+
+/// The seed's run record status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Succeeded,
+    Failed,
+}
+
+/// The steps of DESIGN §7, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Resolve,
+    Authorize,
+    RateLimit,
+    ValidateInput,
+    Preconditions,
+    Idempotency,
+    Approval,
+    Execute,
+    Budget,
+    ValidateOutput,
+    Postconditions,
+    ValidationRules,
+}
+
+/// How one step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepOutcome {
+    Passed,
+    Failed,
+    /// Nothing to do for this skill (no rate limit, no approval needed, ...).
+    Skipped,
+    /// Idempotency: an earlier job's result was returned.
+    Replayed,
+}
+
+impl Step {
+    /// Every step, in the order they run.
+    pub const ALL: [Step; 12] = [
+        Step::Resolve,
+        Step::Authorize,
+        Step::RateLimit,
+        Step::ValidateInput,
+        Step::Preconditions,
+        Step::Idempotency,
+        Step::Approval,
+        Step::Execute,
+        Step::Budget,
+        Step::ValidateOutput,
+        Step::Postconditions,
+        Step::ValidationRules,
+    ];
+}
+
+/// One step of a job, as [`Steps`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StepRecord<'a> {
+    pub step: Step,
+    pub outcome: StepOutcome,
+    pub duration_us: u64,
+    /// Why it failed or who approved, for the steps that say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'a str>,
+}
+
+/// The steps a job went through, in the order they ran; serialized as a list of
+/// [`StepRecord`]s.
+///
+/// A job runs each step at most once and in [`Step`]'s order, so the steps are
+/// a table with a slot per step, inside the record, rather than a list on the
+/// heap: making a record fills slots instead of growing a vector, and a record
+/// dropped from memory long after it was made frees one heap block fewer (most
+/// records are dropped cold, so each block is a cache miss).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Steps {
+    outcome: [Option<StepOutcome>; Step::ALL.len()],
+    duration_us: [u64; Step::ALL.len()],
+    /// The few steps that carry a detail; usually none, which allocates nothing.
+    details: Vec<(Step, String)>,
+}
+
+impl Steps {
+    /// The steps that ran, in order.
+    pub fn iter(&self) -> impl Iterator<Item = StepRecord<'_>> + '_ {
+        Step::ALL.into_iter().filter_map(|step| self.get(step))
+    }
+
+    /// How `step` went, when the job reached it.
+    pub fn get(&self, step: Step) -> Option<StepRecord<'_>> {
+        let i = step as usize;
+        Some(StepRecord {
+            step,
+            outcome: self.outcome[i]?,
+            duration_us: self.duration_us[i],
+            detail: self
+                .details
+                .iter()
+                .find(|(s, _)| *s == step)
+                .map(|(_, d)| d.as_str()),
+        })
+    }
+
+    /// How many steps ran.
+    pub fn len(&self) -> usize {
+        self.outcome.iter().flatten().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.outcome.iter().all(Option::is_none)
+    }
+
+    /// Record `step`. Steps come in order, each once (checked in debug builds).
+    pub(crate) fn set(
+        &mut self,
+        step: Step,
+        outcome: StepOutcome,
+        duration_us: u64,
+        detail: Option<String>,
+    ) {
+        let i = step as usize;
+        debug_assert!(
+            self.outcome[i..].iter().all(Option::is_none),
+            "step {step:?} recorded out of order or twice"
+        );
+        self.outcome[i] = Some(outcome);
+        self.duration_us[i] = duration_us;
+        if let Some(detail) = detail {
+            self.details.push((step, detail));
+        }
+    }
+
+    /// Rewrite every detail (to scrub redacted values out of them).
+    pub(crate) fn map_details(&mut self, mut f: impl FnMut(String) -> String) {
+        for (_, detail) in &mut self.details {
+            *detail = f(std::mem::take(detail));
+        }
+    }
+}
+
+impl fmt::Debug for Steps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Steps {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+/// One run of the handler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttemptRecord {
+    pub attempt: u32,
+    pub outcome: AttemptOutcome,
+    pub duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wait before the next attempt, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+}
+
+/// The handler's runs, in order; serialized as a list of [`AttemptRecord`]s.
+///
+/// Most jobs make one attempt, so the first is kept inside the record and only
+/// retries go to the heap: like [`Steps`], one block fewer to make per job and
+/// to free when the record is dropped.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Attempts {
+    first: Option<AttemptRecord>,
+    retries: Vec<AttemptRecord>,
+}
+
+impl Attempts {
+    pub fn iter(&self) -> impl Iterator<Item = &AttemptRecord> + '_ {
+        self.first.iter().chain(&self.retries)
+    }
+
+    pub fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.retries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&AttemptRecord> {
+        match i {
+            0 => self.first.as_ref(),
+            i => self.retries.get(i - 1),
+        }
+    }
+
+    pub(crate) fn push(&mut self, attempt: AttemptRecord) {
+        if self.first.is_none() {
+            self.first = Some(attempt);
+        } else {
+            self.retries.push(attempt);
+        }
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut AttemptRecord> + '_ {
+        self.first.iter_mut().chain(&mut self.retries)
+    }
+}
+
+impl std::ops::Index<usize> for Attempts {
+    type Output = AttemptRecord;
+
+    fn index(&self, i: usize) -> &AttemptRecord {
+        self.get(i)
+            .unwrap_or_else(|| panic!("attempt {i} of {}", self.len()))
+    }
+}
+
+impl fmt::Debug for Attempts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Attempts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    Succeeded,
+    Failed,
+    TimedOut,
+    Panicked,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ErrorRecord {
+    pub code: String,
+    pub message: String,
+}
+
+/// A validation rule of severity warning or info that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleNote {
+    pub rule_id: &'static str,
+    pub severity: Severity,
+    pub message: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table reads and serializes as the list of steps that ran, in order,
+    /// each with its detail when it has one.
+    #[test]
+    fn steps_read_as_the_list_they_ran_in() {
+        // A step's slot is its position in the enum, which is the order they run in.
+        for (i, step) in Step::ALL.into_iter().enumerate() {
+            assert_eq!(step as usize, i);
+        }
+        let mut steps = Steps::default();
+        assert!(steps.is_empty());
+        steps.set(Step::Resolve, StepOutcome::Passed, 0, None);
+        steps.set(
+            Step::Approval,
+            StepOutcome::Failed,
+            12,
+            Some("denied".into()),
+        );
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps.get(Step::Execute), None);
+        assert_eq!(steps.get(Step::Approval).unwrap().detail, Some("denied"));
+        assert_eq!(
+            serde_json::to_value(&steps).unwrap(),
+            serde_json::json!([
+                {"step": "resolve", "outcome": "passed", "duration_us": 0},
+                {"step": "approval", "outcome": "failed", "duration_us": 12, "detail": "denied"},
+            ])
+        );
+        steps.map_details(|d| d.replace("denied", "[redacted]"));
+        assert_eq!(
+            steps.get(Step::Approval).unwrap().detail,
+            Some("[redacted]")
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! What a caller gets back from a job that succeeded: the skill result (the
+//! AI-COS skill model's `SkillOutput`), its metrics and artifacts, and what to do
+//! next. Failures are [`InvokeError`](crate::model::error::InvokeError)s.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::id::Id;
+use crate::model::record::{RuleNote, StepRun};
+use crate::model::time::serialize_time;
+
+/// A successful job (the seed's `SkillOutput` with `success: true`); failures are
+/// [`InvokeError`](crate::model::error::InvokeError)s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkillResult {
+    pub success: bool,
+    pub job_id: Id,
+    pub trace_id: Id,
+    /// `name@version` of the skill that ran.
+    pub skill: Arc<str>,
+    /// The output. Shared with the run record, so keeping records costs no copy.
+    pub data: Arc<Value>,
+    pub artifacts: Vec<Artifact>,
+    pub metrics: Metrics,
+    pub next_action: NextAction,
+    /// Validation rules of severity warning or info that did not hold.
+    pub notes: Vec<RuleNote>,
+    /// When the runtime started the job, RFC 3339.
+    #[serde(serialize_with = "serialize_time")]
+    pub started_at: SystemTime,
+    /// True when the result was stored by an earlier job with the same
+    /// idempotency key and returned without running the skill again.
+    pub replayed: bool,
+    /// A pipeline's steps, in the order they ran, with their outputs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_steps: Vec<StepRun>,
+}
+
+/// What the job cost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Metrics {
+    pub duration_ms: u64,
+    /// As reported by the handler through its context.
+    pub items_processed: u64,
+    /// As reported by the handler; absent when it reported none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_used: Option<u64>,
+    /// Handler attempts, retries included.
+    pub attempts: u32,
+}
+
+/// Something a job produced besides its data, for example a report file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub name: String,
+    /// Media type, for example `text/markdown`.
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+}
+
+/// What the caller should do next (the seed's `nextAction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NextAction {
+    Continue,
+    Retry,
+    Escalate,
+    #[default]
+    Complete,
+}

@@ -1,0 +1,17 @@
+//! The registry: every skill, op and capability of the linked crates, checked
+//! once by one rule set ([`rules`]) and sorted ([`index`]); the JSON artifacts
+//! it is exported as ([`export`]), and other tools' views of them ([`views`]).
+
+pub(crate) mod build;
+pub(crate) mod export;
+pub(crate) mod index;
+pub(crate) mod json;
+pub(crate) mod rules;
+pub(crate) mod skill;
+pub(crate) mod views;
+
+pub use self::build::{Problem, RegistryError};
+pub use self::index::Registry;
+pub use self::skill::RegisteredSkill;
+pub use crate::model::envelope::split_reference;
+pub use skill_core::names::{MAX_DESCRIPTION, is_mcp_tool_name};

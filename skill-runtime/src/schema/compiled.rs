@@ -1,0 +1,110 @@
+//! A schema compiled once with `jsonschema` and reused for every call, and the
+//! violations it reports.
+
+use serde_json::Value;
+
+use crate::schema::residual::{residual, shapes_only_at_the_top};
+
+/// A compiled schema, and what of it a value of its Rust type can still
+/// violate (see [`residual`](crate::schema::residual::residual)).
+pub struct CompiledSchema {
+    validator: jsonschema::Validator,
+    /// `None` when the type guarantees the whole schema.
+    residual: Option<jsonschema::Validator>,
+    /// Whether decoding params checks every shape the schema states (see
+    /// [`shapes_only_at_the_top`]).
+    decoding_checks_shapes: bool,
+}
+
+/// One violation of a schema, located by JSON pointer into the instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaViolation {
+    /// JSON pointer into the checked value; empty for the root.
+    pub instance_path: String,
+    /// JSON pointer into the schema, to the keyword that failed.
+    pub schema_path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = if self.instance_path.is_empty() {
+            "/"
+        } else {
+            &self.instance_path
+        };
+        write!(f, "at {path}: {}", self.message)
+    }
+}
+
+impl CompiledSchema {
+    /// Check `schema` against the 2020-12 meta-schema, then compile it. Formats
+    /// (`uri`, `date-time`, ...) are asserted, not just annotated: a demanding caller
+    /// expects `format: uri` to reject a non-URI.
+    pub fn compile(schema: &Value) -> Result<Self, String> {
+        if let Err(e) = jsonschema::meta::validate(schema) {
+            return Err(format!(
+                "not a valid JSON Schema: {e} (at {})",
+                e.instance_path()
+            ));
+        }
+        let build = |schema: &Value| {
+            jsonschema::draft202012::options()
+                .should_validate_formats(true)
+                .build(schema)
+                .map_err(|e| e.to_string())
+        };
+        Ok(CompiledSchema {
+            validator: build(schema)?,
+            residual: residual(schema).as_ref().map(build).transpose()?,
+            decoding_checks_shapes: shapes_only_at_the_top(schema),
+        })
+    }
+
+    /// Whether every value of the Rust type the schema was generated from,
+    /// serialized, satisfies it: the schema says nothing the type does not
+    /// (see [`implied_by_type`](crate::schema::residual::implied_by_type)).
+    pub fn implied_by_type(&self) -> bool {
+        self.residual.is_none()
+    }
+
+    /// Whether `instance`, known to be a value of the schema's Rust type (it
+    /// was serialized from one, or decoded into one), is valid: only what the
+    /// type does not guarantee is checked ([`residual`]).
+    pub fn is_valid_for_type(&self, instance: &Value) -> bool {
+        self.residual.as_ref().is_none_or(|r| r.is_valid(instance))
+    }
+
+    /// Whether `instance`, which decoded into the schema's Rust type, is valid:
+    /// only the residual is checked when decoding has checked every shape
+    /// ([`shapes_only_at_the_top`]), else the whole schema.
+    pub fn is_valid_decoded(&self, instance: &Value) -> bool {
+        if self.decoding_checks_shapes {
+            self.is_valid_for_type(instance)
+        } else {
+            self.is_valid(instance)
+        }
+    }
+
+    /// Every violation, in the validator's order.
+    pub fn violations(&self, instance: &Value) -> Vec<SchemaViolation> {
+        self.validator
+            .iter_errors(instance)
+            .map(|e| SchemaViolation {
+                instance_path: e.instance_path().to_string(),
+                schema_path: e.schema_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect()
+    }
+
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.validator.is_valid(instance)
+    }
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledSchema")
+    }
+}
