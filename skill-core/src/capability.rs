@@ -67,24 +67,33 @@ pub struct CapabilityInfo {
     pub line: u32,
 }
 
-impl CapabilityInfo {
-    /// A capability changes the world when it writes, deletes or upserts, or when it
-    /// reaches the network or spawns processes. Such capabilities must be listed as
-    /// side effects of every skill that declares them.
-    pub const fn is_effectful(&self) -> bool {
+/// A capability changes the world when it writes, deletes or upserts, or when it
+/// reaches the network or spawns processes. Such capabilities must be listed as
+/// side effects of every skill that declares them.
+pub const fn is_effectful(effect: EffectType, operation: Operation) -> bool {
+    operation.changes() || matches!(effect, EffectType::Network | EffectType::Process)
+}
+
+impl Operation {
+    /// Whether the operation changes its target: writes, deletes and upserts.
+    pub const fn changes(self) -> bool {
         matches!(
-            self.operation,
+            self,
             Operation::Write | Operation::Delete | Operation::Upsert
-        ) || matches!(self.effect, EffectType::Network | EffectType::Process)
+        )
+    }
+}
+
+impl CapabilityInfo {
+    /// Whether this capability changes the world ([`is_effectful`]).
+    pub const fn is_effectful(&self) -> bool {
+        is_effectful(self.effect, self.operation)
     }
 
     /// Whether declaring this capability covers an ambient use of `kind` found in
     /// a skill's body by `#[skill]`'s scan.
     pub const fn covers(&self, kind: Ambient) -> bool {
-        let writes = matches!(
-            self.operation,
-            Operation::Write | Operation::Delete | Operation::Upsert
-        );
+        let writes = self.operation.changes();
         match kind {
             Ambient::FileRead => matches!(self.effect, EffectType::File),
             Ambient::FileWrite => matches!(self.effect, EffectType::File) && writes,

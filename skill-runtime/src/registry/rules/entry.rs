@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use skill_core::capability::{EffectType, Operation, is_effectful};
 use skill_core::names::{
     DescriptionProblem, MAX_DESCRIPTION, check_description, check_semver, is_capability_id,
     is_mcp_tool_name, is_snake_case,
@@ -98,7 +99,12 @@ fn capabilities(v: &Value, catalog: Option<&Catalog<'_>>, problem: &mut impl FnM
             Some(Some(info)) => {
                 let effect = str_of(info, "effect_type");
                 let operation = str_of(info, "operation");
-                if is_effectful(effect, operation) && !side_effects.contains(c) {
+                let effectful = match (EffectType::parse(effect), Operation::parse(operation)) {
+                    (Some(e), Some(o)) => is_effectful(e, o),
+                    // Words outside the vocabularies are the format schema's finding.
+                    _ => false,
+                };
+                if effectful && !side_effects.contains(c) {
                     problem(format!(
                         "capability `{c}` changes the world ({effect} {operation}) but is not listed in side_effects"
                     ));
@@ -120,13 +126,6 @@ fn capabilities(v: &Value, catalog: Option<&Catalog<'_>>, problem: &mut impl FnM
             }
         }
     }
-}
-
-/// The catalog's rule of what changes the world: writes, deletes and upserts,
-/// and anything on the network or in another process. It mirrors
-/// `CapabilityInfo::is_effectful` on the catalog's words.
-fn is_effectful(effect: &str, operation: &str) -> bool {
-    matches!(operation, "write" | "delete" | "upsert") || matches!(effect, "network" | "process")
 }
 
 /// Status against deprecation metadata, and the removal version.
