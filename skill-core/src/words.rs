@@ -1,7 +1,7 @@
 //! The words of the manifest's closed vocabularies (`status = "deprecated"`,
 //! `autonomy = "L2"`, `effect = "database"`, ...), declared once per enum.
 //!
-//! Each vocabulary is one [`words!`] declaration: the enum, its words, and the
+//! Each vocabulary is one `words!` declaration: the enum, its words, and the
 //! three things everyone needs from them: `as_str` (what manifests and exported
 //! JSON write), `parse` (what a registry file or a caller sends), and `WORDS`,
 //! the (word, Rust variant) pairs `#[skill]` offers and expands from. With the

@@ -48,7 +48,7 @@ impl Resources {
     }
 
     /// The registered `R`. Skills reach resources through their capabilities
-    /// ([`Ctx::resource`]); this is for code around them, such as rollback actions.
+    /// ([`Ctx::resource`](crate::contract::skill::Ctx::resource)); this is for code around them, such as rollback actions.
     pub fn get<R: 'static>(&self) -> Option<&R> {
         if let Some(unit) = (&() as &dyn Any).downcast_ref::<R>() {
             return Some(unit);

@@ -128,7 +128,7 @@ pub struct SkillStats {
 }
 
 /// Statistics computed from run records, for example a JSON-lines file written by
-/// [`JsonLinesSink`]: per skill, in name order.
+/// [`JsonLinesSink`](crate::exec::sink::JsonLinesSink): per skill, in name order.
 pub fn stats_from_records<'a>(
     records: impl IntoIterator<Item = (&'a str, u64, bool)>,
 ) -> Vec<SkillStats> {

@@ -1,6 +1,7 @@
 //! The registry: every skill, op and capability of the linked crates, checked
-//! once by one rule set ([`rules`]) and sorted ([`index`]); the JSON artifacts
-//! it is exported as ([`export`]), and other tools' views of them ([`views`]).
+//! once by one rule set (`rules`, public as [`crate::rules`]) and sorted
+//! (`index`); the JSON artifacts it is exported as ([`crate::export`]), and
+//! other tools' views of them ([`crate::views`]).
 
 pub(crate) mod build;
 pub(crate) mod export;

@@ -1,6 +1,7 @@
 //! JSON Schemas of skill inputs and outputs: generated from the Rust types
-//! ([`generate`]), compiled once and reused for every call ([`compiled`]), and
-//! reduced to what a value of the type can still violate ([`residual`]).
+//! ([`input_schema_for`], [`output_schema_for`]), compiled once and reused for
+//! every call ([`CompiledSchema`]), and reduced to what a value of the type can
+//! still violate ([`residual()`]).
 
 pub(crate) mod compiled;
 pub(crate) mod generate;
