@@ -39,7 +39,7 @@ async fn a_pipeline_runs_its_steps_as_child_jobs_and_returns_their_records() {
 
     let steps = &result.pipeline_steps;
     assert_eq!(
-        steps.iter().map(|s| s.id).collect::<Vec<_>>(),
+        steps.iter().map(|s| &*s.id).collect::<Vec<_>>(),
         ["read", "summarize"]
     );
     assert_eq!(&*steps[0].skill_name, "read_note@1.0.0");
@@ -94,7 +94,7 @@ async fn the_first_failing_step_stops_the_pipeline_and_is_named() {
     let statuses: Vec<_> = pipeline
         .pipeline_steps
         .iter()
-        .map(|s| (s.id, s.status))
+        .map(|s| (&*s.id, s.status))
         .collect();
     assert_eq!(
         statuses,

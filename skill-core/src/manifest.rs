@@ -25,6 +25,9 @@ pub struct Manifest {
     pub kind: Kind,
     pub autonomy: Autonomy,
     pub policy_tags: &'static [&'static str],
+    /// The job intents this skill serves (the seed's `JobIntent`, e.g.
+    /// `seo_audit`): a job envelope that names an intent and no skill runs it.
+    pub intents: &'static [&'static str],
     pub rate_limit: Option<RateLimit>,
     pub redaction: Redaction,
     pub execution: Execution,
@@ -337,6 +340,7 @@ impl Manifest {
         kind: Kind::Logic,
         autonomy: Autonomy::L0,
         policy_tags: &[],
+        intents: &[],
         rate_limit: None,
         redaction: Redaction {
             inputs: &[],

@@ -202,6 +202,17 @@ fn check_words(cx: &Ctxt, args: &SkillArgs) {
             cx.error_spanned(l, "empty string; remove it");
         }
     }
+    for i in &args.intents {
+        if !is_snake_case(&i.value()) {
+            cx.error_spanned(
+                i,
+                format!(
+                    "intent \"{}\" is not snake_case; job intents are words like \"seo_audit\" or \"rag_reindex\"",
+                    i.value()
+                ),
+            );
+        }
+    }
     for l in args.redact_inputs.iter().chain(&args.redact_outputs) {
         if l.value().is_empty() || l.value().contains('/') {
             cx.error_spanned(

@@ -41,6 +41,7 @@ mod exec;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod model;
+pub mod queue;
 pub mod registry;
 pub mod schema;
 mod sync;
@@ -72,12 +73,13 @@ pub mod failure {
 
 /// What a caller sends and what it gets back.
 pub mod envelope {
-    pub use crate::model::envelope::{
-        Caller, JobConstraints, JobEnvelope, Priority, Source, new_id, split_reference,
-    };
+    pub use crate::model::caller::{Caller, Priority, Source};
+    pub use crate::model::envelope::{JobConstraints, JobEnvelope, Scope, new_id, split_reference};
+    pub use crate::model::hash::stable_hash;
     pub use crate::model::id::Id;
     pub use crate::model::record::RuleNote;
     pub use crate::model::result::{Artifact, Metrics, NextAction, SkillResult};
+    pub use crate::model::time::parse_time;
 }
 
 /// Why a job produced no result, and why a runtime could not start.
@@ -128,8 +130,12 @@ pub mod policy {
     pub use crate::exec::policy::approval::{
         Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals,
     };
-    pub use crate::exec::policy::idempotency::idempotency_key;
+    pub use crate::exec::policy::idempotency::{
+        Claim, Claimed, IdempotencyConfig, IdempotencyStore, MemoryIdempotency, Shared,
+        idempotency_key,
+    };
     pub use crate::exec::policy::limits::Limits;
+    pub use crate::exec::policy::rate::{RateLimitStore, Refusal};
     pub use crate::exec::policy::rollback::{Rollback, RollbackRequest};
 }
 
@@ -158,7 +164,7 @@ pub use contract::skill::{
 };
 pub use envelope::{
     Artifact, Caller, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
-    SkillResult, Source,
+    Scope, SkillResult, Source,
 };
 pub use error::{InvokeError, StartError};
 pub use exec::runtime::{Runtime, RuntimeBuilder};

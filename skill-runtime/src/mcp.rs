@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use crate::exec::policy::authorize::{missing_permissions, permission_list};
 use crate::exec::runtime::Runtime;
-use crate::model::envelope::{Caller, JobEnvelope, Source};
+use crate::model::caller::{Caller, Source};
+use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::registry::views;
 

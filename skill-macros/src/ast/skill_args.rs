@@ -31,6 +31,7 @@ pub const SKILL_KEYS: &[&str] = &[
     "kind",
     "autonomy",
     "policy_tags",
+    "intents",
     "rate_limit",
     "redaction",
     "timeout_ms",
@@ -96,6 +97,10 @@ const NOT_FOR_OPS: &[(&str, &str)] = &[
         "mcp",
         "ops are not served over MCP; expose a skill (or a pipeline) that calls the op",
     ),
+    (
+        "intents",
+        "jobs name skills, not ops, by intent; put `intents(...)` on a skill (or a pipeline) that calls the op",
+    ),
 ];
 
 impl SkillArgs {
@@ -148,6 +153,7 @@ impl SkillArgs {
                 "kind" => a.kind = choice(cx, &node, &[("logic", "Logic")]),
                 "autonomy" => a.autonomy = word::<Autonomy>(cx, &node),
                 "policy_tags" => a.policy_tags = str_list(cx, &node),
+                "intents" => a.intents = str_list(cx, &node),
                 "rate_limit" => {
                     for n in nodes(
                         cx,

@@ -53,6 +53,8 @@ pub struct SkillArgs {
     pub kind: Option<Choice>,
     pub autonomy: Option<Choice>,
     pub policy_tags: Vec<LitStr>,
+    /// `intents("seo_audit", ...)`: the job intents the skill serves.
+    pub intents: Vec<LitStr>,
     pub rate_limit: Option<LitInt>,
     pub redact_inputs: Vec<LitStr>,
     pub redact_outputs: Vec<LitStr>,

@@ -111,6 +111,7 @@ pub(super) fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> Tok
     set("kind", kind);
     set("autonomy", args.autonomy.map(|a| variant(p, "Autonomy", a)));
     set("policy_tags", slice(&args.policy_tags));
+    set("intents", slice(&args.intents));
     set(
         "rate_limit",
         args.rate_limit

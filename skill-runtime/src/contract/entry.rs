@@ -27,7 +27,7 @@ use crate::contract::conditions::Conditions;
 use crate::contract::de::Params;
 use crate::contract::invocation::Invocation;
 use crate::contract::skill::{Ctx, InputCheck, OutputCheck, Skill};
-use crate::model::envelope::Caller;
+use crate::model::caller::Caller;
 use crate::schema::generate::RootFns;
 
 /// A skill's input or output behind the erased table. An input is boxed as an

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use crate::model::envelope::{Caller, JobConstraints, JobEnvelope};
+use crate::model::caller::Caller;
+use crate::model::envelope::{JobConstraints, JobEnvelope, Scope};
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::record::StepRun;
@@ -74,6 +75,10 @@ pub(crate) struct Invocation {
     pub(crate) parent_job_id: Option<Id>,
     pub(crate) started_at: SystemTime,
     pub(crate) constraints: JobConstraints,
+    /// What the job is for and what it processes (the seed's `intent` and
+    /// `scope`), when the caller said.
+    pub(crate) intent: Option<String>,
+    pub(crate) scope: Option<Scope>,
     pub(crate) attempt: AtomicU32,
     pub(crate) report: Mutex<Report>,
     /// Only for pipelines, set once the job has resolved to one (boxed, so
@@ -114,14 +119,16 @@ impl fmt::Debug for Invocation {
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     pub(crate) tokens: Option<u64>,
+    /// Dollars, like tokens kept across attempts: what was spent was spent.
+    pub(crate) cost: Option<f64>,
     pub(crate) items: u64,
     pub(crate) artifacts: Vec<Artifact>,
     pub(crate) next_action: Option<NextAction>,
 }
 
 impl Invocation {
-    /// A new attempt starts from a clean report, except for tokens: tokens spent
-    /// by a failed attempt were spent.
+    /// A new attempt starts from a clean report, except for tokens and cost:
+    /// what a failed attempt spent was spent.
     pub(crate) fn begin_attempt(&self, attempt: u32) {
         self.attempt.store(attempt, Ordering::Relaxed);
         let mut r = lock(&self.report);

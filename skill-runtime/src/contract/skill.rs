@@ -18,7 +18,8 @@ use std::time::SystemTime;
 
 use crate::contract::capability::{Calls, Capability, Declares};
 use crate::contract::invocation::Invocation;
-use crate::model::envelope::{Caller, JobConstraints};
+use crate::model::caller::Caller;
+use crate::model::envelope::{JobConstraints, Scope};
 use crate::model::result::{Artifact, NextAction};
 use crate::sync::lock;
 
@@ -220,6 +221,17 @@ impl<S> Ctx<S> {
         &self.inv.constraints
     }
 
+    /// What the job is for (the seed's `intent`), when the caller said.
+    pub fn intent(&self) -> Option<&str> {
+        self.inv.intent.as_deref()
+    }
+
+    /// What the job processes (the seed's `scope`: entity type, ids, filters,
+    /// limit), when the caller said; the input says how.
+    pub fn scope(&self) -> Option<&Scope> {
+        self.inv.scope.as_ref()
+    }
+
     /// True when the caller asked for a dry run: read, compute, report, but
     /// change nothing.
     pub fn dry_run(&self) -> bool {
@@ -243,6 +255,13 @@ impl<S> Ctx<S> {
     pub fn report_tokens(&self, n: u64) {
         let mut r = lock(&self.inv.report);
         r.tokens = Some(r.tokens.unwrap_or(0).saturating_add(n));
+    }
+
+    /// Count `dollars` more spent (the result's `metrics.cost`; checked against
+    /// the job's `budget`).
+    pub fn report_cost(&self, dollars: f64) {
+        let mut r = lock(&self.inv.report);
+        r.cost = Some(r.cost.unwrap_or(0.0) + dollars);
     }
 
     /// Attach an artifact to the result.

@@ -92,22 +92,27 @@ impl Runtime {
         // The handler's context is usually gone by now; a spawned task that
         // kept a clone of it leaves the invocation shared, and then the ids are
         // copied.
-        let (job_id, trace_id, parent_job_id, caller, dry_run) = match Arc::try_unwrap(st.inv) {
-            Ok(inv) => (
-                inv.job_id,
-                inv.trace_id,
-                inv.parent_job_id,
-                inv.caller,
-                inv.constraints.dry_run,
-            ),
-            Err(inv) => (
-                inv.job_id.clone(),
-                inv.trace_id.clone(),
-                inv.parent_job_id.clone(),
-                inv.caller.clone(),
-                inv.constraints.dry_run,
-            ),
-        };
+        let (job_id, trace_id, parent_job_id, caller, dry_run, intent, scope) =
+            match Arc::try_unwrap(st.inv) {
+                Ok(inv) => (
+                    inv.job_id,
+                    inv.trace_id,
+                    inv.parent_job_id,
+                    inv.caller,
+                    inv.constraints.dry_run,
+                    inv.intent,
+                    inv.scope,
+                ),
+                Err(inv) => (
+                    inv.job_id.clone(),
+                    inv.trace_id.clone(),
+                    inv.parent_job_id.clone(),
+                    inv.caller.clone(),
+                    inv.constraints.dry_run,
+                    inv.intent.clone(),
+                    inv.scope.clone(),
+                ),
+            };
         let record = RunRecord {
             job_id,
             trace_id,
@@ -117,6 +122,9 @@ impl Runtime {
                 None => st.job.skill,
             },
             version: skill.map(|s| s.entry.manifest.version),
+            intent,
+            scope,
+            created_at: st.job.created_at,
             caller,
             params,
             dry_run,

@@ -18,12 +18,14 @@ use skill_core::manifest::Kind;
 use crate::contract::entry::AnyBox;
 use crate::contract::invocation::{JobFuture, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
+use crate::exec::policy::idempotency::Claimed;
 use crate::exec::runtime::Runtime;
 use crate::exec::stages::idempotency::Keyed;
 use crate::exec::stages::output::After;
-use crate::exec::stages::{admit, approval, execute, idempotency, input, output, resolve};
+use crate::exec::stages::{admit, approval, execute, expiry, idempotency, input, output, resolve};
 use crate::exec::state::{Done, State};
-use crate::model::envelope::{Caller, JobEnvelope};
+use crate::model::caller::Caller;
+use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
@@ -182,7 +184,15 @@ impl Runtime {
         let state = &inner.skills[i];
         let m = skill.entry.manifest;
 
-        admit::admit(m, state.limiter.as_ref(), st)?;
+        expiry::check(m.name, st)?;
+        admit::caller(m, st)?;
+        match (&state.limiter, &inner.shared_rates) {
+            // Boxed: only rate-limited skills of a fleet wait here.
+            (Some(_), Some(shared)) => {
+                Box::pin(admit::shared_rate(&**shared, m, skill.label(), st)).await?
+            }
+            (limiter, _) => admit::local_rate(m, limiter.as_ref(), st)?,
+        }
         let input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
 
@@ -191,17 +201,33 @@ impl Runtime {
             // Boxed: only keyed jobs wait here, and its state would otherwise
             // widen every job's future.
             Some(slot) => {
-                match Box::pin(idempotency::claim(&inner.idempotency, i, &slot, m.name, st)).await {
-                    Keyed::Replayed(done) => return done,
+                let store = &*inner.idempotency;
+                match Box::pin(idempotency::claim(store, skill.label(), &slot, st)).await {
+                    Keyed::Replayed(done) => return *done,
                     Keyed::Run(claimed) => Some(claimed),
                 }
             }
         };
-        // One await of the rest of the job, so its state is laid out once.
-        let done = self.guarded(st, i, input).await;
-        if let Some(claimed) = claimed {
-            idempotency::publish(claimed, &done);
+        match claimed {
+            // One await of the rest of the job, so its state is laid out once.
+            None => self.guarded(st, i, input).await,
+            // Boxed: the outcome is held while the store takes it, which would
+            // otherwise widen every job's future.
+            Some(claimed) => Box::pin(self.keyed(st, i, input, claimed)).await,
         }
+    }
+
+    /// The rest of a keyed job: run it, then publish its outcome to the jobs
+    /// waiting on its key.
+    async fn keyed(
+        &self,
+        st: &mut State,
+        i: usize,
+        input: AnyBox,
+        claimed: Box<dyn Claimed>,
+    ) -> Result<Done, InvokeError> {
+        let done = self.guarded(st, i, input).await;
+        idempotency::publish(claimed, &done).await;
         done
     }
 
@@ -305,8 +331,9 @@ mod tests {
     /// A job's future is one heap block, moved as a pointer (into `block_on`,
     /// into a task). The block must stay within the sizes glibc serves from its
     /// per-thread cache (1,032 bytes): past that, each job's allocation takes the
-    /// slow path. Rare paths (approval, idempotency, rollback) are boxed so they
-    /// do not widen it, and the job's state is a heap block of its own.
+    /// slow path. Rare paths (approval, idempotency, shared rate limits,
+    /// rollback) are boxed so they do not widen it, and the job's state is a
+    /// heap block of its own.
     #[test]
     fn a_jobs_future_is_one_small_heap_block() {
         let registry = Arc::new(Registry::build(vec![], vec![]).unwrap());

@@ -2,6 +2,7 @@
 //! invocation pipeline (authorization, rate limits, schemas, approvals and
 //! records apply per step), the first failure stopping the run.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -115,7 +116,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
         match result {
             Ok(r) => {
                 lock(steps).push(StepRun {
-                    id: step.id,
+                    id: Cow::Borrowed(step.id),
                     skill_name: r.skill.clone(),
                     job_id,
                     status: RunStatus::Succeeded,
@@ -143,7 +144,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                     e.code()
                 );
                 lock(steps).push(StepRun {
-                    id: step.id,
+                    id: Cow::Borrowed(step.id),
                     skill_name: Arc::from(reference),
                     job_id,
                     status: RunStatus::Failed,

@@ -10,9 +10,9 @@ use std::time::Duration;
 use crate::contract::invocation::Resources;
 use crate::exec::clock::calibrate_step_clock;
 use crate::exec::policy::approval::{Approver, DenyApprovals};
-use crate::exec::policy::idempotency::IdempotencyStore;
+use crate::exec::policy::idempotency::{IdempotencyStore, MemoryIdempotency};
 use crate::exec::policy::limits::Limits;
-use crate::exec::policy::rate::RateLimiter;
+use crate::exec::policy::rate::{RateLimitStore, RateLimiter};
 use crate::exec::policy::rollback::Rollback;
 use crate::exec::sink::{MemorySink, RecordSink};
 use crate::exec::stats::{SkillStats, StatsCell};
@@ -35,7 +35,10 @@ pub(super) struct Inner {
     pub(super) memory: Option<Arc<MemorySink>>,
     pub(super) approver: Arc<dyn Approver>,
     pub(super) rollbacks: HashMap<String, Arc<dyn Rollback>>,
-    pub(super) idempotency: Arc<IdempotencyStore>,
+    pub(super) idempotency: Arc<dyn IdempotencyStore>,
+    /// Rate limits shared with other processes; `None`: each skill's own
+    /// limiter, in this process.
+    pub(super) shared_rates: Option<Arc<dyn RateLimitStore>>,
     pub(super) limits: Limits,
     pub(super) retry_base: Duration,
     /// Invocations that named no registered skill.
@@ -63,6 +66,8 @@ pub struct RuntimeBuilder {
     limits: Limits,
     retry_base: Duration,
     idempotency_ttl: Duration,
+    idempotency: Option<Arc<dyn IdempotencyStore>>,
+    shared_rates: Option<Arc<dyn RateLimitStore>>,
 }
 
 impl RuntimeBuilder {
@@ -111,8 +116,24 @@ impl RuntimeBuilder {
         self
     }
 
-    /// How long a stored result answers jobs with the same idempotency key;
-    /// default one hour (the seed's `resultTTL`).
+    /// Where idempotency keys and results live; by default in this process
+    /// ([`MemoryIdempotency`], results kept [`RuntimeBuilder::idempotency_ttl`]).
+    /// A store shared by a fleet makes one key run once across every process
+    /// that uses it.
+    pub fn idempotency_store(mut self, store: Arc<dyn IdempotencyStore>) -> Self {
+        self.idempotency = Some(store);
+        self
+    }
+
+    /// Rate limits counted across every process that uses `store`, instead of
+    /// in this process alone.
+    pub fn shared_rate_limits(mut self, store: Arc<dyn RateLimitStore>) -> Self {
+        self.shared_rates = Some(store);
+        self
+    }
+
+    /// How long a stored result answers jobs with the same idempotency key in
+    /// the in-process store; default one hour (the seed's `resultTTL`).
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
         self.idempotency_ttl = ttl;
         self
@@ -178,7 +199,10 @@ impl RuntimeBuilder {
                 memory,
                 approver: self.approver,
                 rollbacks: self.rollbacks,
-                idempotency: Arc::new(IdempotencyStore::new(self.idempotency_ttl)),
+                idempotency: self
+                    .idempotency
+                    .unwrap_or_else(|| Arc::new(MemoryIdempotency::new(self.idempotency_ttl))),
+                shared_rates: self.shared_rates,
                 limits: self.limits,
                 retry_base: self.retry_base,
                 unresolved: AtomicU64::new(0),
@@ -199,6 +223,8 @@ impl Runtime {
             limits: Limits::default(),
             retry_base: Duration::from_millis(100),
             idempotency_ttl: Duration::from_secs(3600),
+            idempotency: None,
+            shared_rates: None,
         }
     }
 

@@ -68,12 +68,19 @@ pub(crate) struct Target {
     pub(crate) version: Option<Cow<'static, str>>,
     pub(crate) params: Value,
     pub(crate) idempotency_key: Option<String>,
+    /// When the caller made the envelope, and after when it is not run.
+    pub(crate) created_at: Option<SystemTime>,
+    pub(crate) expires_at: Option<SystemTime>,
 }
 
 impl Target {
-    /// `name` or `name@version`, as [`JobEnvelope::reference`] writes it.
-    pub(crate) fn reference(&self) -> String {
-        reference(&self.skill, self.version.as_deref())
+    /// `name` or `name@version`, or `intent ...` for a job named by its intent,
+    /// as [`JobEnvelope::reference`] writes it.
+    pub(crate) fn reference(&self, intent: Option<&str>) -> String {
+        match (intent, self.skill.is_empty()) {
+            (Some(intent), true) => format!("intent `{intent}`"),
+            _ => reference(&self.skill, self.version.as_deref()),
+        }
     }
 }
 
@@ -92,6 +99,8 @@ impl State {
             job_id,
             trace_id,
             parent_job_id,
+            intent,
+            scope,
             skill,
             kind,
             version,
@@ -99,6 +108,8 @@ impl State {
             constraints,
             caller,
             idempotency_key,
+            created_at,
+            expires_at,
         } = job;
         let span = tracing::info_span!(
             "skill",
@@ -115,6 +126,8 @@ impl State {
             parent_job_id,
             started_at,
             constraints,
+            intent,
+            scope,
             attempt: AtomicU32::new(0),
             report: Default::default(),
             pipeline: OnceLock::new(),
@@ -127,6 +140,8 @@ impl State {
                 version,
                 params,
                 idempotency_key,
+                created_at,
+                expires_at,
             },
             inv,
             started_at,
@@ -151,7 +166,7 @@ impl State {
         // their time counts toward the next timed step.
         let untimed = matches!(
             step,
-            Step::Resolve | Step::Authorize | Step::RateLimit | Step::Budget
+            Step::Resolve | Step::Expiry | Step::Authorize | Step::RateLimit | Step::Budget
         );
         if outcome == StepOutcome::Skipped || untimed {
             self.steps.set(step, outcome, 0, detail);

@@ -1,21 +1,30 @@
 //! What a caller sends: the job envelope (the AI-COS agent model's
-//! `JobEnvelope`), the caller's context, and the limits it puts on the job.
+//! `JobEnvelope`), what it asks to process, and the limits it puts on the job.
+//!
+//! Envelopes are written the seed's way, in camelCase (`jobId`, `payload`,
+//! `context`, `idempotencyKey`, ...), so a seed-shaped JSON envelope is read as
+//! it is; the snake_case spellings of earlier versions (`job_id`, `params`,
+//! `caller`, ...) are read too. The format is published as
+//! `job-envelope.schema.json`.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use skill_core::manifest::{AgentRole, PermissionLevel, TargetKind};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+use skill_core::manifest::TargetKind;
 
+use crate::model::caller::{Caller, serialize_context};
+use crate::model::hash::Hasher;
 use crate::model::id::Id;
+use crate::model::time;
 
 /// One request to run a skill.
 ///
 /// `started_at` is not here on purpose: the runtime stamps it when the invocation
 /// starts, and the handler reads it from its context (the seed's rule that a
-/// handler never computes its own start time).
+/// handler never computes its own start time). `created_at` is when the caller
+/// made the envelope, `expires_at` when it stops being worth running.
 ///
 /// ```
 /// use skill_runtime::{Caller, JobEnvelope};
@@ -26,40 +35,157 @@ use crate::model::id::Id;
 ///                                skill_runtime::manifest::PermissionLevel::Execute))
 ///     .with_timeout_ms(2_000);
 /// assert_eq!(job.skill, "vlevel_calculator");
+///
+/// // The seed's own JSON, as its `createJobEnvelope` writes it.
+/// let seed: JobEnvelope = serde_json::from_value(json!({
+///     "jobId": "6c2f1a0e-7b3d-4c55-9a57-3f0d2a1b9e10",
+///     "traceId": "0f9e8d7c-6b5a-4f3e-8d2c-1b0a9f8e7d6c",
+///     "intent": "rag_reindex",
+///     "scope": {"entityType": "all", "limit": 100},
+///     "payload": {"namespace": "knowledge:faq", "dryRun": true},
+///     "constraints": {"maxTokens": 4000, "maxDocs": 10, "timeout": 300000, "dryRun": true},
+///     "context": {"source": "cron", "priority": "high"},
+///     "idempotencyKey": "idem_reindex_faq",
+///     "createdAt": "2026-11-23T08:00:00.000Z"
+/// })).unwrap();
+/// assert_eq!(seed.intent.as_deref(), Some("rag_reindex"));
+/// assert!(seed.constraints.dry_run);
 /// ```
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobEnvelope {
     /// Unique per job; a UUID v4 unless the caller brings its own.
-    #[serde(default = "new_id")]
+    #[serde(default = "new_id", alias = "job_id")]
     pub job_id: Id,
     /// Shared by every job of one trace; a UUID v4 unless given.
-    #[serde(default = "new_id")]
+    #[serde(default = "new_id", alias = "trace_id")]
     pub trace_id: Id,
     /// The job that started this one, for nested and pipeline calls.
-    #[serde(default)]
+    #[serde(
+        default,
+        alias = "parent_job_id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parent_job_id: Option<Id>,
-    /// Skill name (op name when `kind` is `op`). Borrowed when it is a
-    /// `&'static str` (a manifest's name), so typed calls copy nothing.
+    /// What the job is for (the seed's `JobIntent`, e.g. `seo_audit`). When
+    /// `skill` is empty, the skill that serves this intent runs: the one whose
+    /// manifest lists it in `intents(...)`, else the skill of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    /// What to process (the seed's `JobScope`); the payload says how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// Skill name (op name when `kind` is `op`); empty to run the skill of the
+    /// intent. Borrowed when it is a `&'static str` (a manifest's name), so
+    /// typed calls copy nothing.
+    #[serde(default, skip_serializing_if = "str::is_empty")]
     pub skill: Cow<'static, str>,
     /// What `skill` names: a skill (the default) or an op of the op registry.
     #[serde(default, skip_serializing_if = "TargetKind::is_skill")]
     pub kind: TargetKind,
     /// Exact version to run; the highest registered version when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<Cow<'static, str>>,
-    /// The skill's input; must match its input schema.
-    #[serde(default = "empty_object")]
+    /// The skill's input (the seed's `payload`); must match its input schema.
+    #[serde(rename = "payload", alias = "params", default = "empty_object")]
     pub params: Value,
     #[serde(default)]
     pub constraints: JobConstraints,
-    #[serde(default)]
+    /// Who asks (the seed's `context`).
+    #[serde(
+        rename = "context",
+        alias = "caller",
+        default,
+        serialize_with = "serialize_context"
+    )]
     pub caller: Caller,
     /// Jobs with the same key run once; the others get the stored result. When
-    /// absent, the runtime derives a stable key from the skill name, the params
-    /// and the dry-run flag (never from the time).
-    #[serde(default)]
+    /// absent, [`JobEnvelope::seal`] derives the seed's stable key for an
+    /// envelope with an intent, and the runtime derives one for skills with
+    /// side effects; never from the time.
+    #[serde(
+        default,
+        alias = "idempotency_key",
+        deserialize_with = "non_empty",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotency_key: Option<String>,
+    /// When the caller made the envelope (RFC 3339).
+    #[serde(
+        default,
+        alias = "created_at",
+        with = "time::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub created_at: Option<SystemTime>,
+    /// After this instant the job is not run; its record says `expired`.
+    #[serde(
+        default,
+        alias = "expires_at",
+        with = "time::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expires_at: Option<SystemTime>,
+}
+
+/// What a job processes (the seed's `JobScope`): the kind of entity, which ones,
+/// how to filter them, and how many at most.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scope {
+    /// The seed's entity types are `gamme`, `vehicle`, `article`, `page` and
+    /// `all`; any word is taken.
+    #[serde(alias = "entity_type")]
+    pub entity_type: String,
+    #[serde(default, alias = "entity_ids", skip_serializing_if = "Option::is_none")]
+    pub entity_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Map<String, Value>>,
+    /// At most [`Scope::MAX_LIMIT`]; [`Scope::DEFAULT_LIMIT`] when absent.
+    #[serde(default = "default_limit", deserialize_with = "limit")]
+    pub limit: u32,
+}
+
+impl Scope {
+    /// The seed's bound on `limit`.
+    pub const MAX_LIMIT: u32 = 10_000;
+    /// The seed's default `limit`.
+    pub const DEFAULT_LIMIT: u32 = 1_000;
+
+    /// A scope over entities of `entity_type`, with the default limit.
+    pub fn new(entity_type: impl Into<String>) -> Scope {
+        Scope {
+            entity_type: entity_type.into(),
+            entity_ids: None,
+            filters: None,
+            limit: Scope::DEFAULT_LIMIT,
+        }
+    }
+}
+
+fn default_limit() -> u32 {
+    Scope::DEFAULT_LIMIT
+}
+
+fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u64::deserialize(d)?;
+    if n > u64::from(Scope::MAX_LIMIT) {
+        return Err(serde::de::Error::custom(format!(
+            "scope limit {n} is over the maximum of {}",
+            Scope::MAX_LIMIT
+        )));
+    }
+    Ok(n as u32)
+}
+
+/// An optional string that is not empty when present: an empty idempotency
+/// key would make unrelated jobs one.
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = Option::<String>::deserialize(d)?;
+    if s.as_deref() == Some("") {
+        return Err(serde::de::Error::custom("an idempotency key is not empty"));
+    }
+    Ok(s)
 }
 
 /// A fresh UUID v4 id (the serde default of the envelope's ids).
@@ -68,7 +194,7 @@ pub fn new_id() -> Id {
 }
 
 fn empty_object() -> Value {
-    Value::Object(serde_json::Map::new())
+    Value::Object(Map::new())
 }
 
 impl JobEnvelope {
@@ -78,6 +204,8 @@ impl JobEnvelope {
             job_id: new_id(),
             trace_id: new_id(),
             parent_job_id: None,
+            intent: None,
+            scope: None,
             skill: skill.into(),
             kind: TargetKind::Skill,
             version: None,
@@ -85,7 +213,18 @@ impl JobEnvelope {
             constraints: JobConstraints::default(),
             caller: Caller::default(),
             idempotency_key: None,
+            created_at: None,
+            expires_at: None,
         }
+    }
+
+    /// A job for the skill that serves `intent` (the seed's
+    /// `createJobEnvelope({intent, scope, payload})`).
+    pub fn for_intent(intent: impl Into<String>, scope: Scope, payload: Value) -> JobEnvelope {
+        let mut job = JobEnvelope::new("", payload);
+        job.intent = Some(intent.into());
+        job.scope = Some(scope);
+        job
     }
 
     /// `name` or `name@version`.
@@ -136,10 +275,62 @@ impl JobEnvelope {
         self
     }
 
-    /// `name` or `name@version`, as written in errors and records.
-    pub fn reference(&self) -> String {
-        reference(&self.skill, self.version.as_deref())
+    /// Not run after `at`.
+    pub fn with_expires_at(mut self, at: SystemTime) -> Self {
+        self.expires_at = Some(at);
+        self
     }
+
+    /// What the caller leaves unset and the seed's `createJobEnvelope` fills
+    /// in: `createdAt` (now), and, for an envelope with an intent, the stable
+    /// idempotency key of its intent, scope and payload. A caller's key wins.
+    pub fn seal(mut self) -> Self {
+        if self.created_at.is_none() {
+            self.created_at = Some(SystemTime::now());
+        }
+        if self.idempotency_key.is_none() {
+            self.idempotency_key = self.intent_key();
+        }
+        self
+    }
+
+    /// The seed's stable key (`stableHash({intent, scope, payload})`) of an
+    /// envelope with an intent: SHA-256 of their canonical JSON.
+    pub fn intent_key(&self) -> Option<String> {
+        Some(intent_key(
+            self.intent.as_ref()?,
+            self.scope.as_ref(),
+            &self.params,
+        ))
+    }
+
+    /// Whether the job should no longer run at `now`.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// `name` or `name@version` (or `intent ...` for a job named by its
+    /// intent), as written in errors and records.
+    pub fn reference(&self) -> String {
+        match (&self.intent, self.skill.is_empty()) {
+            (Some(intent), true) => format!("intent `{intent}`"),
+            _ => reference(&self.skill, self.version.as_deref()),
+        }
+    }
+}
+
+/// The seed's stable key of a job for `intent` over `scope` with `payload`:
+/// SHA-256 of the canonical JSON of `{intent, scope, payload}`.
+pub(crate) fn intent_key(intent: &str, scope: Option<&Scope>, payload: &Value) -> String {
+    let mut h = Hasher::new();
+    h.raw(b"{\"intent\":");
+    h.string(intent);
+    h.raw(b",\"payload\":");
+    h.value(payload);
+    h.raw(b",\"scope\":");
+    h.value(&serde_json::to_value(scope).unwrap_or(Value::Null));
+    h.raw(b"}");
+    h.key()
 }
 
 /// `name` or `name@version`.
@@ -158,91 +349,42 @@ pub fn split_reference(reference: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Limits the caller puts on one job (the seed's `JobConstraints`).
+/// Limits the caller puts on one job (the seed's `JobConstraints`). Absent
+/// limits are not imposed: the seed's schema fills in defaults (4,000 tokens,
+/// 10 documents, 5 minutes) when it builds an envelope, and an envelope that
+/// carries them is held to them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobConstraints {
-    /// Deadline for the whole job, retries included. Each attempt is also bounded
-    /// by the skill's own `timeout_ms`.
-    #[serde(default)]
+    /// Deadline for the whole job, in milliseconds, retries included (the
+    /// seed's `timeout`). Each attempt is also bounded by the skill's own
+    /// `timeout_ms`.
+    #[serde(
+        default,
+        rename = "timeout",
+        alias = "timeout_ms",
+        alias = "timeoutMs",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout_ms: Option<u64>,
     /// Ask the skill not to change anything; it reads this from its context.
-    #[serde(default)]
+    #[serde(default, alias = "dry_run")]
     pub dry_run: bool,
     /// Token budget: a job whose handler reports more tokens fails.
-    #[serde(default)]
+    #[serde(default, alias = "max_tokens", skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
     /// Item budget (the seed's `maxDocs`): a job whose handler reports more
     /// processed items fails.
-    #[serde(default)]
+    #[serde(
+        default,
+        rename = "maxDocs",
+        alias = "max_items",
+        alias = "maxItems",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_items: Option<u64>,
-}
-
-/// Who is calling, and with what authority.
-///
-/// A caller that presents an agent role is held to the skill's `reusable_by`; a
-/// caller with a set of granted permissions is held to the skill's MCP
-/// permissions. [`Caller::default`] is a local operator: no role, permissions not
-/// restricted (the CLI without flags, tests, in-process code).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Caller {
-    #[serde(default)]
-    pub agent_role: Option<AgentRole>,
-    #[serde(default)]
-    pub permission_level: Option<PermissionLevel>,
-    /// Granted permissions such as `seo:read`; `None` means not restricted.
-    /// Shared: a server clones its caller into every job.
-    #[serde(default)]
-    pub permissions: Option<Arc<BTreeSet<String>>>,
-    #[serde(default)]
-    pub user_id: Option<String>,
-    #[serde(default)]
-    pub source: Source,
-    #[serde(default)]
-    pub priority: Priority,
-}
-
-impl Caller {
-    /// An agent with `role` holding permission `level`.
-    pub fn agent(role: AgentRole, level: PermissionLevel) -> Caller {
-        Caller {
-            agent_role: Some(role),
-            permission_level: Some(level),
-            ..Caller::default()
-        }
-    }
-
-    /// The same caller, restricted to exactly `permissions`.
-    pub fn with_permissions<I, P>(mut self, permissions: I) -> Caller
-    where
-        I: IntoIterator<Item = P>,
-        P: Into<String>,
-    {
-        self.permissions = Some(Arc::new(permissions.into_iter().map(Into::into).collect()));
-        self
-    }
-}
-
-/// What triggered the job (the seed's `JobContext.source`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    Cron,
-    Webhook,
-    #[default]
-    Manual,
-    Event,
-    /// A tool call from an MCP client.
-    Mcp,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Priority {
-    Low,
-    #[default]
-    Normal,
-    High,
-    Critical,
+    /// Cost budget (the seed's `budget`, in dollars): a job whose handler
+    /// reports a higher cost fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<f64>,
 }

@@ -15,6 +15,14 @@ use crate::schema::compiled::SchemaViolation;
 pub enum InvokeError {
     #[error("unknown skill `{reference}`")]
     UnknownSkill { reference: String },
+    #[error(
+        "no skill serves intent `{intent}`; name the skill, or list the intent in its #[skill(intents(...))]"
+    )]
+    UnknownIntent { intent: String },
+    #[error("the job names no skill and no intent")]
+    NoTarget,
+    #[error("the job for skill `{skill}` expired at {expired_at} and was not run")]
+    Expired { skill: String, expired_at: String },
     #[error("skill `{skill}` has no version `{version}`; registered: {}", .known.join(", "))]
     UnknownVersion {
         skill: String,
@@ -109,6 +117,12 @@ pub enum InvokeError {
         "the job with the same idempotency key that skill `{skill}` was waiting for stopped without a result"
     )]
     Abandoned { skill: String },
+    #[error("skill `{skill}` could not run: {store} is unavailable: {message}")]
+    Unavailable {
+        skill: String,
+        store: String,
+        message: String,
+    },
     #[error("skill `{skill}`: internal error: {message}")]
     Internal { skill: String, message: String },
 }
@@ -132,6 +146,9 @@ impl InvokeError {
     pub fn code(&self) -> &str {
         match self {
             InvokeError::UnknownSkill { .. } => "unknown_skill",
+            InvokeError::UnknownIntent { .. } => "unknown_intent",
+            InvokeError::NoTarget => "no_target",
+            InvokeError::Expired { .. } => "expired",
             InvokeError::UnknownVersion { .. } => "unknown_version",
             InvokeError::Disabled { .. } => "disabled",
             InvokeError::Denied { .. } => "denied",
@@ -151,6 +168,7 @@ impl InvokeError {
             InvokeError::ValidationRule { .. } => "validation_rule_failed",
             InvokeError::OverBudget { .. } => "over_budget",
             InvokeError::Abandoned { .. } => "abandoned",
+            InvokeError::Unavailable { .. } => "unavailable",
             InvokeError::Internal { .. } => "internal",
         }
     }
@@ -161,6 +179,8 @@ impl InvokeError {
         matches!(
             self,
             InvokeError::UnknownSkill { .. }
+                | InvokeError::UnknownIntent { .. }
+                | InvokeError::NoTarget
                 | InvokeError::UnknownVersion { .. }
                 | InvokeError::TooLarge { .. }
                 | InvokeError::TooDeep { .. }
@@ -175,7 +195,9 @@ impl InvokeError {
     /// pass later, escalate what needs a human or a fix.
     pub fn next_action(&self) -> NextAction {
         match self {
-            InvokeError::RateLimited { .. } | InvokeError::Abandoned { .. } => NextAction::Retry,
+            InvokeError::RateLimited { .. }
+            | InvokeError::Abandoned { .. }
+            | InvokeError::Unavailable { .. } => NextAction::Retry,
             InvokeError::Failed { retryable, .. } if *retryable => NextAction::Retry,
             InvokeError::TimedOut { .. } => NextAction::Retry,
             _ => NextAction::Escalate,

@@ -2,8 +2,10 @@
 //! sends, the result or the error it gets back, and the run record the job
 //! leaves. Plain data with serde; nothing here runs a job.
 
+pub mod caller;
 pub mod envelope;
 pub mod error;
+pub mod hash;
 pub mod id;
 pub mod record;
 pub mod result;

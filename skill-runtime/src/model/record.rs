@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 use skill_core::manifest::Severity;
 
-use crate::model::envelope::Caller;
+use crate::model::caller::Caller;
+use crate::model::envelope::Scope;
 use crate::model::id::Id;
-use crate::model::time::serialize_time;
+use crate::model::time::{deserialize_time, serialize_time};
 
 /// One invocation, from resolution to the last check.
 #[derive(Clone, Debug, Serialize)]
@@ -29,6 +30,19 @@ pub struct RunRecord {
     /// The version that was resolved, when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<&'static str>,
+    /// What the job was for and what it processed (the seed's `intent` and
+    /// `scope`), when the caller said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// When the caller made the envelope (a queued job waited from then to
+    /// `started_at`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "crate::model::time::optional"
+    )]
+    pub created_at: Option<SystemTime>,
     pub caller: Caller,
     /// The input, with redacted fields replaced; `null` when it did not parse.
     pub params: Value,
@@ -58,10 +72,10 @@ pub struct RunRecord {
 }
 
 /// One step of a pipeline as it ran (the Chimera seed's workflow run record).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRun {
     /// The step's id in the pipeline.
-    pub id: &'static str,
+    pub id: Cow<'static, str>,
     /// `name@version` of the skill or op that ran (as referenced, when it did
     /// not resolve).
     pub skill_name: Arc<str>,
@@ -73,7 +87,10 @@ pub struct StepRun {
     pub output: Option<Arc<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(serialize_with = "serialize_time")]
+    #[serde(
+        serialize_with = "serialize_time",
+        deserialize_with = "deserialize_time"
+    )]
     pub completed_at: SystemTime,
 }
 
@@ -90,6 +107,8 @@ pub enum RunStatus {
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Resolve,
+    /// Only for jobs with an `expiresAt`.
+    Expiry,
     Authorize,
     RateLimit,
     ValidateInput,
@@ -117,8 +136,9 @@ pub enum StepOutcome {
 
 impl Step {
     /// Every step, in the order they run.
-    pub const ALL: [Step; 12] = [
+    pub const ALL: [Step; 13] = [
         Step::Resolve,
+        Step::Expiry,
         Step::Authorize,
         Step::RateLimit,
         Step::ValidateInput,
@@ -324,11 +344,11 @@ pub struct ErrorRecord {
 }
 
 /// A validation rule of severity warning or info that did not hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleNote {
-    pub rule_id: &'static str,
+    pub rule_id: Cow<'static, str>,
     pub severity: Severity,
-    pub message: &'static str,
+    pub message: Cow<'static, str>,
 }
 
 #[cfg(test)]

@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use crate::model::id::Id;
 use crate::model::record::{RuleNote, StepRun};
-use crate::model::time::serialize_time;
+use crate::model::time::{deserialize_time, serialize_time};
 
 /// A successful job (the seed's `SkillOutput` with `success: true`); failures are
 /// [`InvokeError`](crate::model::error::InvokeError)s.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkillResult {
     pub success: bool,
     pub job_id: Id,
@@ -27,27 +27,34 @@ pub struct SkillResult {
     pub metrics: Metrics,
     pub next_action: NextAction,
     /// Validation rules of severity warning or info that did not hold.
+    #[serde(default)]
     pub notes: Vec<RuleNote>,
     /// When the runtime started the job, RFC 3339.
-    #[serde(serialize_with = "serialize_time")]
+    #[serde(
+        serialize_with = "serialize_time",
+        deserialize_with = "deserialize_time"
+    )]
     pub started_at: SystemTime,
     /// True when the result was stored by an earlier job with the same
     /// idempotency key and returned without running the skill again.
     pub replayed: bool,
     /// A pipeline's steps, in the order they ran, with their outputs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pipeline_steps: Vec<StepRun>,
 }
 
 /// What the job cost.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     pub duration_ms: u64,
     /// As reported by the handler through its context.
     pub items_processed: u64,
     /// As reported by the handler; absent when it reported none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_used: Option<u64>,
+    /// Dollars, as reported by the handler; absent when it reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
     /// Handler attempts, retries included.
     pub attempts: u32,
 }

@@ -20,7 +20,7 @@ use crate::registry::skill::RegisteredSkill;
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
-pub const REGISTRY_FORMAT_VERSION: &str = "2.1.0";
+pub const REGISTRY_FORMAT_VERSION: &str = "2.2.0";
 
 /// Version of the `op-registry.json` format (`op-registry.schema.json`).
 pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
@@ -250,6 +250,9 @@ pub(crate) fn skill_json(s: &Exported<'_>) -> Value {
         },
     );
     put("policy_tags", strs(m.policy_tags));
+    if !m.intents.is_empty() {
+        put("intents", strs(m.intents));
+    }
     put("owners", strs(m.owners));
     if let Some(r) = m.rate_limit {
         put("rate_limit", json!({"max_per_minute": r.max_per_minute}));

@@ -46,6 +46,8 @@ pub struct Registry {
     by_name: NameMap,
     /// Likewise for ops (a separate namespace).
     ops_by_name: NameMap,
+    /// Intents to the skill that serves them (`intents(...)`).
+    by_intent: HashMap<&'static str, &'static str, BuildHasherDefault<NameHasher>>,
 }
 
 impl Registry {
@@ -57,6 +59,7 @@ impl Registry {
     ) -> Registry {
         let mut by_name = NameMap::default();
         let mut ops_by_name = NameMap::default();
+        let mut by_intent = HashMap::default();
         for (i, s) in skills.iter().enumerate() {
             let map = if s.is_op() {
                 &mut ops_by_name
@@ -64,12 +67,18 @@ impl Registry {
                 &mut by_name
             };
             map.entry(s.name()).or_default().push(i);
+            if !s.is_op() {
+                for intent in s.entry.manifest.intents {
+                    by_intent.insert(*intent, s.name());
+                }
+            }
         }
         Registry {
             skills,
             catalog,
             by_name,
             ops_by_name,
+            by_intent,
         }
     }
 
@@ -94,6 +103,14 @@ impl Registry {
     /// when there is no skill of that name).
     pub fn index_of(&self, name: &str, version: Option<&str>) -> Result<usize, Vec<String>> {
         self.index_of_kind(TargetKind::Skill, name, version)
+    }
+
+    /// The index of the highest version of the skill that serves `intent`: the
+    /// one whose manifest lists it in `intents(...)`, else the skill named like
+    /// the intent.
+    pub fn index_of_intent(&self, intent: &str) -> Option<usize> {
+        let name = self.by_intent.get(intent).copied().unwrap_or(intent);
+        self.index_of(name, None).ok()
     }
 
     /// [`Registry::index_of`] for a skill or an op.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::exec::policy::BoxFuture;
-use crate::model::envelope::Caller;
+use crate::model::caller::Caller;
 use crate::model::id::Id;
 
 /// What asks a human before a skill that `requires_hitl` or is destructive runs.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use skill_core::manifest::{Manifest, PermissionLevel};
 
-use crate::model::envelope::Caller;
+use crate::model::caller::Caller;
 
 /// Why `caller` may not run the skill of manifest `m`, if it may not.
 ///

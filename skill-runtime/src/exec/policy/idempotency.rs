@@ -2,14 +2,17 @@
 //! once and answers later jobs with the stored result.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use skill_core::manifest::Backoff;
 use tokio::sync::watch;
 
+use crate::exec::policy::BoxFuture;
 use crate::model::error::InvokeError;
+use crate::model::hash::Hasher;
 use crate::model::result::SkillResult;
 use crate::sync::lock;
 
@@ -17,123 +20,112 @@ use crate::sync::lock;
 /// keys, no whitespace) of the skill name, the params and the dry-run flag. Stable
 /// across processes and runs; never derived from the time.
 pub fn idempotency_key(skill: &str, params: &Value, dry_run: bool) -> String {
-    let mut h = HashWriter(Sha256::new());
+    let mut h = Hasher::new();
     // {"dry_run":..,"params":..,"skill":..}: the keys in sorted order, written
     // around the params so they are not copied.
-    h.0.update(if dry_run {
+    h.raw(if dry_run {
         &b"{\"dry_run\":true,\"params\":"[..]
     } else {
         &b"{\"dry_run\":false,\"params\":"[..]
     });
-    canonical(params, &mut h);
-    h.0.update(b",\"skill\":");
-    let _ = serde_json::to_writer(&mut h, skill);
-    h.0.update(b"}");
-    let digest = h.0.finalize();
-    let mut key = String::with_capacity(5 + 64);
-    key.push_str("idem_");
-    for b in digest {
-        key.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        key.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    key
+    h.value(params);
+    h.raw(b",\"skill\":");
+    h.string(skill);
+    h.raw(b"}");
+    h.key()
 }
 
-struct HashWriter(Sha256);
+/// Where idempotency keys and their results live: in this process
+/// ([`MemoryIdempotency`], the default), or shared by a fleet of workers (the
+/// Redis store of `skill_runtime::queue`, feature `redis`). The first job with
+/// a key runs; jobs with the same key that come while it runs wait for it;
+/// later ones get its stored result until it expires. Failures are not stored,
+/// so a failed job can be tried again.
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// The right to run `key` of skill `skill` (`name@version`), or the
+    /// outcome of the job that holds or held it.
+    fn claim<'a>(&'a self, skill: &'a str, key: &'a str) -> BoxFuture<'a, Claim>;
+}
 
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
+/// A job's outcome as an idempotency store shares it.
+pub type Shared = Arc<Result<SkillResult, InvokeError>>;
 
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+/// What a job gets from the store.
+pub enum Claim {
+    /// Run the job, then [`Claimed::finish`] with its outcome.
+    Run(Box<dyn Claimed>),
+    /// An earlier or concurrent job with the same key produced this.
+    Replay(Shared),
+}
+
+/// The right to run a key, held by the job that runs it. Dropped without
+/// finishing (the job was cancelled), it releases the key: waiters are told
+/// the job was abandoned, or try the key themselves.
+pub trait Claimed: Send {
+    /// Publish the job's outcome to the jobs waiting on its key, and store it
+    /// when it succeeded.
+    fn finish(self: Box<Self>, outcome: Shared) -> BoxFuture<'static, ()>;
+}
+
+/// How idempotency works, after the seed's `IdempotencyConfig`: a key is
+/// locked while its job runs (`lock_ttl`, so a dead holder does not block it
+/// forever), jobs that find it locked poll for the result (`lock_retry`
+/// polls per lock period with `lock_backoff` between them), and a success is
+/// kept `result_ttl`. The in-process store needs only `result_ttl`: waiters
+/// there are woken, not polled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdempotencyConfig {
+    pub lock_ttl: Duration,
+    pub lock_retry: u32,
+    pub lock_backoff: Backoff,
+    pub result_ttl: Duration,
+}
+
+impl Default for IdempotencyConfig {
+    /// The seed's `defaultIdempotency`: lock 5 minutes, 3 retries with
+    /// exponential backoff, results kept 1 hour.
+    fn default() -> Self {
+        IdempotencyConfig {
+            lock_ttl: Duration::from_secs(300),
+            lock_retry: 3,
+            lock_backoff: Backoff::Exponential,
+            result_ttl: Duration::from_secs(3600),
+        }
     }
 }
 
-/// Write `v` as canonical JSON: object keys sorted, no whitespace.
-fn canonical(v: &Value, out: &mut HashWriter) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.0.update(b"{");
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.0.update(b",");
-                }
-                let _ = serde_json::to_writer(&mut *out, k);
-                out.0.update(b":");
-                canonical(&map[k], out);
-            }
-            out.0.update(b"}");
-        }
-        Value::Array(items) => {
-            out.0.update(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.0.update(b",");
-                }
-                canonical(item, out);
-            }
-            out.0.update(b"]");
-        }
-        other => {
-            let _ = serde_json::to_writer(&mut *out, other);
-        }
-    }
-}
-
-/// Results by idempotency key: the first job with a key runs, concurrent jobs
-/// with the same key wait for it, later ones get its stored result until it
-/// expires. Failures are not stored, so a failed job can be tried again.
-pub(crate) struct IdempotencyStore {
+/// The in-process store: a map of keys, waiters woken by a watch channel.
+pub struct MemoryIdempotency {
     ttl: Duration,
-    slots: Mutex<HashMap<(usize, String), Slot>>,
-    inserts: std::sync::atomic::AtomicU64,
+    slots: Arc<Mutex<HashMap<(String, String), Slot>>>,
+    inserts: AtomicU64,
 }
-
-type Shared = Arc<Result<SkillResult, InvokeError>>;
 
 enum Slot {
     Running(watch::Receiver<Option<Shared>>),
     Done { result: Shared, at: Instant },
 }
 
-/// What a job gets from the store.
-pub(crate) enum Claim {
-    /// Run the job, then [`Claimed::finish`].
-    Run(Claimed),
-    /// An earlier or concurrent job with the same key produced this.
-    Replay(Shared),
-}
-
-/// The right to run a key, held by the job that runs it. Dropping it without
-/// finishing (the job was cancelled) releases the waiters with an error.
-pub(crate) struct Claimed {
-    store: Arc<IdempotencyStore>,
-    key: (usize, String),
+/// [`MemoryIdempotency`]'s claim.
+struct MemoryClaim {
+    slots: Arc<Mutex<HashMap<(String, String), Slot>>>,
+    key: (String, String),
     tx: watch::Sender<Option<Shared>>,
     done: bool,
 }
 
-impl IdempotencyStore {
-    pub(crate) fn new(ttl: Duration) -> IdempotencyStore {
-        IdempotencyStore {
+impl MemoryIdempotency {
+    /// Results kept `ttl`.
+    pub fn new(ttl: Duration) -> MemoryIdempotency {
+        MemoryIdempotency {
             ttl,
-            slots: Mutex::new(HashMap::new()),
-            inserts: std::sync::atomic::AtomicU64::new(0),
+            slots: Arc::default(),
+            inserts: AtomicU64::new(0),
         }
     }
 
-    pub(crate) async fn claim(
-        self: &Arc<Self>,
-        skill: usize,
-        key: &str,
-        skill_name: &str,
-    ) -> Claim {
-        let k = (skill, key.to_owned());
+    async fn claim_key(&self, skill: &str, key: &str) -> Claim {
+        let k = (skill.to_owned(), key.to_owned());
         let mut rx = {
             let mut slots = lock(&self.slots);
             let now = Instant::now();
@@ -146,34 +138,33 @@ impl IdempotencyStore {
                     let (tx, rx) = watch::channel(None);
                     slots.insert(k.clone(), Slot::Running(rx));
                     self.sweep(&mut slots, now);
-                    return Claim::Run(Claimed {
-                        store: self.clone(),
+                    return Claim::Run(Box::new(MemoryClaim {
+                        slots: self.slots.clone(),
                         key: k,
                         tx,
                         done: false,
-                    });
+                    }));
                 }
             }
+        };
+        let abandoned = || {
+            Claim::Replay(Arc::new(Err(InvokeError::Abandoned {
+                skill: skill.to_owned(),
+            })))
         };
         match rx.wait_for(Option::is_some).await {
             Ok(v) => match &*v {
                 Some(result) => Claim::Replay(result.clone()),
-                None => Claim::Replay(Arc::new(Err(InvokeError::Abandoned {
-                    skill: skill_name.to_owned(),
-                }))),
+                None => abandoned(),
             },
-            Err(_) => Claim::Replay(Arc::new(Err(InvokeError::Abandoned {
-                skill: skill_name.to_owned(),
-            }))),
+            Err(_) => abandoned(),
         }
     }
 
     /// Drop expired results now and then, so the map stays bounded by the
     /// traffic of one TTL.
-    fn sweep(&self, slots: &mut HashMap<(usize, String), Slot>, now: Instant) {
-        let n = self
-            .inserts
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    fn sweep(&self, slots: &mut HashMap<(String, String), Slot>, now: Instant) {
+        let n = self.inserts.fetch_add(1, Ordering::Relaxed);
         if n % 1024 == 1023 {
             slots.retain(|_, s| match s {
                 Slot::Done { at, .. } => now.duration_since(*at) < self.ttl,
@@ -183,11 +174,16 @@ impl IdempotencyStore {
     }
 }
 
-impl Claimed {
-    /// Publish the job's result to the waiters, and store it when it succeeded.
-    pub(crate) fn finish(mut self, result: Shared) {
+impl IdempotencyStore for MemoryIdempotency {
+    fn claim<'a>(&'a self, skill: &'a str, key: &'a str) -> BoxFuture<'a, Claim> {
+        Box::pin(self.claim_key(skill, key))
+    }
+}
+
+impl Claimed for MemoryClaim {
+    fn finish(mut self: Box<Self>, result: Shared) -> BoxFuture<'static, ()> {
         self.done = true;
-        let mut slots = lock(&self.store.slots);
+        let mut slots = lock(&self.slots);
         if result.is_ok() {
             slots.insert(
                 self.key.clone(),
@@ -201,13 +197,14 @@ impl Claimed {
         }
         drop(slots);
         self.tx.send_replace(Some(result));
+        Box::pin(std::future::ready(()))
     }
 }
 
-impl Drop for Claimed {
+impl Drop for MemoryClaim {
     fn drop(&mut self) {
         if !self.done {
-            lock(&self.store.slots).remove(&self.key);
+            lock(&self.slots).remove(&self.key);
             // Dropping `tx` wakes the waiters with an error: they report
             // `Abandoned` instead of waiting forever.
         }

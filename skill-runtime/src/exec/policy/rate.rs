@@ -1,10 +1,36 @@
-//! Rate limits: at most `max_per_minute` jobs of a skill in any 60 seconds.
+//! Rate limits: at most `max_per_minute` jobs of a skill in any 60 seconds,
+//! counted in this process ([`RateLimiter`], one per skill) or across a fleet
+//! ([`RateLimitStore`]).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::exec::policy::BoxFuture;
 use crate::sync::lock;
+
+/// Rate limits shared by a fleet of workers (the Redis store of
+/// `skill_runtime::queue`, feature `redis`): exact across every process that
+/// uses the same store.
+pub trait RateLimitStore: Send + Sync + 'static {
+    /// Admit one job of `skill` (`name@version`) under a limit of
+    /// `max_per_minute` in any 60 seconds, or say why not.
+    fn admit<'a>(
+        &'a self,
+        skill: &'a str,
+        max_per_minute: u32,
+    ) -> BoxFuture<'a, Result<(), Refusal>>;
+}
+
+/// Why a shared rate limit did not admit a job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The window is full; one place frees up after this long.
+    Limited(Duration),
+    /// The store that counts could not be asked (`store`, why); the job is
+    /// refused rather than let past a limit nobody counted.
+    Unavailable { store: String, message: String },
+}
 
 /// An exact sliding-window limit: at most `max` admissions in any 60 seconds.
 pub(crate) struct RateLimiter {

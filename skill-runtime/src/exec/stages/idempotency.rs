@@ -3,20 +3,27 @@
 
 use std::sync::Arc;
 
+use crate::exec::policy::BoxFuture;
 use crate::exec::policy::idempotency::{Claim, Claimed, IdempotencyStore, idempotency_key};
 use crate::exec::state::{Done, State};
+use crate::model::envelope::intent_key;
 use crate::model::error::InvokeError;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
 
-/// The job's slot in the idempotency store: its key (the caller's, else the
-/// default key when the skill is `effectful`), kept in the record, and marked
-/// for a dry run. `None` (and the step skipped) when the job has no key.
+/// The job's slot in the idempotency store: its key (the caller's; else, for a
+/// job with an intent, the seed's stable key of intent, scope and payload;
+/// else, when the skill is `effectful`, the default key of skill, params and
+/// dry run), kept in the record, and marked for a dry run. `None` (and the
+/// step skipped) when the job has no key.
 pub(crate) fn slot(effectful: bool, name: &str, st: &mut State) -> Option<String> {
-    let key = match &st.job.idempotency_key {
-        Some(k) => k.clone(),
-        None if effectful => idempotency_key(name, &st.job.params, st.inv.constraints.dry_run),
-        None => {
+    let key = match (&st.job.idempotency_key, &st.inv.intent) {
+        (Some(k), _) => k.clone(),
+        (None, Some(intent)) => intent_key(intent, st.inv.scope.as_ref(), &st.job.params),
+        (None, None) if effectful => {
+            idempotency_key(name, &st.job.params, st.inv.constraints.dry_run)
+        }
+        (None, None) => {
             st.step(Step::Idempotency, StepOutcome::Skipped, None);
             return None;
         }
@@ -33,25 +40,25 @@ pub(crate) fn slot(effectful: bool, name: &str, st: &mut State) -> Option<String
 /// What the store said of a job's slot.
 pub(crate) enum Keyed {
     /// Run the job, then [`Claimed::finish`] with its result.
-    Run(Claimed),
-    /// An earlier or concurrent job with the same key produced this.
-    Replayed(Result<Done, InvokeError>),
+    Run(Box<dyn Claimed>),
+    /// An earlier or concurrent job with the same key produced this (boxed:
+    /// rare, and large).
+    Replayed(Box<Result<Done, InvokeError>>),
 }
 
-/// Claim `slot` of skill `i` in `store`: the right to run it, or the result of
-/// the job that ran it.
+/// Claim `slot` of skill `skill` (`name@version`) in `store`: the right to run
+/// it, or the result of the job that ran it.
 pub(crate) async fn claim(
-    store: &Arc<IdempotencyStore>,
-    i: usize,
+    store: &dyn IdempotencyStore,
+    skill: &str,
     slot: &str,
-    name: &str,
     st: &mut State,
 ) -> Keyed {
-    match store.claim(i, slot, name).await {
+    match store.claim(skill, slot).await {
         Claim::Replay(shared) => {
             st.replayed = true;
             st.step(Step::Idempotency, StepOutcome::Replayed, None);
-            Keyed::Replayed(match &*shared {
+            Keyed::Replayed(Box::new(match &*shared {
                 Ok(result) => Ok(Done {
                     result: SkillResult {
                         replayed: true,
@@ -60,7 +67,7 @@ pub(crate) async fn claim(
                     typed: None,
                 }),
                 Err(e) => Err(e.clone()),
-            })
+            }))
         }
         Claim::Run(claimed) => {
             st.step(Step::Idempotency, StepOutcome::Passed, None);
@@ -70,10 +77,13 @@ pub(crate) async fn claim(
 }
 
 /// Publish the job's outcome to the jobs waiting on its key, and store it.
-pub(crate) fn publish(claimed: Claimed, done: &Result<Done, InvokeError>) {
+pub(crate) fn publish(
+    claimed: Box<dyn Claimed>,
+    done: &Result<Done, InvokeError>,
+) -> BoxFuture<'static, ()> {
     let shared = match done {
         Ok(d) => Ok(d.result.clone()),
         Err(e) => Err(e.clone()),
     };
-    claimed.finish(Arc::new(shared));
+    claimed.finish(Arc::new(shared))
 }

@@ -2,6 +2,7 @@
 //! the postconditions (a rollback action when one breaks) and the validation
 //! rules; then the result.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -27,16 +28,24 @@ pub(crate) fn executed(st: &mut State) {
     st.step_at(Step::Execute, StepOutcome::Passed, None, end);
 }
 
-/// The tokens and items the handler reported, within the job's budgets.
+/// The tokens, items and cost the handler reported, within the job's budgets.
+/// Cost is compared in whole cents (what was spent rounded up, the budget
+/// rounded down), so that the error can say both as integers.
 pub(crate) fn budget(
     skill: &RegisteredSkill,
     report: &Report,
     st: &mut State,
 ) -> Result<(), InvokeError> {
     let c = &st.inv.constraints;
+    let cents = |dollars: f64| dollars * 100.0;
     let over = [
         ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
         ("items", report.items, c.max_items),
+        (
+            "cents",
+            cents(report.cost.unwrap_or(0.0)).ceil() as u64,
+            c.budget.map(|b| cents(b).floor() as u64),
+        ),
     ]
     .into_iter()
     .find_map(|(budget, used, limit)| {
@@ -44,7 +53,10 @@ pub(crate) fn budget(
             .filter(|&l| used > l)
             .map(|limit| (budget, used, limit))
     });
-    match (over, c.max_tokens.is_some() || c.max_items.is_some()) {
+    match (
+        over,
+        c.max_tokens.is_some() || c.max_items.is_some() || c.budget.is_some(),
+    ) {
         (Some((budget, used, limit)), _) => {
             st.step(Step::Budget, StepOutcome::Failed, None);
             Err(InvokeError::OverBudget {
@@ -154,9 +166,9 @@ pub(crate) fn after(
         .map(|r| {
             let r = &c.validation_rules[r];
             RuleNote {
-                rule_id: r.rule_id,
+                rule_id: Cow::Borrowed(r.rule_id),
                 severity: r.severity,
-                message: r.message,
+                message: Cow::Borrowed(r.message),
             }
         })
         .collect();
@@ -231,6 +243,7 @@ pub(crate) fn result(
             duration_ms: 0,
             items_processed: report.items,
             tokens_used: report.tokens,
+            cost: report.cost,
             attempts: st.attempts.len() as u32,
         },
         next_action: report.next_action.unwrap_or(NextAction::Complete),

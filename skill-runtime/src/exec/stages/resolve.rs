@@ -1,5 +1,8 @@
 //! Resolve: the skill (or op) a job names, at the version it asks for or the
-//! highest; a disabled skill does not run, a deprecated one runs and says so.
+//! highest, or the skill that serves its intent; a disabled skill does not
+//! run, a deprecated one runs and says so.
+
+use std::borrow::Cow;
 
 use skill_core::manifest::Status;
 
@@ -10,6 +13,9 @@ use crate::registry::index::Registry;
 
 /// The index in `registry` of the skill the job names.
 pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
+    if st.job.skill.is_empty() {
+        return by_intent(registry, st);
+    }
     let job = &st.job;
     let found = registry.index_of_kind(job.kind, &job.skill, job.version.as_deref());
     let i = match found {
@@ -22,13 +28,42 @@ pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, Invo
                     known,
                 },
                 _ => InvokeError::UnknownSkill {
-                    reference: job.reference(),
+                    reference: job.reference(None),
                 },
             };
             st.step(Step::Resolve, StepOutcome::Failed, None);
             return Err(e);
         }
     };
+    status(registry, i, st)
+}
+
+/// The skill that serves the job's intent, named in the job from then on.
+fn by_intent(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
+    let found = match st.inv.intent.as_deref() {
+        None => Err(InvokeError::NoTarget),
+        Some(intent) => {
+            registry
+                .index_of_intent(intent)
+                .ok_or_else(|| InvokeError::UnknownIntent {
+                    intent: intent.to_owned(),
+                })
+        }
+    };
+    match found {
+        Ok(i) => {
+            st.job.skill = Cow::Borrowed(registry.skills()[i].name());
+            status(registry, i, st)
+        }
+        Err(e) => {
+            st.step(Step::Resolve, StepOutcome::Failed, None);
+            Err(e)
+        }
+    }
+}
+
+/// A resolved skill runs unless it is disabled; a deprecated one says so.
+fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, InvokeError> {
     st.skill = Some(i);
     let m = registry.skills()[i].entry.manifest;
     match m.status {

@@ -36,6 +36,11 @@ pub(super) fn one_entry(
     identity(v, problem);
     capabilities(v, catalog, problem);
     lifecycle(v, problem);
+    for intent in strings(v, "intents") {
+        if !is_snake_case(&intent) {
+            problem(format!("intent `{intent}` is not snake_case"));
+        }
+    }
     let mut codes = BTreeSet::new();
     for f in array(v, "failure_modes") {
         let code = str_of(f, "code");

@@ -88,6 +88,7 @@ pub fn check_registry(
         }
     }
     check_tool_names(skills, &mut findings);
+    check_intents(skills, &mut findings);
     check_closures(skills, op_list, &mut findings);
     findings
 }
@@ -132,6 +133,27 @@ fn check_tool_names(skills: &[Value], findings: &mut Vec<Finding>) {
                     At::Skills(i),
                     format!("MCP tool name `{tool}` is also used by skill `{other}`"),
                 ));
+            }
+        }
+    }
+}
+
+/// An intent is served by one skill (any of its versions): a job that names the
+/// intent must know what runs.
+fn check_intents(skills: &[Value], findings: &mut Vec<Finding>) {
+    let mut served: BTreeMap<String, &str> = BTreeMap::new();
+    for (i, s) in skills.iter().enumerate() {
+        let name = str_of(s, "name");
+        for intent in strings(s, "intents") {
+            match served.get(intent.as_str()) {
+                Some(&other) if other != name => findings.push(Finding::new(
+                    subject("skill", s),
+                    At::Skills(i),
+                    format!("intent `{intent}` is also served by skill `{other}`"),
+                )),
+                _ => {
+                    served.insert(intent, name);
+                }
             }
         }
     }

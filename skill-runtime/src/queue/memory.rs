@@ -1,0 +1,241 @@
+//! The in-process queue: jobs wait in memory, by priority, for workers that
+//! are tasks of this process. No server; what a process's jobs need when they
+//! do not share a fleet (and the reference the Redis backend is tested
+//! against).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Notify, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::exec::policy::BoxFuture;
+use crate::exec::runtime::Runtime;
+use crate::model::caller::Priority;
+use crate::model::envelope::JobEnvelope;
+use crate::model::id::Id;
+use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus};
+use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
+use crate::sync::lock;
+
+/// A queue in this process, served by its own worker.
+pub struct InProcessQueue {
+    state: Arc<State>,
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+    worker: Mutex<Option<JoinHandle<WorkerReport>>>,
+}
+
+/// What the queue and its worker share.
+struct State {
+    /// Waiting messages, by priority (highest first, as `Priority::SERVED`).
+    waiting: Mutex<[VecDeque<(String, String)>; 4]>,
+    /// Wakes the worker when a job comes.
+    arrived: Notify,
+    /// Outcomes, kept `result_ttl`; wakes callers waiting on one.
+    outcomes: Mutex<HashMap<String, (Outcome, Instant)>>,
+    completed: Notify,
+    result_ttl: Duration,
+    in_flight: AtomicU64,
+    dead: Mutex<Vec<(String, String)>>,
+    next_id: AtomicU64,
+}
+
+/// The worker's side of the queue.
+struct Source(Arc<State>);
+
+fn slot(p: Priority) -> usize {
+    Priority::SERVED.iter().position(|&q| q == p).unwrap_or(2)
+}
+
+impl InProcessQueue {
+    /// A queue whose worker runs jobs on `runtime` with `options`, started on
+    /// the current tokio runtime; outcomes are kept `result_ttl`.
+    pub fn start(runtime: Runtime, options: WorkerOptions, result_ttl: Duration) -> InProcessQueue {
+        let state = Arc::new(State {
+            waiting: Mutex::new(Default::default()),
+            arrived: Notify::new(),
+            outcomes: Mutex::new(HashMap::new()),
+            completed: Notify::new(),
+            result_ttl,
+            in_flight: AtomicU64::new(0),
+            dead: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
+        });
+        let (tx, rx) = oneshot::channel();
+        let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options);
+        let handle = tokio::spawn(worker.run(async {
+            let _ = rx.await;
+        }));
+        InProcessQueue {
+            state,
+            stop: Mutex::new(Some(tx)),
+            worker: Mutex::new(Some(handle)),
+        }
+    }
+
+    /// Stop the worker (running jobs finish within its grace period) and say
+    /// what it did.
+    pub async fn shutdown(&self) -> WorkerReport {
+        if let Some(tx) = lock(&self.stop).take() {
+            let _ = tx.send(());
+        }
+        let handle = lock(&self.worker).take();
+        match handle {
+            Some(h) => h.await.unwrap_or_default(),
+            None => WorkerReport::default(),
+        }
+    }
+
+    /// Messages that could not be run, with the reason.
+    pub fn dead_letters(&self) -> Vec<(String, String)> {
+        lock(&self.state.dead).clone()
+    }
+}
+
+impl Queue for InProcessQueue {
+    fn enqueue(&self, job: JobEnvelope) -> BoxFuture<'_, Result<Id, QueueError>> {
+        Box::pin(async move {
+            if lock(&self.stop).is_none() {
+                return Err(QueueError::Closed);
+            }
+            let job = job.seal();
+            let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {
+                store: "in-process queue".into(),
+                what: "job",
+                message: e.to_string(),
+            })?;
+            let n = self.state.next_id.fetch_add(1, Ordering::Relaxed);
+            lock(&self.state.waiting)[slot(job.caller.priority)].push_back((n.to_string(), raw));
+            self.state.arrived.notify_one();
+            Ok(job.job_id)
+        })
+    }
+
+    fn outcome<'a>(
+        &'a self,
+        id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Outcome>, QueueError>> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + wait;
+            loop {
+                // Registered before looking, so a completion in between wakes it.
+                let completed = self.state.completed.notified();
+                if let Some((o, at)) = lock(&self.state.outcomes).get(id)
+                    && at.elapsed() < self.state.result_ttl
+                {
+                    return Ok(Some(o.clone()));
+                }
+                if tokio::time::timeout_at(deadline, completed).await.is_err() {
+                    return Ok(None);
+                }
+            }
+        })
+    }
+
+    fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>> {
+        Box::pin(async move {
+            let waiting = lock(&self.state.waiting);
+            Ok(QueueStatus {
+                queue: "in-process".to_owned(),
+                waiting: Priority::SERVED
+                    .iter()
+                    .map(|&p| (p, waiting[slot(p)].len() as u64))
+                    .collect(),
+                in_flight: self.state.in_flight.load(Ordering::Relaxed),
+                dead_letters: lock(&self.state.dead).len() as u64,
+                workers: vec!["in-process".to_owned()],
+            })
+        })
+    }
+}
+
+impl WorkSource for Source {
+    fn worker(&self) -> &str {
+        "in-process"
+    }
+
+    fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
+        Box::pin(async move {
+            let arrived = self.0.arrived.notified();
+            let mut taken = self.pop(n);
+            if taken.is_empty() {
+                let _ = tokio::time::timeout(wait, arrived).await;
+                taken = self.pop(n);
+            }
+            Ok(taken)
+        })
+    }
+
+    fn reclaim(&self, _n: usize) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
+        // A job held here is held by a task of this process, which cannot die
+        // alone.
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    fn keep_alive<'a>(
+        &'a self,
+        _in_flight: &'a [(Priority, String)],
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _d: &'a Delivery,
+        outcome: &'a Outcome,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        let mut outcomes = lock(&self.0.outcomes);
+        let ttl = self.0.result_ttl;
+        if outcomes.len() % 1024 == 1023 {
+            outcomes.retain(|_, (_, at)| at.elapsed() < ttl);
+        }
+        outcomes.insert(outcome.job_id.clone(), (outcome.clone(), Instant::now()));
+        drop(outcomes);
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.completed.notify_waiters();
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>> {
+        lock(&self.0.waiting)[slot(d.priority)].push_front((d.id.clone(), d.raw.clone()));
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn dead_letter<'a>(
+        &'a self,
+        d: &'a Delivery,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        lock(&self.0.dead).push((d.raw.clone(), reason.to_owned()));
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn stopping(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+impl Source {
+    /// Up to `n` waiting messages, highest priority first.
+    fn pop(&self, n: usize) -> Vec<Delivery> {
+        let mut waiting = lock(&self.0.waiting);
+        let mut out = Vec::new();
+        for (i, queue) in waiting.iter_mut().enumerate() {
+            while out.len() < n {
+                let Some((id, raw)) = queue.pop_front() else {
+                    break;
+                };
+                out.push(Delivery::read(id, Priority::SERVED[i], 1, raw));
+            }
+        }
+        self.0
+            .in_flight
+            .fetch_add(out.len() as u64, Ordering::Relaxed);
+        out
+    }
+}

@@ -1,0 +1,12 @@
+//! A front door: job queues. Callers enqueue job envelopes (the seeds'
+//! execution model) and read their outcomes ([`api`]); workers take jobs and
+//! run each through the runtime's whole pipeline ([`worker`]). Backends: in
+//! this process ([`memory`]), and Redis Streams for a fleet of workers
+//! (`redis`, feature `redis`), where idempotency, rate limits and run records
+//! are shared too.
+
+pub mod api;
+pub mod memory;
+#[cfg(feature = "redis")]
+pub mod redis;
+pub mod worker;

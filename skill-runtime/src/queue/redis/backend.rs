@@ -1,0 +1,62 @@
+//! The backend as users hold it: one connection to the fleet's Redis, and the
+//! run-record sink every part of a process shares.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::queue::api::QueueError;
+use crate::queue::redis::conn::{Conn, RedisConfig};
+use crate::queue::redis::records::{self, RedisSink};
+
+/// A connection to the fleet's Redis. Cheap to clone.
+#[derive(Clone)]
+pub struct RedisBackend {
+    pub(super) inner: Arc<Conn>,
+    sink: Arc<OnceLock<Arc<RedisSink>>>,
+}
+
+impl RedisBackend {
+    /// Connect to `config.url` and make sure the queue's streams and group
+    /// exist. An unreachable server is an error that names the URL.
+    pub async fn connect(config: RedisConfig) -> Result<RedisBackend, QueueError> {
+        Ok(RedisBackend {
+            inner: Arc::new(Conn::open(config).await?),
+            sink: Arc::default(),
+        })
+    }
+
+    pub fn config(&self) -> &RedisConfig {
+        &self.inner.config
+    }
+
+    /// Where the runtime's run records go: the records stream, read by
+    /// `stats` over the fleet. One per backend; it starts a writer task, so
+    /// call it inside a tokio runtime.
+    pub fn record_sink(&self) -> Arc<RedisSink> {
+        self.sink
+            .get_or_init(|| RedisSink::start(self.inner.clone()))
+            .clone()
+    }
+
+    /// The most recent run records of the fleet, oldest first, at most `limit`.
+    pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
+        records::read(&self.inner, limit).await
+    }
+
+    /// Requests this process has sent to Redis so far, through this backend
+    /// and its clones. Each is one round trip (a pipeline of several commands
+    /// is one); scripts run several commands on the server in one.
+    pub fn round_trips(&self) -> u64 {
+        self.inner.round_trips()
+    }
+}
+
+/// A worker name unique in a fleet: host, process and a random suffix.
+pub fn worker_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "worker".to_owned());
+    let id = crate::model::id::Id::new_v4();
+    format!("{host}-{}-{}", std::process::id(), &id[..8])
+}

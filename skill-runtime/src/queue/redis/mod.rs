@@ -1,0 +1,34 @@
+//! The Redis backend: a queue on Redis Streams with a consumer group per
+//! queue, and the fleet's shared policy state (idempotency, rate limits, run
+//! records), through the `redis` crate.
+//!
+//! Per queue, one stream per priority; workers read them highest first
+//! (`scripts::CLAIM`), so `critical` jobs overtake the others. Delivery is at
+//! least once: an entry stays pending until its worker acknowledges it with
+//! the outcome (`scripts::FINISH`, one atomic step), a worker signs for what
+//! it holds, and what a dead worker held is taken over after the visibility
+//! timeout (`scripts::RECLAIM`); an entry delivered too often goes to the
+//! dead-letter stream with the reason. Keys, under a namespace (`skill` by
+//! default): `{ns}:q:{queue}:{priority}`, `{ns}:q:{queue}:dead`,
+//! `{ns}:q:{queue}:workers`, `{ns}:result:{job}`, `{ns}:records`,
+//! `{ns}:idem:{skill}:{key}`, `{ns}:rate:{skill}`.
+//!
+//! Inside, lowest first: `reply` and `scripts` (no imports of their own),
+//! `conn` (the server, its keys and every request), `records`, `backend`,
+//! then the parts built on it: `queue` (callers), `source` (workers),
+//! `policy` (idempotency and rate limits).
+
+mod backend;
+mod conn;
+mod policy;
+mod queue;
+mod records;
+mod reply;
+mod scripts;
+mod source;
+
+pub use self::backend::{RedisBackend, worker_name};
+pub use self::conn::RedisConfig;
+pub use self::policy::{RedisIdempotency, RedisRateLimits};
+pub use self::records::RedisSink;
+pub use self::source::RedisSource;

@@ -1,0 +1,181 @@
+//! The caller's side of the Redis queue: enqueue, wait for an outcome, status.
+
+use std::time::Duration;
+
+use redis::Value;
+
+use crate::exec::policy::BoxFuture;
+use crate::model::caller::Priority;
+use crate::model::envelope::JobEnvelope;
+use crate::model::id::Id;
+use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus};
+use crate::queue::redis::backend::RedisBackend;
+use crate::queue::redis::conn::{Blocking, GROUP};
+use crate::queue::redis::reply::{int, items, text};
+use crate::queue::redis::scripts;
+
+impl RedisBackend {
+    /// Enqueue `job` and wait up to `wait` for its outcome, in one round trip
+    /// (the queueing and the wait are pipelined).
+    pub async fn enqueue_and_wait(
+        &self,
+        job: JobEnvelope,
+        wait: Duration,
+    ) -> Result<(Id, Option<Outcome>), QueueError> {
+        let (id, raw, stream) = self.message(job)?;
+        let key = self.inner.keys.result(&id);
+        let mut pipe = redis::pipe();
+        pipe.add_command(self.enqueue_cmd(&id, &raw, &stream))
+            .ignore()
+            .cmd("BLMOVE")
+            .arg(&key)
+            .arg(&key)
+            .arg("LEFT")
+            .arg("RIGHT")
+            .arg(seconds(wait));
+        let (moved,): (Value,) = self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
+        let outcome = self.read_outcome(&moved)?;
+        Ok((id, outcome))
+    }
+
+    /// Queue `raw` as job `id` on `stream`, once: the script (sent whole, so
+    /// a pipeline never meets a server that lacks it) queues nothing when
+    /// the job was queued within the outcome's lifetime.
+    fn enqueue_cmd(&self, id: &str, raw: &str, stream: &str) -> redis::Cmd {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(scripts::ENQUEUE)
+            .arg(2)
+            .arg(stream)
+            .arg(self.inner.keys.queued(id))
+            .arg(raw)
+            .arg(self.inner.config.result_ttl.as_millis() as u64);
+        cmd
+    }
+
+    /// The job's id, its message, and its priority's stream.
+    fn message(&self, job: JobEnvelope) -> Result<(Id, String, String), QueueError> {
+        let job = job.seal();
+        let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
+        let stream = self.inner.keys.stream(job.caller.priority).to_owned();
+        Ok((job.job_id, raw, stream))
+    }
+
+    fn read_outcome(&self, v: &Value) -> Result<Option<Outcome>, QueueError> {
+        match text(v) {
+            None => Ok(None),
+            Some(t) => serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| self.inner.corrupt("outcome", e)),
+        }
+    }
+}
+
+/// Seconds, as blocking commands take them (at least a millisecond: 0 would
+/// block forever).
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64().max(0.001)
+}
+
+impl Queue for RedisBackend {
+    fn enqueue(&self, job: JobEnvelope) -> BoxFuture<'_, Result<Id, QueueError>> {
+        Box::pin(async move {
+            let (id, raw, stream) = self.message(job)?;
+            let cmd = self.enqueue_cmd(&id, &raw, &stream);
+            // Once more after a failure (the connection reconnects on its
+            // own): queueing is safe to repeat.
+            if self.inner.query::<Value>(&cmd).await.is_err() {
+                let _: Value = self.inner.query(&cmd).await?;
+            }
+            Ok(id)
+        })
+    }
+
+    fn outcome<'a>(
+        &'a self,
+        id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<Option<Outcome>, QueueError>> {
+        Box::pin(async move {
+            let key = self.inner.keys.result(id);
+            let reply: Value = if wait.is_zero() {
+                self.inner
+                    .query(redis::cmd("LINDEX").arg(&key).arg(0))
+                    .await?
+            } else {
+                // Rotating the one-element list onto itself returns it and
+                // keeps it (and its expiry) for other readers.
+                let mut cmd = redis::cmd("BLMOVE");
+                cmd.arg(&key)
+                    .arg(&key)
+                    .arg("LEFT")
+                    .arg("RIGHT")
+                    .arg(seconds(wait));
+                self.inner.blocking(Blocking::Cmd(&cmd), wait).await?
+            };
+            self.read_outcome(&reply)
+        })
+    }
+
+    fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>> {
+        Box::pin(async move {
+            let keys = &self.inner.keys;
+            let mut pipe = redis::pipe();
+            // Acknowledged entries are deleted, so a stream holds what waits
+            // and what is in flight (pending).
+            for stream in &keys.streams {
+                pipe.cmd("XLEN").arg(stream);
+                pipe.cmd("XPENDING").arg(stream).arg(GROUP);
+            }
+            pipe.cmd("XLEN").arg(&keys.dead);
+            pipe.cmd("HGETALL").arg(&keys.workers);
+            pipe.cmd("TIME");
+            let replies: Vec<Value> = self.inner.pipe(&pipe).await?;
+            let mut status = QueueStatus {
+                queue: self.inner.config.queue.clone(),
+                ..QueueStatus::default()
+            };
+            for (i, p) in Priority::SERVED.iter().enumerate() {
+                let len = replies.get(2 * i).and_then(int).unwrap_or(0).max(0) as u64;
+                let pending = replies
+                    .get(2 * i + 1)
+                    .and_then(|v| items(v).first().and_then(int))
+                    .unwrap_or(0)
+                    .max(0) as u64;
+                status.waiting.push((*p, len.saturating_sub(pending)));
+                status.in_flight += pending;
+            }
+            status.dead_letters = replies.get(8).and_then(int).unwrap_or(0) as u64;
+            let now_ms = replies
+                .get(10)
+                .map(|t| {
+                    let t = items(t);
+                    let s = t.first().and_then(int).unwrap_or(0);
+                    let us = t.get(1).and_then(int).unwrap_or(0);
+                    s * 1000 + us / 1000
+                })
+                .unwrap_or(0);
+            // Seen within three signing periods, or 10 s.
+            let recent = (self.inner.config.visibility.as_millis() as i64).max(10_000);
+            let seen = items(replies.get(9).unwrap_or(&Value::Nil));
+            let mut workers: Vec<String> = match replies.get(9) {
+                Some(Value::Map(pairs)) => pairs
+                    .iter()
+                    .filter(|(_, at)| int(at).is_some_and(|at| now_ms - at < recent))
+                    .filter_map(|(w, _)| text(w))
+                    .collect(),
+                _ => seen
+                    .chunks(2)
+                    .filter(|p| {
+                        p.get(1)
+                            .and_then(int)
+                            .is_some_and(|at| now_ms - at < recent)
+                    })
+                    .filter_map(|p| p.first().and_then(text))
+                    .collect(),
+            };
+            workers.sort();
+            status.workers = workers;
+            Ok(status)
+        })
+    }
+}

@@ -1,0 +1,281 @@
+//! The worker's side of the Redis queue: take jobs (highest priority first),
+//! sign for those in flight, take over a dead worker's, store outcomes.
+
+use std::time::Duration;
+
+use redis::{ScriptInvocation, Value};
+
+use crate::exec::policy::BoxFuture;
+use crate::model::caller::Priority;
+use crate::queue::api::{Outcome, QueueError};
+use crate::queue::redis::backend::RedisBackend;
+use crate::queue::redis::conn::{Blocking, GROUP};
+use crate::queue::redis::reply::{field, int, items, stream_entries, text};
+use crate::queue::worker::{Delivery, WorkSource};
+
+impl RedisBackend {
+    /// The worker side of the queue, for a worker named `worker` (unique in
+    /// the fleet; [`worker_name`](super::worker_name) makes one).
+    pub async fn work_source(&self, worker: String) -> Result<RedisSource, QueueError> {
+        self.inner.ensure_groups().await?;
+        Ok(RedisSource {
+            backend: self.clone(),
+            worker,
+        })
+    }
+}
+
+/// One worker's consumer of the queue's group.
+pub struct RedisSource {
+    backend: RedisBackend,
+    worker: String,
+}
+
+impl RedisSource {
+    fn priority_of(&self, stream: &str) -> Priority {
+        let keys = &self.backend.inner.keys;
+        keys.streams
+            .iter()
+            .position(|s| s == stream)
+            .map_or(Priority::Normal, |i| Priority::SERVED[i])
+    }
+
+    /// Run `script` with `keys` and `args`; a missing group (a server that
+    /// lost its data) is created and the script run once more.
+    async fn run(
+        &self,
+        script: &redis::Script,
+        keys: &[&str],
+        args: &[&str],
+    ) -> Result<Value, QueueError> {
+        let conn = &self.backend.inner;
+        let mut invocation: ScriptInvocation<'_> = script.prepare_invoke();
+        for k in keys {
+            invocation.key(*k);
+        }
+        for a in args {
+            invocation.arg(*a);
+        }
+        match conn.script::<Value>(&invocation).await {
+            Ok(v) => Ok(v),
+            Err(e) if e.to_string().contains("NOGROUP") => {
+                conn.ensure_groups().await?;
+                conn.script::<Value>(&invocation)
+                    .await
+                    .map_err(|e| conn.error(e))
+            }
+            Err(e) => Err(conn.error(e)),
+        }
+    }
+
+    /// Wait up to `wait` for one new entry of any priority.
+    async fn block(&self, wait: Duration) -> Result<Vec<Delivery>, QueueError> {
+        let keys = &self.backend.inner.keys;
+        let mut cmd = redis::cmd("XREADGROUP");
+        cmd.arg("GROUP")
+            .arg(GROUP)
+            .arg(&self.worker)
+            .arg("COUNT")
+            .arg(1)
+            .arg("BLOCK")
+            .arg(wait.as_millis().max(1) as u64)
+            .arg("STREAMS");
+        for s in &keys.streams {
+            cmd.arg(s);
+        }
+        for _ in &keys.streams {
+            cmd.arg(">");
+        }
+        let reply: Value = match self.backend.inner.blocking(Blocking::Cmd(&cmd), wait).await {
+            Ok(v) => v,
+            Err(e) => {
+                if e.to_string().contains("NOGROUP") {
+                    self.backend.inner.ensure_groups().await?;
+                }
+                return Err(e);
+            }
+        };
+        let mut out: Vec<Delivery> = stream_entries(&reply)
+            .into_iter()
+            .map(|(stream, id, fields)| self.delivery(&stream, id, &fields, 1))
+            .collect();
+        out.sort_by_key(|d| std::cmp::Reverse(d.priority));
+        Ok(out)
+    }
+
+    fn delivery(&self, stream: &str, id: String, fields: &Value, deliveries: u64) -> Delivery {
+        let raw = field(fields, "job").unwrap_or_default();
+        Delivery::read(id, self.priority_of(stream), deliveries, raw)
+    }
+}
+
+impl WorkSource for RedisSource {
+    fn worker(&self) -> &str {
+        &self.worker
+    }
+
+    fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
+        Box::pin(async move {
+            let keys = &self.backend.inner.keys;
+            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
+            ks.push(&keys.workers);
+            let n = n.to_string();
+            let reply = self
+                .run(
+                    &self.backend.inner.scripts.claim,
+                    &ks,
+                    &[GROUP, &self.worker, &n],
+                )
+                .await?;
+            let mut taken = Vec::new();
+            for e in items(&reply) {
+                if let [p, id, fields] = items(e)
+                    && let (Some(p), Some(id)) = (int(p), text(id))
+                {
+                    let stream = &keys.streams[(p as usize).clamp(1, 4) - 1];
+                    taken.push(self.delivery(stream, id, fields, 1));
+                }
+            }
+            if taken.is_empty() && !wait.is_zero() {
+                taken = self.block(wait).await?;
+            }
+            Ok(taken)
+        })
+    }
+
+    fn reclaim(&self, n: usize) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
+        Box::pin(async move {
+            let b = &self.backend.inner;
+            let idle = b.config.visibility.as_millis().to_string();
+            let max = b.config.max_deliveries.to_string();
+            let mut taken = Vec::new();
+            for stream in &b.keys.streams {
+                if taken.len() >= n {
+                    break;
+                }
+                let count = (n - taken.len()).to_string();
+                let reply = self
+                    .run(
+                        &b.scripts.reclaim,
+                        &[stream, &b.keys.dead],
+                        &[GROUP, &self.worker, &idle, &count, &max],
+                    )
+                    .await?;
+                for e in items(&reply) {
+                    if let [id, fields, deliveries] = items(e)
+                        && let Some(id) = text(id)
+                    {
+                        let n = int(deliveries).unwrap_or(2).max(1) as u64;
+                        taken.push(self.delivery(stream, id, fields, n));
+                    }
+                }
+            }
+            Ok(taken)
+        })
+    }
+
+    fn keep_alive<'a>(
+        &'a self,
+        in_flight: &'a [(Priority, String)],
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(async move {
+            let keys = &self.backend.inner.keys;
+            let mut pipe = redis::pipe();
+            for p in Priority::SERVED {
+                let ids: Vec<&str> = in_flight
+                    .iter()
+                    .filter(|(q, _)| *q == p)
+                    .map(|(_, id)| id.as_str())
+                    .collect();
+                if ids.is_empty() {
+                    continue;
+                }
+                // Claiming what it holds resets their idle time; JUSTID does
+                // not count it as a delivery.
+                pipe.cmd("XCLAIM")
+                    .arg(keys.stream(p))
+                    .arg(GROUP)
+                    .arg(&self.worker)
+                    .arg(0)
+                    .arg(&ids)
+                    .arg("JUSTID")
+                    .ignore();
+            }
+            self.backend.inner.pipe::<()>(&pipe).await
+        })
+    }
+
+    fn starting(&self, job_id: &str) {
+        self.backend.record_sink().capture(job_id);
+    }
+
+    fn complete<'a>(
+        &'a self,
+        d: &'a Delivery,
+        outcome: &'a Outcome,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(async move {
+            let b = &self.backend.inner;
+            let text = serde_json::to_string(outcome)
+                .map_err(|e| self.backend.inner.corrupt("outcome", e))?;
+            // The job's own run record, stored in the same step as its outcome.
+            let sink = self.backend.record_sink();
+            let record = sink.captured(&outcome.job_id).unwrap_or_default();
+            let ttl = b.config.result_ttl.as_millis().to_string();
+            let max = b.config.records_max.to_string();
+            let result_key = b.keys.result(&outcome.job_id);
+            let records = b.keys.records();
+            self.run(
+                &b.scripts.finish,
+                &[b.keys.stream(d.priority), &result_key, &records],
+                &[GROUP, &d.id, &text, &ttl, &record, &max],
+            )
+            .await?;
+            sink.release(&outcome.job_id);
+            Ok(())
+        })
+    }
+
+    fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(async move {
+            let b = &self.backend.inner;
+            self.run(
+                &b.scripts.hand_back,
+                &[b.keys.stream(d.priority)],
+                &[GROUP, &d.id, &d.raw],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn dead_letter<'a>(
+        &'a self,
+        d: &'a Delivery,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(async move {
+            let b = &self.backend.inner;
+            let n = d.deliveries.to_string();
+            self.run(
+                &b.scripts.dead_letter,
+                &[b.keys.stream(d.priority), &b.keys.dead],
+                &[GROUP, &d.id, &d.raw, reason, &n, &self.worker],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn stopping(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.backend.record_sink().flush().await;
+            let keys = &self.backend.inner.keys;
+            let _: Result<(), _> = self
+                .backend
+                .inner
+                .query(redis::cmd("HDEL").arg(&keys.workers).arg(&self.worker))
+                .await;
+        })
+    }
+}

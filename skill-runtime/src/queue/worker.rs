@@ -1,0 +1,347 @@
+//! A worker: takes jobs from a queue backend ([`WorkSource`]), runs each
+//! through the runtime's whole pipeline, stores its outcome and acknowledges
+//! it; keeps what it holds from being reclaimed while it runs, takes over what
+//! dead workers held, and stops gracefully.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::exec::policy::BoxFuture;
+use crate::exec::runtime::Runtime;
+use crate::model::caller::Priority;
+use crate::model::envelope::JobEnvelope;
+use crate::model::error::InvokeError;
+use crate::queue::api::{Outcome, QueueError};
+use crate::sync::lock;
+
+/// One job a worker took from a queue.
+#[derive(Debug)]
+pub struct Delivery {
+    /// The backend's id of this delivery (a stream entry id).
+    pub id: String,
+    /// The priority it was queued under.
+    pub priority: Priority,
+    /// How many times it has been delivered, this time included.
+    pub deliveries: u64,
+    /// The message as queued: what a hand-back re-queues and a dead letter
+    /// keeps.
+    pub raw: String,
+    /// The job, or why the message is not one.
+    pub job: Result<JobEnvelope, String>,
+}
+
+impl Delivery {
+    /// Unique among the deliveries of a queue (an id is unique in its
+    /// priority's stream).
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.priority.as_str(), self.id)
+    }
+
+    /// A delivery of message `raw`, read as a job envelope.
+    pub fn read(id: String, priority: Priority, deliveries: u64, raw: String) -> Delivery {
+        let job = serde_json::from_str::<JobEnvelope>(&raw)
+            .map_err(|e| format!("not a job envelope: {e}"));
+        Delivery {
+            id,
+            priority,
+            deliveries,
+            raw,
+            job,
+        }
+    }
+}
+
+/// Where a worker takes its jobs from and puts their outcomes: the worker's
+/// side of a queue backend.
+pub trait WorkSource: Send + Sync + 'static {
+    /// Who this worker is, as the backend and the outcomes name it.
+    fn worker(&self) -> &str;
+
+    /// Up to `n` deliveries, highest priority first, waiting up to `wait` when
+    /// there are none.
+    fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;
+
+    /// Up to `n` deliveries whose worker stopped answering, taken over; those
+    /// delivered too many times go to the dead letters instead.
+    fn reclaim(&self, n: usize) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;
+
+    /// These deliveries are still being worked on: not to be reclaimed.
+    fn keep_alive<'a>(
+        &'a self,
+        in_flight: &'a [(Priority, String)],
+    ) -> BoxFuture<'a, Result<(), QueueError>>;
+
+    /// Job `job_id` is about to run (a backend may keep its run record, to
+    /// store it with the outcome).
+    fn starting(&self, _job_id: &str) {}
+
+    /// Store the outcome of `d` and acknowledge it: it is not delivered again.
+    fn complete<'a>(
+        &'a self,
+        d: &'a Delivery,
+        outcome: &'a Outcome,
+    ) -> BoxFuture<'a, Result<(), QueueError>>;
+
+    /// Give `d` back unrun, for another worker.
+    fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>>;
+
+    /// `d` cannot be run: to the dead letters, with `reason`.
+    fn dead_letter<'a>(
+        &'a self,
+        d: &'a Delivery,
+        reason: &'a str,
+    ) -> BoxFuture<'a, Result<(), QueueError>>;
+
+    /// The worker stops: write what is buffered, say it is gone.
+    fn stopping(&self) -> BoxFuture<'_, ()>;
+}
+
+/// How a worker works.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerOptions {
+    /// Jobs run at once.
+    pub concurrency: usize,
+    /// How long a job a worker holds may go without a sign of life before
+    /// another worker takes it over; the worker signs every third of it, and
+    /// looks for such jobs every half of it.
+    pub visibility: Duration,
+    /// On shutdown, how long running jobs may take to finish before they are
+    /// handed back to the queue.
+    pub grace: Duration,
+    /// How long one wait for new jobs lasts (the longest a shutdown waits for
+    /// the worker to notice it).
+    pub poll: Duration,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            concurrency: 8,
+            visibility: Duration::from_secs(30),
+            grace: Duration::from_secs(30),
+            poll: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What a worker did, when it stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerReport {
+    pub completed: u64,
+    pub dead_lettered: u64,
+    pub handed_back: u64,
+}
+
+/// A worker over `source`, running jobs on `runtime`.
+pub struct Worker {
+    runtime: Runtime,
+    source: Arc<dyn WorkSource>,
+    options: WorkerOptions,
+}
+
+/// What the worker's tasks share.
+struct Shared {
+    runtime: Runtime,
+    source: Arc<dyn WorkSource>,
+    /// Deliveries being worked on, by [`Delivery::key`].
+    in_flight: Mutex<HashMap<String, Arc<Delivery>>>,
+    completed: AtomicU64,
+    dead_lettered: AtomicU64,
+    handed_back: AtomicU64,
+}
+
+impl Worker {
+    pub fn new(runtime: Runtime, source: Arc<dyn WorkSource>, options: WorkerOptions) -> Worker {
+        Worker {
+            runtime,
+            source,
+            options,
+        }
+    }
+
+    /// Work until `shutdown` completes; then take no more jobs, let running
+    /// ones finish within the grace period, and hand back the rest.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> WorkerReport {
+        let options = self.options;
+        let shared = Arc::new(Shared {
+            runtime: self.runtime,
+            source: self.source,
+            in_flight: Mutex::new(HashMap::new()),
+            completed: AtomicU64::new(0),
+            dead_lettered: AtomicU64::new(0),
+            handed_back: AtomicU64::new(0),
+        });
+        let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
+        let mut tasks = JoinSet::new();
+        let mut sign = tokio::time::interval(options.visibility / 3);
+        let mut look = tokio::time::interval(options.visibility / 2);
+        let mut errors = Backoff::default();
+        tokio::pin!(shutdown);
+        loop {
+            // Finished tasks are collected as they go.
+            while tasks.try_join_next().is_some() {}
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                _ = sign.tick() => {
+                    let held: Vec<(Priority, String)> = lock(&shared.in_flight)
+                        .values()
+                        .map(|d| (d.priority, d.id.clone()))
+                        .collect();
+                    if !held.is_empty()
+                        && let Err(e) = shared.source.keep_alive(&held).await
+                    {
+                        tracing::warn!("cannot sign the jobs in flight: {e}");
+                    }
+                }
+                _ = look.tick() => {
+                    let free = slots.available_permits();
+                    if free > 0 {
+                        match shared.source.reclaim(free).await {
+                            Ok(taken) => start(&shared, &slots, &mut tasks, taken).await,
+                            Err(e) => tracing::warn!("cannot reclaim stale jobs: {e}"),
+                        }
+                    }
+                }
+                permit = slots.clone().acquire_owned() => {
+                    let Ok(permit) = permit else { break };
+                    let n = slots.available_permits() + 1;
+                    drop(permit);
+                    match shared.source.take(n, options.poll).await {
+                        Ok(taken) => {
+                            errors.reset();
+                            start(&shared, &slots, &mut tasks, taken).await;
+                        }
+                        Err(e) => {
+                            tracing::warn!("cannot take jobs: {e}");
+                            tokio::time::sleep(errors.next()).await;
+                        }
+                    }
+                }
+            }
+        }
+        // Shutdown: running jobs get the grace period, the rest go back.
+        let drained = tokio::time::timeout(options.grace, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        let mut handed_back = shared.handed_back.load(Ordering::Relaxed);
+        if drained.is_err() {
+            tasks.shutdown().await;
+            let left: Vec<Arc<Delivery>> =
+                lock(&shared.in_flight).drain().map(|(_, d)| d).collect();
+            for d in left {
+                if retry(|| shared.source.hand_back(&d), options.grace).await {
+                    handed_back += 1;
+                }
+            }
+        }
+        shared.source.stopping().await;
+        WorkerReport {
+            completed: shared.completed.load(Ordering::Relaxed),
+            dead_lettered: shared.dead_lettered.load(Ordering::Relaxed),
+            handed_back,
+        }
+    }
+}
+
+/// Start a task for each delivery of `taken`, each holding a slot.
+async fn start(
+    shared: &Arc<Shared>,
+    slots: &Arc<Semaphore>,
+    tasks: &mut JoinSet<()>,
+    taken: Vec<Delivery>,
+) {
+    for d in taken {
+        // Never more than the free slots were asked for; a slot taken since
+        // (by a reclaim) is waited for.
+        let Ok(permit) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        let d = Arc::new(d);
+        lock(&shared.in_flight).insert(d.key(), d.clone());
+        tasks.spawn(run_one(shared.clone(), d, permit));
+    }
+}
+
+/// Run one delivery and store its outcome; a message that is not a job goes
+/// to the dead letters.
+async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>, _permit: OwnedSemaphorePermit) {
+    let source = &shared.source;
+    match &d.job {
+        Err(reason) => {
+            let reason = format!("{reason} (delivery {} of {})", d.deliveries, d.id);
+            if retry(|| source.dead_letter(&d, &reason), Duration::MAX).await {
+                shared.dead_lettered.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(job) => {
+            let job_id = job.job_id.to_string();
+            source.starting(&job_id);
+            let result = shared.runtime.invoke(job.clone()).await;
+            // A store the job needed (its idempotency key, its rate limit)
+            // could not be reached: the job did not run, and goes back for
+            // later rather than fail for good.
+            if let Err(InvokeError::Unavailable { .. }) = &result {
+                tracing::warn!(job_id, "a store is unavailable; handing the job back");
+                if retry(|| source.hand_back(&d), Duration::MAX).await {
+                    shared.handed_back.fetch_add(1, Ordering::Relaxed);
+                }
+                lock(&shared.in_flight).remove(&d.key());
+                return;
+            }
+            let outcome = Outcome::of(&job_id, source.worker(), result);
+            // The outcome is kept until the store takes it: a store that is
+            // down loses nothing, the job is not run again.
+            if retry(|| source.complete(&d, &outcome), Duration::MAX).await {
+                shared.completed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    lock(&shared.in_flight).remove(&d.key());
+}
+
+/// Run `op` until it succeeds, with backoff between tries, for up to
+/// `patience`; whether it succeeded.
+async fn retry<'a, F>(mut op: F, patience: Duration) -> bool
+where
+    F: FnMut() -> BoxFuture<'a, Result<(), QueueError>>,
+{
+    let start = tokio::time::Instant::now();
+    let mut backoff = Backoff::default();
+    loop {
+        match op().await {
+            Ok(()) => return true,
+            Err(e) => {
+                if start.elapsed() >= patience {
+                    tracing::error!("giving up: {e}");
+                    return false;
+                }
+                tracing::warn!("will try again: {e}");
+                tokio::time::sleep(backoff.next()).await;
+            }
+        }
+    }
+}
+
+/// Waits between tries: 50 ms, doubling, at most 5 s.
+#[derive(Default)]
+struct Backoff(u32);
+
+impl Backoff {
+    fn next(&mut self) -> Duration {
+        let wait = Duration::from_millis(50 << self.0.min(7)).min(Duration::from_secs(5));
+        self.0 += 1;
+        wait
+    }
+
+    fn reset(&mut self) {
+        self.0 = 0;
+    }
+}
