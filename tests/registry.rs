@@ -28,6 +28,7 @@ fn collects_every_skill_of_both_crates_sorted() {
             "handle_profile",
             "mcp_tool_workflow",
             "normalize_handle",
+            "notify",
             "rag_cache_purge",
             "rag_reindex",
             "read_note",
@@ -144,7 +145,7 @@ fn catalog_holds_every_declared_capability() {
 
 #[tokio::test]
 async fn invoke_validates_input_runs_and_validates_output() {
-    let rt = seed_skills::runtime_builder(
+    let rt = team_skills::runtime_builder(
         Arc::new(registry()),
         std::path::Path::new(seed_skills::DATA_DIR),
     )

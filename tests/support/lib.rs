@@ -1,6 +1,8 @@
 //! Helpers shared by the workspace tests: paths, running cargo, and the
 //! independent checks every exported registry must pass.
 
+pub mod fleet;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

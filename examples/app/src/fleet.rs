@@ -1,0 +1,440 @@
+//! The fleet's commands, over a queue on Redis: `worker`, `enqueue`, `result`
+//! and `queue status`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig, worker_name};
+use skill_runtime::queue::worker::{Worker, WorkerOptions};
+use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
+
+use crate::progress::Spinner;
+use crate::redis_args::RedisArgs;
+use crate::run::{
+    JobArgs, RuntimeArgs, async_runtime, build_runtime, print_error, print_result, read_input,
+};
+
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// Jobs run at once.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    concurrency: usize,
+    /// How long a job this worker holds may go unsigned (the worker signs
+    /// every third of it) before another worker takes it over.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    visibility: Duration,
+    /// Deliveries after which a job no worker acknowledged goes to the dead letters.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    max_deliveries: u32,
+    /// On SIGTERM or Ctrl-C, how long running jobs may take to finish before
+    /// they are handed back to the queue.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    grace: Duration,
+    /// How long outcomes are kept for `result JOB_ID` (and idempotent
+    /// results for later jobs with the same key: the seed's resultTTL).
+    #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
+    result_ttl: Duration,
+    /// How long an idempotency key stays locked by a job that runs it (the
+    /// seed's lockTTL): a worker that dies holding it blocks the key this long.
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    lock_ttl: Duration,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+}
+
+/// `worker`: serve the queue until SIGTERM or Ctrl-C.
+pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SKILL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let redis = &args.runtime.redis;
+        let Some(url) = redis.url() else {
+            eprintln!("error: `worker` works on a queue on Redis: give --redis URL, or set SKILL_REDIS_URL");
+            return ExitCode::from(2);
+        };
+        let mut config = RedisConfig {
+            visibility: args.visibility,
+            max_deliveries: args.max_deliveries,
+            result_ttl: args.result_ttl,
+            ..redis.config(url)
+        };
+        config.idempotency.lock_ttl = args.lock_ttl;
+        config.idempotency.result_ttl = args.result_ttl;
+        let backend = match redis.connect_with(config).await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        let runtime = match build_runtime(registry, &args.runtime, None, Some(&backend)) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let name = worker_name();
+        let source = match backend.work_source(name.clone()).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let options = WorkerOptions {
+            concurrency: args.concurrency,
+            visibility: args.visibility,
+            grace: args.grace,
+            ..WorkerOptions::default()
+        };
+        eprintln!(
+            "worker {name}: serving queue `{}` at {url} ({} at once); SIGTERM or Ctrl-C stops it",
+            backend.config().queue,
+            options.concurrency
+        );
+        let report = Worker::new(runtime, Arc::new(source), options)
+            .run(shutdown())
+            .await;
+        eprintln!(
+            "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to Redis",
+            report.completed,
+            report.dead_lettered,
+            report.handed_back,
+            backend.round_trips()
+        );
+        ExitCode::SUCCESS
+    })
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+#[derive(clap::Args)]
+pub struct EnqueueArgs {
+    /// Skill name, or name@version.
+    #[arg(required_unless_present = "envelope")]
+    name: Option<String>,
+    /// Input JSON: the text itself, @FILE, or - for standard input.
+    #[arg(required_unless_present = "envelope")]
+    input: Option<String>,
+    /// A whole job envelope instead (the AI-COS JobEnvelope as its TypeScript
+    /// writes it, camelCase; or this runtime's snake_case): a file, or - for
+    /// standard input. Without `skill`, its `intent` picks the skill.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["name", "input"])]
+    envelope: Option<PathBuf>,
+    /// What the job is for (the seed's JobIntent, e.g. seo_audit).
+    #[arg(long)]
+    intent: Option<String>,
+    /// What the job processes (the seed's JobScope), as JSON: {"entityType": "page", "entityIds": [...], "limit": 100}.
+    #[arg(long, value_name = "JSON")]
+    scope: Option<String>,
+    /// critical, high, normal or low: workers take higher priorities first.
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<Priority>,
+    /// Not run if no worker takes it within this long (e.g. 30s, 10m, 1h).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    expires_in: Option<Duration>,
+    /// Wait for the outcome and print it, as `invoke` does (and exit as it does).
+    #[arg(long)]
+    wait: bool,
+    /// With --wait, give up waiting after this long (the job stays queued).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "wait")]
+    wait_limit: Option<Duration>,
+    #[command(flatten)]
+    job: JobArgs,
+    #[command(flatten)]
+    redis: RedisArgs,
+}
+
+/// `enqueue`: put a job on the queue; print its id, or with --wait its outcome.
+pub fn enqueue(args: EnqueueArgs) -> ExitCode {
+    let job = match envelope_of(&args) {
+        Ok(j) => j,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match args.redis.require("enqueue").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        if !args.wait {
+            return match backend.enqueue(job).await {
+                Ok(id) => {
+                    println!("{id}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        // The first wait is pipelined with the enqueue: one round trip.
+        let first = Duration::from_millis(250);
+        let (id, outcome) = match backend.enqueue_and_wait(job, first).await {
+            Ok(done) => done,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match outcome {
+            Some(o) => print_outcome(o),
+            None => wait_for(&backend, &id, args.wait_limit).await,
+        }
+    })
+}
+
+/// The job `enqueue` was asked to queue.
+fn envelope_of(args: &EnqueueArgs) -> Result<JobEnvelope, String> {
+    let mut job = match (&args.envelope, &args.name, &args.input) {
+        (Some(path), _, _) => {
+            let text = read_input(&if path.as_os_str() == "-" {
+                "-".to_owned()
+            } else {
+                format!("@{}", path.display())
+            })
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            serde_json::from_str::<JobEnvelope>(&text)
+                .map_err(|e| format!("{} is not a job envelope: {e}", path.display()))?
+        }
+        (None, Some(name), Some(input)) => {
+            let text = read_input(input).map_err(|e| format!("cannot read input {input}: {e}"))?;
+            let params =
+                serde_json::from_str(&text).map_err(|e| format!("the input is not JSON: {e}"))?;
+            JobEnvelope::for_reference(name, params)
+        }
+        _ => return Err("give NAME and INPUT, or --envelope FILE".to_owned()),
+    };
+    if let Some(intent) = &args.intent {
+        job.intent = Some(intent.clone());
+    }
+    if let Some(scope) = &args.scope {
+        job.scope = Some(
+            serde_json::from_str::<Scope>(scope)
+                .map_err(|e| format!("--scope is not a job scope: {e}"))?,
+        );
+    }
+    if let Some(p) = args.priority {
+        job.caller.priority = p;
+    }
+    if let Some(d) = args.expires_in {
+        job.expires_at = Some(SystemTime::now() + d);
+    }
+    Ok(args.job.apply(job))
+}
+
+#[derive(clap::Args)]
+pub struct ResultArgs {
+    /// The job id `enqueue` printed.
+    job_id: String,
+    /// Wait for the outcome when the job has not run yet.
+    #[arg(long)]
+    wait: bool,
+    /// With --wait, give up waiting after this long.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "wait")]
+    wait_limit: Option<Duration>,
+    #[command(flatten)]
+    redis: RedisArgs,
+}
+
+/// `result JOB_ID`: the outcome, as `invoke` prints it; exit status 3 when
+/// there is none yet.
+pub fn result(args: ResultArgs) -> ExitCode {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match args.redis.require("result").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        if args.wait {
+            return wait_for(&backend, &args.job_id, args.wait_limit).await;
+        }
+        match backend.outcome(&args.job_id, Duration::ZERO).await {
+            Ok(Some(o)) => print_outcome(o),
+            Ok(None) => not_yet(&args.job_id),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// Wait for job `id`'s outcome (at most `limit`), showing progress on a
+/// terminal.
+async fn wait_for(backend: &RedisBackend, id: &str, limit: Option<Duration>) -> ExitCode {
+    let mut spinner = Spinner::new(format!("waiting for job {id}"));
+    let start = tokio::time::Instant::now();
+    // Short waits redraw the spinner; without a terminal, longer ones.
+    let step = if spinner.is_on() {
+        Duration::from_millis(250)
+    } else {
+        Duration::from_secs(5)
+    };
+    loop {
+        let left = limit.map(|l| l.saturating_sub(start.elapsed()));
+        if left.is_some_and(|l| l.is_zero()) {
+            spinner.clear();
+            return not_yet(id);
+        }
+        let wait = left.map_or(step, |l| l.min(step));
+        match backend.outcome(id, wait).await {
+            Ok(Some(o)) => {
+                spinner.clear();
+                return print_outcome(o);
+            }
+            Ok(None) => spinner.tick(),
+            Err(e) => {
+                spinner.clear();
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+}
+
+fn not_yet(id: &str) -> ExitCode {
+    eprintln!("job {id} has no outcome yet: it waits, or runs, or its outcome is no longer kept");
+    ExitCode::from(3)
+}
+
+/// An outcome as `invoke` prints a result or an error, with its exit status.
+fn print_outcome(o: Outcome) -> ExitCode {
+    match (o.status, o.result, o.error) {
+        (OutcomeStatus::Succeeded, Some(result), _) => print_result(Ok(result)),
+        (_, _, Some(e)) => print_error(&e.message, e.next_action, e.input_error),
+        _ => {
+            eprintln!(
+                "error: job {} ended ({:?}) without a result or an error",
+                o.job_id, o.status
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[derive(clap::Subcommand)]
+pub enum QueueCommand {
+    /// Jobs waiting per priority, in flight, dead letters, and workers seen.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        redis: RedisArgs,
+    },
+}
+
+pub fn queue(command: QueueCommand) -> ExitCode {
+    let QueueCommand::Status { json, redis } = command;
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match redis.require("queue status").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        match backend.status().await {
+            Ok(status) if json => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&status).unwrap_or_default()
+                );
+                ExitCode::SUCCESS
+            }
+            Ok(status) => {
+                println!("{status}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+fn parse_priority(s: &str) -> Result<Priority, String> {
+    Priority::SERVED
+        .into_iter()
+        .find(|p| p.as_str() == s)
+        .ok_or_else(|| format!("unknown priority `{s}`: critical, high, normal or low"))
+}
+
+/// `500ms`, `30s`, `10m`, `2h`, `1d`, or a number of seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 30s, 10m or 1h"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86_400.0,
+        _ => return Err(format!("`{s}`: the unit is ms, s, m, h or d")),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_with_their_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5y").is_err());
+    }
+}

@@ -1,0 +1,64 @@
+//! The Redis flags every command shares (`--redis URL` or `SKILL_REDIS_URL`,
+//! `--namespace`, `--queue`), and the connection they describe.
+
+use std::process::ExitCode;
+
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+
+/// Where the fleet's Redis is.
+#[derive(clap::Args)]
+pub struct RedisArgs {
+    /// The fleet's Redis (redis://HOST:PORT/DB): jobs go through its queue,
+    /// and idempotency, rate limits and run records are shared there.
+    #[arg(long = "redis", env = "SKILL_REDIS_URL", value_name = "URL")]
+    redis: Option<String>,
+    /// The prefix of the fleet's keys on that Redis.
+    #[arg(long, default_value = "skill", value_name = "NS")]
+    namespace: String,
+    /// The queue.
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    queue: String,
+}
+
+impl RedisArgs {
+    pub fn url(&self) -> Option<&str> {
+        self.redis.as_deref()
+    }
+
+    pub fn config(&self, url: &str) -> RedisConfig {
+        RedisConfig {
+            namespace: self.namespace.clone(),
+            queue: self.queue.clone(),
+            ..RedisConfig::new(url)
+        }
+    }
+
+    /// The backend, when a URL was given; an unreachable server is an error
+    /// that names it.
+    pub async fn connect(&self) -> Result<Option<RedisBackend>, ExitCode> {
+        let Some(url) = &self.redis else {
+            return Ok(None);
+        };
+        self.connect_with(self.config(url)).await.map(Some)
+    }
+
+    pub async fn connect_with(&self, config: RedisConfig) -> Result<RedisBackend, ExitCode> {
+        RedisBackend::connect(config).await.map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        })
+    }
+
+    /// The backend; a command that needs one says so when there is none.
+    pub async fn require(&self, command: &str) -> Result<RedisBackend, ExitCode> {
+        match self.connect().await? {
+            Some(b) => Ok(b),
+            None => {
+                eprintln!(
+                    "error: `{command}` works on a queue on Redis: give --redis URL, or set SKILL_REDIS_URL"
+                );
+                Err(ExitCode::from(2))
+            }
+        }
+    }
+}

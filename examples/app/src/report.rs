@@ -1,0 +1,178 @@
+//! `list`, `export` and `stats`: what the registry holds, its artifacts and
+//! views, and statistics from run records (a file, or the fleet's on Redis).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde::Deserialize;
+use skill_runtime::Registry;
+use skill_runtime::export::canonical;
+use skill_runtime::record::{RunStatus, SkillStats, stats_from_records};
+use skill_runtime::views;
+
+use crate::redis_args::RedisArgs;
+use crate::run::async_runtime;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// skill-registry.json.
+    Registry,
+    /// capabilities.json.
+    Capabilities,
+    /// The MCP `tools/list` result: every exposed tool.
+    Mcp,
+    /// OpenAI function tools (Chat Completions `tools`).
+    Openai,
+    /// The ADR's UnifiedSkillContract v1, one per skill.
+    Unified,
+    /// op-registry.json.
+    Ops,
+}
+
+pub fn list(registry: &Registry) -> ExitCode {
+    for s in registry.skills() {
+        let m = s.entry.manifest;
+        let caps: Vec<&str> = match s.closure() {
+            Some(c) => c.capabilities.iter().map(String::as_str).collect(),
+            None => m.capabilities.iter().map(|c| c.id).collect(),
+        };
+        let kind = match (m.op, m.kind) {
+            (Some(r), _) => format!("op:{}", r.as_str()),
+            (None, k) => k.as_str().to_owned(),
+        };
+        println!(
+            "{:<20} {:<8} {:<10} [{}] {}",
+            m.name,
+            m.version,
+            kind,
+            caps.join(", "),
+            m.description
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+pub fn export(registry: &Registry, format: Format) -> ExitCode {
+    let text = match format {
+        Format::Registry => registry.export(),
+        Format::Capabilities => registry.export_capabilities(),
+        Format::Mcp => canonical(&views::mcp_tools(
+            &registry.to_json(),
+            Some(&registry.capabilities_json()),
+        )),
+        Format::Openai => match views::openai_tools(&registry.to_json()) {
+            Ok(tools) => canonical(&tools),
+            Err(errors) => {
+                for e in errors {
+                    eprintln!("error: {e}");
+                }
+                return ExitCode::FAILURE;
+            }
+        },
+        Format::Unified => canonical(&views::unified_contracts(&registry.to_json())),
+        Format::Ops => registry.export_ops(),
+    };
+    print!("{text}");
+    ExitCode::SUCCESS
+}
+
+/// The fields of a run record that statistics need.
+#[derive(Deserialize)]
+struct RecordLine {
+    skill: String,
+    #[serde(default)]
+    version: Option<String>,
+    duration_us: u64,
+    status: RunStatus,
+}
+
+/// How many of the fleet's most recent records `stats --redis` reads.
+const FLEET_RECORDS: usize = 100_000;
+
+/// `stats FILE`, or `stats --redis URL` over the fleet's records.
+pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
+    let (lines, source): (Vec<String>, String) = match (file, redis.url()) {
+        (Some(path), _) => match std::fs::read_to_string(path) {
+            Ok(t) => (
+                t.lines().map(str::to_owned).collect(),
+                path.display().to_string(),
+            ),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        (None, Some(url)) => {
+            let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+                Ok(rt) => rt,
+                Err(code) => return code,
+            };
+            let read = rt.block_on(async {
+                let backend = redis.connect().await.map_err(|_| ())?.ok_or(())?;
+                backend
+                    .records(FLEET_RECORDS)
+                    .await
+                    .map_err(|e| eprintln!("error: {e}"))
+            });
+            match read {
+                Ok(lines) => (lines, format!("the records stream at {url}")),
+                Err(()) => return ExitCode::FAILURE,
+            }
+        }
+        (None, None) => {
+            eprintln!(
+                "error: stats reads a run-record file (stats FILE) or the fleet's records (stats --redis URL, or SKILL_REDIS_URL)"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let mut records = Vec::new();
+    for (n, line) in lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        match serde_json::from_str::<RecordLine>(line) {
+            Ok(r) => records.push(r),
+            Err(e) => {
+                eprintln!("error: {source}:{}: not a run record: {e}", n + 1);
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let keys: Vec<String> = records
+        .iter()
+        .map(|r| match &r.version {
+            Some(v) => format!("{}@{v}", r.skill),
+            None => r.skill.clone(),
+        })
+        .collect();
+    let stats = stats_from_records(
+        records
+            .iter()
+            .zip(&keys)
+            .map(|(r, k)| (k.as_str(), r.duration_us, r.status == RunStatus::Failed)),
+    );
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&stats).unwrap_or_default()
+        );
+    } else {
+        print_table(&stats);
+    }
+    ExitCode::SUCCESS
+}
+
+fn print_table(stats: &[SkillStats]) {
+    println!(
+        "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
+        "skill", "runs", "failures", "p50 us", "p90 us", "p99 us", "max us"
+    );
+    for s in stats {
+        println!(
+            "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
+            s.skill, s.runs, s.failures, s.p50_us, s.p90_us, s.p99_us, s.max_us
+        );
+    }
+}

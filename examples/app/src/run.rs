@@ -1,0 +1,259 @@
+//! `invoke`, and what every command that runs skills shares: the job's flags,
+//! the runtime's flags, the example runtime, and how a result or an error is
+//! printed (with the exit status).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use skill_runtime::manifest::{AgentRole, PermissionLevel, TargetKind};
+use skill_runtime::op::{McpClient, McpTools};
+use skill_runtime::queue::redis::RedisBackend;
+use skill_runtime::record::{FanOut, RecordSink};
+use skill_runtime::{
+    ApproveAll, InvokeError, JobEnvelope, JsonLinesSink, Registry, Runtime, SkillResult,
+};
+
+use crate::redis_args::RedisArgs;
+use crate::{parse_level, parse_role};
+
+/// Who asks, and what they ask of the job.
+#[derive(clap::Args)]
+pub struct JobArgs {
+    /// Caller's agent role (architect, analyzer, executor, validator,
+    /// orchestrator), checked against the skill's reusable_by.
+    #[arg(long, value_parser = parse_role)]
+    pub role: Option<AgentRole>,
+    /// Caller's permission level (read, execute, admin).
+    #[arg(long, value_parser = parse_level)]
+    pub permission: Option<PermissionLevel>,
+    /// Grant the caller this permission (repeat for several); with any --grant,
+    /// the caller holds exactly these and the skill's MCP permissions apply.
+    #[arg(long = "grant", value_name = "PERMISSION")]
+    pub grants: Vec<String>,
+    /// Ask the skill to change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Deadline for the whole job, retries included.
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Jobs with the same key run once.
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+}
+
+impl JobArgs {
+    /// `job` with the flags that were given applied (a flag not given leaves
+    /// the envelope's own value).
+    pub fn apply(&self, mut job: JobEnvelope) -> JobEnvelope {
+        if self.role.is_some() {
+            job.caller.agent_role = self.role;
+        }
+        if self.permission.is_some() {
+            job.caller.permission_level = self.permission;
+        }
+        if !self.grants.is_empty() {
+            job.caller = job.caller.with_permissions(self.grants.iter().cloned());
+        }
+        job.constraints.dry_run |= self.dry_run;
+        if self.timeout_ms.is_some() {
+            job.constraints.timeout_ms = self.timeout_ms;
+        }
+        if self.idempotency_key.is_some() {
+            job.idempotency_key = self.idempotency_key.clone();
+        }
+        job
+    }
+}
+
+/// How the runtime that runs the skills is set up.
+#[derive(clap::Args)]
+pub struct RuntimeArgs {
+    /// Approve skills that require a human or are destructive (you are the human).
+    #[arg(long)]
+    pub approve: bool,
+    /// Append a run record per job to this JSON-lines file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Data folder of the example stores.
+    #[arg(long, default_value = seed_skills::DATA_DIR)]
+    pub data: PathBuf,
+    #[command(flatten)]
+    pub redis: RedisArgs,
+}
+
+/// `invoke NAME INPUT`: one job, run here; with --redis, sharing the fleet's
+/// idempotency, rate limits and records.
+pub fn invoke(
+    registry: Registry,
+    name: &str,
+    input: &str,
+    job_args: &JobArgs,
+    args: &RuntimeArgs,
+    mcp_server: Option<&str>,
+    op: bool,
+) -> ExitCode {
+    let text = match read_input(input) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read input {input}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async {
+        let tools = match mcp_server {
+            None => None,
+            Some(command) => {
+                let mut words = command.split_whitespace();
+                let mut child = tokio::process::Command::new(words.next().unwrap_or_default());
+                child.args(words);
+                match McpClient::spawn(child).await {
+                    Ok(client) => Some(McpTools::new(client)),
+                    Err(e) => {
+                        eprintln!("error: --mcp-server {command}: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        };
+        let redis = match args.redis.connect().await {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let runtime = match build_runtime(registry, args, tools, redis.as_ref()) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let mut job = job_args.apply(JobEnvelope::for_reference(name, serde_json::Value::Null));
+        if op {
+            job.kind = TargetKind::Op;
+        }
+        let result = runtime.invoke_text(job, &text).await;
+        if let Some(r) = &redis {
+            r.record_sink().flush().await;
+        }
+        print_result(result)
+    })
+}
+
+/// Print a job's result as JSON (rule notes on stderr), or its error and what
+/// to do next; the exit status: 0, 2 for bad input, 1 otherwise.
+pub fn print_result(result: Result<SkillResult, InvokeError>) -> ExitCode {
+    match result {
+        Ok(result) => {
+            for note in &result.notes {
+                eprintln!(
+                    "{}: rule `{}`: {}",
+                    note.severity.as_str(),
+                    note.rule_id,
+                    note.message
+                );
+            }
+            match serde_json::to_string_pretty(&result) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: the result does not serialize: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => print_error(&e.to_string(), e.next_action(), e.is_input_error()),
+    }
+}
+
+/// Print an error and what to do next; the exit status.
+pub fn print_error(message: &str, next: skill_runtime::NextAction, input_error: bool) -> ExitCode {
+    eprintln!("error: {message}");
+    eprintln!("next action: {next:?}");
+    if input_error {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// A tokio runtime from `builder`, with I/O and timers.
+pub fn async_runtime(
+    mut builder: tokio::runtime::Builder,
+) -> Result<tokio::runtime::Runtime, ExitCode> {
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("error: cannot start the async runtime: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// The example runtime: the seed skills' resources and rollback actions, an
+/// approver when the operator approves, a record file when asked; with a
+/// Redis backend, the fleet's idempotency, rate limits and records.
+pub fn build_runtime(
+    registry: Registry,
+    args: &RuntimeArgs,
+    tools: Option<McpTools>,
+    redis: Option<&RedisBackend>,
+) -> Result<Runtime, ExitCode> {
+    let data = &args.data;
+    let mut builder = match team_skills::runtime_builder(Arc::new(registry), data) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "error: cannot load example data from {}: {e}",
+                data.display()
+            );
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    if let Some(tools) = tools {
+        builder = builder.resource(tools);
+    }
+    if args.approve {
+        builder = builder.approver(ApproveAll {
+            by: "the operator (--approve)".to_owned(),
+        });
+    }
+    let mut sinks: Vec<Arc<dyn RecordSink>> = Vec::new();
+    if let Some(path) = &args.record {
+        match JsonLinesSink::append(path) {
+            Ok(sink) => sinks.push(Arc::new(sink)),
+            Err(e) => {
+                eprintln!("error: cannot open {}: {e}", path.display());
+                return Err(ExitCode::FAILURE);
+            }
+        }
+    }
+    if let Some(redis) = redis {
+        builder = builder
+            .idempotency_store(redis.idempotency_store())
+            .shared_rate_limits(redis.rate_limits());
+        sinks.push(redis.record_sink());
+    }
+    builder = match sinks.len() {
+        0 => builder,
+        1 => builder.sink(sinks.remove(0)),
+        _ => builder.sink(Arc::new(FanOut(sinks))),
+    };
+    builder.build().map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// An argument that is JSON text itself, `@FILE`, or `-` for standard input.
+pub fn read_input(arg: &str) -> std::io::Result<String> {
+    if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Ok(s)
+    } else if let Some(path) = arg.strip_prefix('@') {
+        std::fs::read_to_string(path)
+    } else {
+        Ok(arg.to_owned())
+    }
+}

@@ -1,0 +1,105 @@
+//! `mcp`: the exposed skills as MCP tools, over stdio or Streamable HTTP.
+
+use std::process::ExitCode;
+
+use skill_runtime::manifest::{AgentRole, PermissionLevel};
+use skill_runtime::mcp::{McpOptions, McpServer};
+use skill_runtime::{Caller, Registry};
+
+use crate::run::{RuntimeArgs, async_runtime, build_runtime};
+use crate::{parse_level, parse_role};
+
+#[derive(clap::Args)]
+pub struct McpArgs {
+    /// Grant this MCP permission (e.g. seo:read; repeat for several).
+    #[arg(long = "grant", value_name = "PERMISSION")]
+    grants: Vec<String>,
+    /// Caller's agent role, checked against each skill's reusable_by.
+    #[arg(long, value_parser = parse_role)]
+    role: Option<AgentRole>,
+    /// Caller's permission level (read, execute, admin).
+    #[arg(long, value_parser = parse_level)]
+    permission: Option<PermissionLevel>,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+    /// Serve the Streamable HTTP transport on this loopback address (e.g.
+    /// 127.0.0.1:8080; port 0 picks one) instead of standard input and
+    /// output; the endpoint is printed on standard error.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+}
+
+pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
+    if let Some(addr) = args.http
+        && !addr.ip().is_loopback()
+    {
+        eprintln!(
+            "error: --http {addr}: the MCP server listens on loopback only (127.0.0.1 or ::1)"
+        );
+        return ExitCode::from(2);
+    }
+    // Over stdio, one client sends over one pipe: a single thread serves it
+    // with no hand-offs between workers (calls still interleave at their
+    // awaits). Over HTTP, clients are many: calls run in parallel.
+    let builder = match args.http {
+        None => tokio::runtime::Builder::new_current_thread(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let rt = match async_runtime(builder) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let redis = match args.runtime.redis.connect().await {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let runtime = match build_runtime(registry, &args.runtime, None, redis.as_ref()) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let options = McpOptions {
+            grants: args.grants.into_iter().collect(),
+            caller: Caller {
+                agent_role: args.role,
+                permission_level: args.permission,
+                ..Caller::default()
+            },
+            server_name: env!("CARGO_PKG_NAME").to_owned(),
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            // The ids lead to the records, which only a record file or the
+            // fleet's stream keeps where someone can read them.
+            result_ids: args.runtime.record.is_some() || redis.is_some(),
+        };
+        let server = match McpServer::new(runtime, options) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let served = match args.http {
+            None => server.serve_stdio().await,
+            Some(addr) => match tokio::net::TcpListener::bind(addr).await {
+                Ok(listener) => {
+                    match listener.local_addr() {
+                        Ok(a) => eprintln!("serving MCP (Streamable HTTP) at http://{a}/mcp"),
+                        Err(e) => eprintln!("serving MCP (Streamable HTTP): {e}"),
+                    }
+                    server.serve_http(listener).await.map_err(Into::into)
+                }
+                Err(e) => Err(e.into()),
+            },
+        };
+        if let Some(r) = &redis {
+            r.record_sink().flush().await;
+        }
+        match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

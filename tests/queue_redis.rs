@@ -1,0 +1,490 @@
+//! The queue on a real Redis, served by real worker processes of the example
+//! app (`skill-examples worker`): delivery, takeover after a crash, shared
+//! idempotency and rate limits, expiry, poisoned messages, a Redis restart,
+//! and the CLI commands as the README gives them.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use skill_runtime::JobEnvelope;
+use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+
+/// Workers that give up on a silent peer quickly, and a short idempotency lock.
+const FAST: &[&str] = &["--visibility", "2s", "--lock-ttl", "2s", "--grace", "5s"];
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn backend(url: &str) -> RedisBackend {
+    RedisBackend::connect(RedisConfig::new(url))
+        .await
+        .expect("redis is up")
+}
+
+/// Every outcome, waiting up to `limit` for all of them.
+async fn outcomes(b: &RedisBackend, ids: &[String], limit: Duration) -> Vec<Outcome> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut out = Vec::new();
+    for id in ids {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let o = b
+            .outcome(id, left.max(Duration::from_millis(1)))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("job {id} has no outcome after {limit:?}"));
+        out.push(o);
+    }
+    out
+}
+
+fn data_args(data: &std::path::Path) -> Vec<String> {
+    vec!["--data".into(), data.display().to_string()]
+}
+
+fn worker(url: &str, extra: &[&str], data: &std::path::Path) -> WorkerProcess {
+    let mut args: Vec<String> = FAST.iter().map(|s| s.to_string()).collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(data_args(data));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    WorkerProcess::start(url, &args)
+}
+
+fn notify(key: Option<&str>, latency_ms: u32, to: &str) -> JobEnvelope {
+    let mut job = JobEnvelope::new(
+        "notify",
+        json!({"channel": "fleet", "to": to, "message": "the build is green", "latency_ms": latency_ms}),
+    );
+    job.idempotency_key = key.map(str::to_owned);
+    job
+}
+
+fn outbox(data: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(data.join("outbox/fleet.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_thousand_jobs_over_three_workers_each_run_once() {
+    let redis = RedisServer::start("thousand");
+    let data = data_copy("thousand");
+    let url = redis.url();
+    let mut workers: Vec<WorkerProcess> = (0..3)
+        .map(|_| worker(&url, &["--concurrency", "8"], &data))
+        .collect();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let ids: Vec<String> = rt.block_on(async {
+        let mut ids = Vec::new();
+        for i in 0..1000 {
+            let job = JobEnvelope::new("echo", json!({"message": format!("job {i}")}));
+            ids.push(b.enqueue(job).await.unwrap().to_string());
+        }
+        ids
+    });
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
+    assert!(done.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    let by: BTreeSet<&str> = done.iter().map(|o| o.worker.as_str()).collect();
+    assert_eq!(by.len(), 3, "every worker took jobs: {by:?}");
+    for w in &mut workers {
+        assert!(w.stop(), "a worker stops gracefully on SIGTERM");
+    }
+    // Each job's record is written with its outcome: one per job, no more.
+    let records = rt.block_on(b.records(10_000)).unwrap();
+    let jobs: Vec<String> = records
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r).unwrap())
+        .filter(|r| r["skill"] == "echo" && r["status"] == "succeeded")
+        .map(|r| r["job_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(jobs.len(), 1000, "exactly 1,000 success records");
+    let unique: BTreeSet<&String> = jobs.iter().collect();
+    assert_eq!(unique.len(), 1000, "each job ran once");
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!((status.in_flight, status.dead_letters), (0, 0), "{status}");
+}
+
+#[test]
+fn a_job_whose_worker_is_killed_completes_on_another() {
+    let redis = RedisServer::start("killed");
+    let data = data_copy("killed");
+    let url = redis.url();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let mut first = worker(&url, &["--concurrency", "2"], &data);
+    // A slow delivery, taken by the first worker.
+    let id = rt
+        .block_on(b.enqueue(notify(None, 4_000, "ops@example.com")))
+        .unwrap()
+        .to_string();
+    rt.block_on(async {
+        for _ in 0..200 {
+            if b.status().await.unwrap().in_flight == 1 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the first worker never took the job");
+    });
+    let second = worker(&url, &["--concurrency", "2"], &data);
+    first.kill_hard();
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(60)))
+        .unwrap()
+        .expect("the job completes after its worker died");
+    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.worker, second.name, "the surviving worker ran it");
+    assert_eq!(outbox(&data).len(), 1, "delivered once");
+}
+
+#[test]
+fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet() {
+    let redis = RedisServer::start("idempotent");
+    let data = data_copy("idempotent");
+    let url = redis.url();
+    let _workers: Vec<WorkerProcess> = (0..3)
+        .map(|_| worker(&url, &["--concurrency", "8"], &data))
+        .collect();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let ids: Vec<String> = rt.block_on(async {
+        let mut ids = Vec::new();
+        for _ in 0..100 {
+            let job = notify(Some("release-42"), 200, "team@example.com");
+            ids.push(b.enqueue(job).await.unwrap().to_string());
+        }
+        ids
+    });
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
+    assert!(
+        done.iter().all(|o| o.status == OutcomeStatus::Succeeded),
+        "{done:?}"
+    );
+    let replays = done
+        .iter()
+        .filter(|o| o.result.as_ref().is_some_and(|r| r.replayed))
+        .count();
+    assert_eq!(replays, 99, "one run, 99 replays");
+    assert_eq!(outbox(&data).len(), 1, "the side effect happened once");
+}
+
+#[test]
+fn a_rate_limit_holds_across_the_fleet() {
+    let redis = RedisServer::start("rate");
+    let data = data_copy("rate");
+    let url = redis.url();
+    let _workers: Vec<WorkerProcess> = (0..3)
+        .map(|_| worker(&url, &["--concurrency", "8"], &data))
+        .collect();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    // search_notes: rate_limit(max_per_minute = 10).
+    let ids: Vec<String> = rt.block_on(async {
+        let mut ids = Vec::new();
+        for i in 0..50 {
+            let job = JobEnvelope::new("search_notes", json!({"query": format!("ownership {i}")}));
+            ids.push(b.enqueue(job).await.unwrap().to_string());
+        }
+        ids
+    });
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
+    let ran = done
+        .iter()
+        .filter(|o| o.status == OutcomeStatus::Succeeded)
+        .count();
+    let limited = done
+        .iter()
+        .filter(|o| o.error.as_ref().is_some_and(|e| e.code == "rate_limited"))
+        .count();
+    assert_eq!((ran, limited), (10, 40), "exactly 10 run inside the minute");
+}
+
+#[test]
+fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
+    let redis = RedisServer::start("expired");
+    let data = data_copy("expired");
+    let url = redis.url();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    // Queued before any worker: it expires while it waits.
+    let stale = JobEnvelope::new("echo", json!({"message": "too late"}))
+        .with_expires_at(SystemTime::now() + Duration::from_millis(200));
+    let stale = rt.block_on(b.enqueue(stale)).unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(400));
+    // Two messages that are not job envelopes.
+    for raw in [
+        "{\"jobId\": broken",
+        "{\"skill\": \"echo\", \"payload\": {}, \"surprise\": 1}",
+    ] {
+        let out = Command::new("redis-cli")
+            .args([
+                "-u",
+                &url,
+                "XADD",
+                "skill:q:default:normal",
+                "*",
+                "job",
+                raw,
+            ])
+            .output()
+            .expect("redis-cli runs");
+        assert!(out.status.success());
+    }
+    let _worker = worker(&url, &[], &data);
+    let o = rt
+        .block_on(b.outcome(&stale, Duration::from_secs(30)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(o.status, OutcomeStatus::Expired, "{o:?}");
+    assert_eq!(o.error.unwrap().code, "expired");
+    // The worker is still there for the next job.
+    let id = rt
+        .block_on(b.enqueue(JobEnvelope::new("echo", json!({"message": "still here"}))))
+        .unwrap()
+        .to_string();
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(30)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!(status.dead_letters, 2, "{status}");
+    let dead = Command::new("redis-cli")
+        .args(["-u", &url, "XRANGE", "skill:q:default:dead", "-", "+"])
+        .output()
+        .unwrap();
+    let dead = String::from_utf8_lossy(&dead.stdout);
+    assert!(dead.contains("not a job envelope"), "{dead}");
+    assert!(dead.contains("unknown field `surprise`"), "{dead}");
+}
+
+/// A request sent again (after a lost connection, or by a caller that is not
+/// sure) does not queue its job twice.
+#[test]
+fn queueing_the_same_job_twice_queues_it_once() {
+    let redis = RedisServer::start("twice");
+    let rt = rt();
+    let b = rt.block_on(backend(&redis.url()));
+    let job = notify(None, 0, "twice@example.com");
+    let (a, c) = rt.block_on(async {
+        (
+            b.enqueue(job.clone()).await.unwrap(),
+            b.enqueue(job).await.unwrap(),
+        )
+    });
+    assert_eq!(a, c);
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!(
+        status.waiting.iter().map(|(_, n)| n).sum::<u64>(),
+        1,
+        "{status}"
+    );
+}
+
+#[test]
+fn jobs_survive_a_redis_restart_mid_run() {
+    let mut redis = RedisServer::start_durable("restart");
+    let data = data_copy("restart");
+    let url = redis.url();
+    let _workers: Vec<WorkerProcess> = (0..2)
+        .map(|_| worker(&url, &["--concurrency", "4"], &data))
+        .collect();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let ids: Vec<String> = rt.block_on(async {
+        let mut ids = Vec::new();
+        for i in 0..200 {
+            let job = notify(None, 100, &format!("user{i}@example.com"));
+            ids.push(b.enqueue(job).await.unwrap().to_string());
+        }
+        ids
+    });
+    // Mid-run: some jobs done, most not.
+    rt.block_on(async {
+        let first = b.outcome(&ids[0], Duration::from_secs(30)).await.unwrap();
+        assert!(first.is_some(), "the workers started");
+    });
+    let status = rt.block_on(b.status()).unwrap();
+    let left: u64 = status.waiting.iter().map(|(_, n)| n).sum::<u64>() + status.in_flight;
+    assert!(left > 50, "the restart comes mid-run: {status}");
+    redis.restart();
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
+    assert!(
+        done.iter().all(|o| o.status == OutcomeStatus::Succeeded),
+        "every job completes"
+    );
+    let delivered = outbox(&data);
+    let to: BTreeSet<&str> = delivered
+        .iter()
+        .map(|m| m["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(to.len(), 200, "every message delivered");
+    assert_eq!(delivered.len(), 200, "none delivered twice");
+}
+
+/// The commands as the README gives them, against a worker.
+#[test]
+fn the_cli_enqueues_waits_and_reports() {
+    let redis = RedisServer::start("cli");
+    let data = data_copy("cli");
+    let url = redis.url();
+    let cli = |args: &[&str]| {
+        Command::new(app())
+            .args(args)
+            .env("SKILL_REDIS_URL", &url)
+            .output()
+            .expect("skill-examples runs")
+    };
+    // Without a Redis to talk to, queue commands say so.
+    let out = Command::new(app())
+        .args(["queue", "status"])
+        .env_remove("SKILL_REDIS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--redis URL"));
+    let out = cli(&["queue", "status", "--redis", "redis://127.0.0.1:1/0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Redis at redis://127.0.0.1:1/0"),
+        "an unreachable Redis is named: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let _worker = worker(&url, &[], &data);
+    let out = cli(&[
+        "enqueue",
+        "echo",
+        r#"{"message": "hello fleet"}"#,
+        "--priority",
+        "high",
+        "--wait",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["data"]["message"], "hello fleet");
+
+    // Bad input exits 2, as `invoke` does.
+    let out = cli(&["enqueue", "echo", r#"{"message": 42}"#, "--wait"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A seed-shaped envelope: the skill comes from its intent.
+    let envelope = data.join("seed-envelope.json");
+    std::fs::write(
+        &envelope,
+        serde_json::to_string_pretty(&json!({
+            "jobId": "3b241101-e2bb-4255-8caf-4136c566a962",
+            "traceId": "8f14e45f-ceea-467e-9575-4aa6b1f4bc6d",
+            "intent": "notify",
+            "scope": {"entityType": "all", "limit": 1000},
+            "payload": {"channel": "fleet", "to": "seed@example.com", "message": "from the seed"},
+            "constraints": {"maxTokens": 4000, "maxDocs": 10, "timeout": 300000, "dryRun": false},
+            "context": {"source": "event", "priority": "normal"},
+            "createdAt": "2026-11-23T08:00:00.000Z",
+            "expiresAt": "2999-01-01T00:00:00Z"
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let out = cli(&["enqueue", "--envelope", envelope.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert_eq!(id, "3b241101-e2bb-4255-8caf-4136c566a962");
+    let out = cli(&["result", &id, "--wait", "--wait-limit", "30s"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["skill"], "notify@1.0.0");
+    assert_eq!(outbox(&data).len(), 1);
+
+    let out = cli(&["result", "00000000-0000-4000-8000-000000000000"]);
+    assert_eq!(out.status.code(), Some(3), "no outcome yet");
+
+    let out = cli(&["queue", "status", "--json"]);
+    assert!(out.status.success());
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["workers"].as_array().unwrap().len(), 1, "{status}");
+    assert_eq!(status["dead_letters"], 0);
+
+    let out = cli(&["stats", "--json"]);
+    assert!(out.status.success());
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skills: BTreeSet<&str> = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["skill"].as_str().unwrap())
+        .collect();
+    assert!(
+        skills.contains("echo@1.0.0") && skills.contains("notify@1.0.0"),
+        "{stats}"
+    );
+
+    // The direct path shares the fleet's idempotency: same key, one delivery.
+    let direct = |key: &str| {
+        let mut cmd = Command::new(app());
+        cmd.args([
+            "invoke",
+            "notify",
+            r#"{"channel": "fleet", "to": "direct@example.com", "message": "once"}"#,
+            "--idempotency-key",
+            key,
+            "--data",
+            data.to_str().unwrap(),
+        ])
+        .env("SKILL_REDIS_URL", &url);
+        cmd.output().unwrap()
+    };
+    let out = cli(&[
+        "enqueue",
+        "notify",
+        r#"{"channel": "fleet", "to": "direct@example.com", "message": "once"}"#,
+        "--idempotency-key",
+        "shared-key",
+        "--wait",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = direct("shared-key");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        result["replayed"], true,
+        "invoke --redis replays the fleet's run"
+    );
+    assert_eq!(outbox(&data).len(), 2);
+}

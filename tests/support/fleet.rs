@@ -1,0 +1,253 @@
+//! Real components for the fleet tests: a `redis-server` on a free loopback
+//! port (its data in a directory of its own, removed afterwards), and worker
+//! processes of the example app.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::{cargo, root, run_ok, temp_dir};
+
+/// A `redis-server` of the test's own. Dropping it stops it and removes its
+/// data.
+pub struct RedisServer {
+    port: u16,
+    dir: PathBuf,
+    aof: bool,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// A fresh server that keeps nothing on disk.
+    pub fn start(name: &str) -> RedisServer {
+        RedisServer::launch(name, false)
+    }
+
+    /// A fresh server that writes every change to its append-only file
+    /// (synced at each write), so a restart finds the data again.
+    pub fn start_durable(name: &str) -> RedisServer {
+        RedisServer::launch(name, true)
+    }
+
+    fn launch(name: &str, aof: bool) -> RedisServer {
+        let dir = temp_dir(&format!("redis-{name}"));
+        for _ in 0..20 {
+            let port = free_port();
+            let mut server = RedisServer {
+                port,
+                dir: dir.clone(),
+                aof,
+                child: None,
+            };
+            if server.spawn() {
+                return server;
+            }
+        }
+        panic!(
+            "redis-server did not start on any free port; see {}",
+            dir.display()
+        );
+    }
+
+    /// Start the process; whether it answers PING.
+    fn spawn(&mut self) -> bool {
+        let mut cmd = Command::new("redis-server");
+        cmd.arg("--port")
+            .arg(self.port.to_string())
+            .args(["--bind", "127.0.0.1", "--save", ""])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--logfile", "redis.log"]);
+        if self.aof {
+            cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
+        } else {
+            cmd.args(["--appendonly", "no"]);
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start redis-server ({e}); install it (Debian: apt-get install redis-server)"
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if ping(self.port) {
+                return true;
+            }
+            if let Some(c) = &mut self.child
+                && let Ok(Some(_)) = c.try_wait()
+            {
+                // Exited: most likely the port was taken in between.
+                self.child = None;
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// Stop the server (a clean shutdown: a durable server writes its data).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(c.id().to_string())
+                .status();
+            let _ = c.wait();
+        }
+    }
+
+    /// Start it again on the same port, with the same data directory.
+    pub fn restart(&mut self) {
+        self.stop();
+        assert!(
+            self.spawn(),
+            "redis-server did not start again on port {}",
+            self.port
+        );
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+/// The example app's binary, built once per test binary.
+pub fn app() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
+            root().join("target/debug/skill-examples")
+        })
+        .clone()
+}
+
+/// A copy of the example data, for jobs that write (the outbox).
+pub fn data_copy(name: &str) -> PathBuf {
+    let dir = temp_dir(&format!("data-{name}"));
+    copy_dir(&root().join("examples/seed-skills/data"), &dir);
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create data copy");
+    for e in std::fs::read_dir(from).expect("example data").flatten() {
+        let p = e.path();
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).expect("copy example data");
+        }
+    }
+}
+
+/// A worker process of the example app. Dropping it kills it.
+pub struct WorkerProcess {
+    child: Option<Child>,
+    /// Its name in the fleet, as its first line of standard error says.
+    pub name: String,
+}
+
+impl WorkerProcess {
+    /// `skill-examples worker --redis URL ARGS...`, started and reporting in.
+    pub fn start(url: &str, args: &[&str]) -> WorkerProcess {
+        let mut child = Command::new(app())
+            .arg("worker")
+            .arg("--redis")
+            .arg(url)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start a worker");
+        let mut err = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let mut first = String::new();
+        err.read_line(&mut first)
+            .expect("the worker says it started");
+        let name = first
+            .strip_prefix("worker ")
+            .and_then(|r| r.split(':').next())
+            .unwrap_or_else(|| panic!("unexpected first line from the worker: {first}"))
+            .to_owned();
+        // The rest of its standard error (warnings), passed on as it comes,
+        // so that it never blocks and a failing test shows it.
+        let tag = name.clone();
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                eprintln!("[{tag}] {line}");
+            }
+        });
+        WorkerProcess {
+            child: Some(child),
+            name,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// `kill -9`: no chance to hand anything back.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, and wait for a graceful exit; whether it exited with success.
+    pub fn stop(&mut self) -> bool {
+        let Some(mut c) = self.child.take() else {
+            return false;
+        };
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(c.id().to_string())
+            .status();
+        c.wait().is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.kill_hard();
+    }
+}
