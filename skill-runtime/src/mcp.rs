@@ -237,9 +237,12 @@ impl McpServer {
             }
         };
         let params = Value::Object(arguments.unwrap_or_default());
-        let job = JobEnvelope::new(skill, params)
-            .with_version(version)
-            .with_caller(self.caller.clone());
+        let job = JobEnvelope::of(
+            skill.into(),
+            Some(version.into()),
+            params,
+            self.caller.clone(),
+        );
         Ok(match self.runtime.invoke(job).await {
             Ok(result) => {
                 let text = serde_json::to_string(&*result.data).unwrap_or_default();

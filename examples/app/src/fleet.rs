@@ -246,7 +246,7 @@ fn envelope_of(args: &EnqueueArgs) -> Result<JobEnvelope, String> {
     }
     if let Some(scope) = &args.scope {
         job.scope = Some(
-            serde_json::from_str::<Scope>(scope)
+            serde_json::from_str::<Box<Scope>>(scope)
                 .map_err(|e| format!("--scope is not a job scope: {e}"))?,
         );
     }

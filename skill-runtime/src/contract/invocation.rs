@@ -78,7 +78,7 @@ pub(crate) struct Invocation {
     /// What the job is for and what it processes (the seed's `intent` and
     /// `scope`), when the caller said.
     pub(crate) intent: Option<String>,
-    pub(crate) scope: Option<Scope>,
+    pub(crate) scope: Option<Box<Scope>>,
     pub(crate) attempt: AtomicU32,
     pub(crate) report: Mutex<Report>,
     /// Only for pipelines, set once the job has resolved to one (boxed, so

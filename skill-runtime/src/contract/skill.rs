@@ -229,7 +229,7 @@ impl<S> Ctx<S> {
     /// What the job processes (the seed's `scope`: entity type, ids, filters,
     /// limit), when the caller said; the input says how.
     pub fn scope(&self) -> Option<&Scope> {
-        self.inv.scope.as_ref()
+        self.inv.scope.as_deref()
     }
 
     /// True when the caller asked for a dry run: read, compute, report, but

@@ -86,8 +86,8 @@ impl Runtime {
             }
         });
         let notes = match &result {
-            Ok(d) => d.result.notes.clone(),
-            Err(_) => Vec::new(),
+            Ok(d) if !d.result.notes.is_empty() => d.result.notes.clone(),
+            _ => Vec::new(),
         };
         // The handler's context is usually gone by now; a spawned task that
         // kept a clone of it leaves the invocation shared, and then the ids are

@@ -6,6 +6,7 @@
 //! [`stages`](crate::exec::stages) and records its step, with its outcome and
 //! duration, in the job's state.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -137,9 +138,12 @@ impl Runtime {
                 Some(format!("the input does not serialize: {e}")),
             ),
         };
-        let job = JobEnvelope::new(m.name, params)
-            .with_version(m.version)
-            .with_caller(caller);
+        let job = JobEnvelope::of(
+            Cow::Borrowed(m.name),
+            Some(Cow::Borrowed(m.version)),
+            params,
+            caller,
+        );
         let mut st = self.state(job, Some(Box::new(Some(input))), None);
         st.unserializable = unserializable;
         self.run(st, typed_output::<S>)

@@ -72,9 +72,10 @@ pub struct JobEnvelope {
     /// manifest lists it in `intents(...)`, else the skill of that name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<String>,
-    /// What to process (the seed's `JobScope`); the payload says how.
+    /// What to process (the seed's `JobScope`); the payload says how. Boxed:
+    /// most jobs have none, and every move of a job copies the envelope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Scope>,
+    pub scope: Option<Box<Scope>>,
     /// Skill name (op name when `kind` is `op`); empty to run the skill of the
     /// intent. Borrowed when it is a `&'static str` (a manifest's name), so
     /// typed calls copy nothing.
@@ -200,18 +201,29 @@ fn empty_object() -> Value {
 impl JobEnvelope {
     /// A job for `skill` with fresh job and trace ids and an operator caller.
     pub fn new(skill: impl Into<Cow<'static, str>>, params: Value) -> JobEnvelope {
+        JobEnvelope::of(skill.into(), None, params, Caller::default())
+    }
+
+    /// A job for `skill` at `version` on behalf of `caller`, built in one
+    /// piece (each builder call moves the whole envelope).
+    pub(crate) fn of(
+        skill: Cow<'static, str>,
+        version: Option<Cow<'static, str>>,
+        params: Value,
+        caller: Caller,
+    ) -> JobEnvelope {
         JobEnvelope {
             job_id: new_id(),
             trace_id: new_id(),
             parent_job_id: None,
             intent: None,
             scope: None,
-            skill: skill.into(),
+            skill,
             kind: TargetKind::Skill,
-            version: None,
+            version,
             params,
             constraints: JobConstraints::default(),
-            caller: Caller::default(),
+            caller,
             idempotency_key: None,
             created_at: None,
             expires_at: None,
@@ -223,7 +235,7 @@ impl JobEnvelope {
     pub fn for_intent(intent: impl Into<String>, scope: Scope, payload: Value) -> JobEnvelope {
         let mut job = JobEnvelope::new("", payload);
         job.intent = Some(intent.into());
-        job.scope = Some(scope);
+        job.scope = Some(Box::new(scope));
         job
     }
 
@@ -299,7 +311,7 @@ impl JobEnvelope {
     pub fn intent_key(&self) -> Option<String> {
         Some(intent_key(
             self.intent.as_ref()?,
-            self.scope.as_ref(),
+            self.scope.as_deref(),
             &self.params,
         ))
     }

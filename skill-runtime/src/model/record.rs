@@ -35,7 +35,7 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Scope>,
+    pub scope: Option<Box<Scope>>,
     /// When the caller made the envelope (a queued job waited from then to
     /// `started_at`).
     #[serde(

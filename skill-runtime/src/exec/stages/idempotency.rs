@@ -19,7 +19,7 @@ use crate::model::result::SkillResult;
 pub(crate) fn slot(effectful: bool, name: &str, st: &mut State) -> Option<String> {
     let key = match (&st.job.idempotency_key, &st.inv.intent) {
         (Some(k), _) => k.clone(),
-        (None, Some(intent)) => intent_key(intent, st.inv.scope.as_ref(), &st.job.params),
+        (None, Some(intent)) => intent_key(intent, st.inv.scope.as_deref(), &st.job.params),
         (None, None) if effectful => {
             idempotency_key(name, &st.job.params, st.inv.constraints.dry_run)
         }

@@ -37,6 +37,10 @@ pub(crate) fn budget(
     st: &mut State,
 ) -> Result<(), InvokeError> {
     let c = &st.inv.constraints;
+    if c.max_tokens.is_none() && c.max_items.is_none() && c.budget.is_none() {
+        st.step(Step::Budget, StepOutcome::Skipped, None);
+        return Ok(());
+    }
     let cents = |dollars: f64| dollars * 100.0;
     let over = [
         ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
@@ -53,11 +57,8 @@ pub(crate) fn budget(
             .filter(|&l| used > l)
             .map(|limit| (budget, used, limit))
     });
-    match (
-        over,
-        c.max_tokens.is_some() || c.max_items.is_some() || c.budget.is_some(),
-    ) {
-        (Some((budget, used, limit)), _) => {
+    match over {
+        Some((budget, used, limit)) => {
             st.step(Step::Budget, StepOutcome::Failed, None);
             Err(InvokeError::OverBudget {
                 skill: skill.name().to_owned(),
@@ -66,12 +67,8 @@ pub(crate) fn budget(
                 limit,
             })
         }
-        (None, true) => {
+        None => {
             st.step(Step::Budget, StepOutcome::Passed, None);
-            Ok(())
-        }
-        (None, false) => {
-            st.step(Step::Budget, StepOutcome::Skipped, None);
             Ok(())
         }
     }
