@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::{cargo, root, run_ok, temp_dir};
@@ -97,6 +97,16 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/0", self.port)
     }
 
+    /// `redis-cli ARGS...` against this server: its standard output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs (Debian: it comes with redis-server)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Stop the server (a clean shutdown: a durable server writes its data).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -129,7 +139,8 @@ impl Drop for RedisServer {
     }
 }
 
-fn free_port() -> u16 {
+/// A loopback port nothing listens on now.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -184,12 +195,19 @@ pub struct WorkerProcess {
     child: Option<Child>,
     /// Its name in the fleet, as its first line of standard error says.
     pub name: String,
+    /// The lines of standard error after the first.
+    said: Arc<Mutex<Vec<String>>>,
 }
 
 impl WorkerProcess {
     /// `skill-examples worker --redis URL ARGS...`, started and reporting in.
     pub fn start(url: &str, args: &[&str]) -> WorkerProcess {
-        let mut child = Command::new(app())
+        WorkerProcess::start_binary(&app(), url, args)
+    }
+
+    /// `BINARY worker --redis URL ARGS...` (a release build, for benchmarks).
+    pub fn start_binary(binary: &Path, url: &str, args: &[&str]) -> WorkerProcess {
+        let mut child = Command::new(binary)
             .arg("worker")
             .arg("--redis")
             .arg(url)
@@ -210,15 +228,24 @@ impl WorkerProcess {
         // The rest of its standard error (warnings), passed on as it comes,
         // so that it never blocks and a failing test shows it.
         let tag = name.clone();
+        let said = Arc::new(Mutex::new(Vec::new()));
+        let keep = said.clone();
         std::thread::spawn(move || {
             for line in err.lines().map_while(Result::ok) {
                 eprintln!("[{tag}] {line}");
+                keep.lock().unwrap_or_else(|e| e.into_inner()).push(line);
             }
         });
         WorkerProcess {
             child: Some(child),
             name,
+            said,
         }
+    }
+
+    /// What it said on standard error after its first line, so far.
+    pub fn said(&self) -> Vec<String> {
+        self.said.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn pid(&self) -> u32 {
@@ -242,7 +269,13 @@ impl WorkerProcess {
             .arg("-TERM")
             .arg(c.id().to_string())
             .status();
-        c.wait().is_ok_and(|s| s.success())
+        let ok = c.wait().is_ok_and(|s| s.success());
+        // Its last words reach the reader thread just after it exits.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && !self.said().iter().any(|l| l.contains("stopped")) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ok
     }
 }
 
