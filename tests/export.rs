@@ -73,7 +73,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
             .arg(dir.join("first/op-registry.json")),
     );
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("valid (14 skills, 3 pipelines, 3 ops)"),
+        String::from_utf8_lossy(&out.stdout).contains("valid (15 skills, 3 pipelines, 3 ops)"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );

@@ -218,3 +218,22 @@ fn the_schema_and_the_reader_refuse_the_same_envelopes() {
         );
     }
 }
+
+#[test]
+fn the_example_envelopes_are_valid_and_read() {
+    let v = schema();
+    let dir = root().join("examples/jobs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(errors(&v, &doc), Vec::<String>::new(), "{}", path.display());
+            serde_json::from_value::<JobEnvelope>(doc)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no envelope in {}", dir.display());
+}

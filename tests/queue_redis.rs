@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use skill_runtime::JobEnvelope;
 use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
-use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
+use skill_tests::root;
 
 /// Workers that give up on a silent peer quickly, and a short idempotency lock.
 const FAST: &[&str] = &["--visibility", "2s", "--lock-ttl", "2s", "--grace", "5s"];
@@ -487,4 +488,55 @@ fn the_cli_enqueues_waits_and_reports() {
         "invoke --redis replays the fleet's run"
     );
     assert_eq!(outbox(&data).len(), 2);
+}
+
+/// The "Run a fleet" commands of README.md, run as written (on a free port
+/// instead of 6390, so that tests do not meet).
+#[test]
+fn the_readmes_fleet_commands_work_as_written() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Run a fleet")
+        .nth(1)
+        .expect("README.md has a \"Run a fleet\" section");
+    let script = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the section has a sh block");
+    let port = free_port().to_string();
+    assert!(script.contains("6390"), "the block uses port 6390");
+    let script = script.replace("6390", &port);
+    // Whatever happens, nothing is left running.
+    let cleanup = format!(
+        "trap 'set +e; kill $(jobs -p) 2>/dev/null; redis-cli -p {port} shutdown nosave >/dev/null 2>&1; true' EXIT\n"
+    );
+    let out = Command::new("bash")
+        .arg("-ec")
+        .arg(cleanup + &script)
+        .current_dir(root())
+        .env_remove("SKILL_REDIS_URL")
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for expected in [
+        "\"message\": \"hello fleet\"",
+        "\"skill\": \"seo_role_audit@1.0.0\"",
+        "\"skill\": \"vlevel_calculator@1.0.0\"",
+        "dead letters       0",
+        "echo@1.0.0",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "{expected} is missing from:\n{stdout}\n{stderr}"
+        );
+    }
+    assert!(stdout.contains("workers            2"), "{stdout}");
+    assert_eq!(
+        stderr.matches("stopped: ").count(),
+        2,
+        "both workers stop gracefully: {stderr}"
+    );
 }

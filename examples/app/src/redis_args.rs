@@ -8,8 +8,9 @@ use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 /// Where the fleet's Redis is.
 #[derive(clap::Args)]
 pub struct RedisArgs {
-    /// The fleet's Redis (redis://HOST:PORT/DB): jobs go through its queue,
-    /// and idempotency, rate limits and run records are shared there.
+    /// The fleet's Redis (redis://HOST:PORT/DB): the queue commands use its
+    /// queue; every command shares idempotency, rate limits and run records
+    /// with the fleet there.
     #[arg(long = "redis", env = "SKILL_REDIS_URL", value_name = "URL")]
     redis: Option<String>,
     /// The prefix of the fleet's keys on that Redis.

@@ -68,6 +68,7 @@ pub enum AuditError {
     domain = "seo",
     owners("seo-team"),
     autonomy = "L2",
+    intents("seo_audit"),
     capabilities(DatabaseRead, SeoAudit, DatabaseWrite),
     side_effects(DatabaseWrite(target = "__seo_audit_log", reversible = true, description = "Log audit results")),
     precondition(code = "EMPTY_INPUT", message = "At least one URL is required", check = |i: &AuditInput| !i.urls.is_empty()),
