@@ -66,8 +66,10 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     let ident = &func.item.sig.ident;
     let caps = args.capabilities.iter().map(|c| {
         respan(
-            quote!(impl #krate::__private::Declares<#c> for #ident {}),
-            c.span(),
+            quote!(unsafe impl #krate::__private::Declares<#c> for #ident {}),
+            // At the capability for errors, in the macro's context so that
+            // `unsafe_code` (even forbidden) does not flag the macro's own impl.
+            c.span().resolved_at(Span::call_site()),
         )
     });
     // Calling `t` is allowed only if this skill declares all of `t`'s
@@ -75,7 +77,7 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     let calls = args.calls.iter().map(|t| {
         let check = respan(quote!(__skill_callable::<#t, #ident>();), t.span());
         quote! {
-            impl #krate::__private::Calls<#t> for #ident {}
+            unsafe impl #krate::__private::Calls<#t> for #ident {}
             const _: fn() = || {
                 fn __skill_callable<T: #krate::__private::CallableBy<S>, S>() {}
                 #check
@@ -84,7 +86,7 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     });
     let caps_list = &args.capabilities;
     let callable = quote! {
-        impl<__S> #krate::__private::CallableBy<__S> for #ident
+        unsafe impl<__S> #krate::__private::CallableBy<__S> for #ident
         where
             #(__S: #krate::__private::Declares<#caps_list>,)*
         {}

@@ -37,22 +37,37 @@ pub trait Capability: Send + Sync + 'static {
 }
 
 /// `S: Declares<C>` holds when skill `S` lists capability `C` in its
-/// `#[skill(capabilities(...))]`. Only the `#[skill]` macro implements it, so code
-/// without the macro gets no capabilities at all.
+/// `#[skill(capabilities(...))]`. Name it as a bound (a helper generic over
+/// the skills that declare `C`); never implement it.
+///
+/// # Safety
+///
+/// Only `#[skill]` implements it, from the capabilities its manifest lists: an
+/// implementation written by hand would grant a capability no manifest
+/// declares, unseen by the side-effect rules, the runtime's resource check and
+/// the registry. The trait is `unsafe` so such an `impl` does not compile
+/// without `unsafe`, and not at all in a crate under
+/// `#![forbid(unsafe_code)]` (the macro's own implementations are exempt).
 #[diagnostic::on_unimplemented(
     message = "skill `{Self}` uses capability `{C}` but does not declare it",
     label = "`{C}` is not among the capabilities of skill `{Self}`",
     note = "add `{C}` to `capabilities(...)` in the #[skill] attribute of `{Self}`"
 )]
-pub trait Declares<C: Capability> {}
+pub unsafe trait Declares<C: Capability> {}
 
 /// `S: Calls<T>` holds when skill `S` lists skill `T` in `#[skill(calls(...))]`.
+///
+/// # Safety
+///
+/// Only `#[skill]` implements it, beside the check that `S` declares every
+/// capability of `T`; an implementation written by hand would skip that check
+/// (see [`Declares`]).
 #[diagnostic::on_unimplemented(
     message = "skill `{Self}` calls skill `{T}` but does not declare the call",
     label = "`{T}` is not among the call targets of skill `{Self}`",
     note = "add `{T}` to `calls(...)` in the #[skill] attribute of `{Self}`"
 )]
-pub trait Calls<T> {}
+pub unsafe trait Calls<T> {}
 
 /// `T: CallableBy<S>` holds when skill `S` declares every capability of skill `T`,
 /// so calling `T` from `S` cannot widen what `S` may do. `#[skill]` implements it
@@ -62,7 +77,11 @@ pub trait Calls<T> {}
     message = "skill `{S}` cannot call skill `{Self}`: `{Self}` has capabilities `{S}` does not declare",
     note = "a skill may only call skills whose capabilities are a subset of its own"
 )]
-pub trait CallableBy<S> {}
+/// # Safety
+///
+/// Only `#[skill]` implements it, with one `Declares` bound per capability of
+/// the callee (see [`Declares`]).
+pub unsafe trait CallableBy<S> {}
 
 /// One capability as submitted to the registry by `#[capability]`.
 #[doc(hidden)]

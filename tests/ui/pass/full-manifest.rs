@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! Every #[skill] key at once.
 
 use skill_runtime::prelude::*;
