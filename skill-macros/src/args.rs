@@ -54,8 +54,9 @@ impl Parse for Entry {
         if input.peek(Lit) {
             return Ok(Entry::Lit(input.parse()?));
         }
-        let path = if input.peek(Token![crate]) {
-            // `crate = "..."` names the runtime crate when it is renamed.
+        let path = if input.peek(Token![crate]) && input.peek2(Token![=]) {
+            // `crate = "..."` names the runtime crate when it is renamed;
+            // `crate::caps::X` is a path like any other.
             let kw: Token![crate] = input.parse()?;
             Path::from(syn::Ident::new("crate", kw.span))
         } else {

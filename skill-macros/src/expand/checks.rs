@@ -106,7 +106,16 @@ pub(super) fn effect_checks(
             out.extend(quote_spanned! {c.span()=> const _: () = #check;});
         }
     }
-    for finding in crate::ambient::scan(func.body.stream()) {
+    // The body and every condition's closure: a check runs in the skill's
+    // process like its body.
+    let mut code = func.body.stream();
+    let checks = (args.preconditions.iter().map(|c| &c.check))
+        .chain(args.postconditions.iter().map(|c| &c.check))
+        .chain(args.validation_rules.iter().map(|c| &c.check));
+    for check in checks.flatten() {
+        code.extend(quote!({ #check }));
+    }
+    for finding in crate::ambient::scan(code) {
         if args.ambient.iter().any(|(k, _)| *k == finding.kind) {
             continue;
         }

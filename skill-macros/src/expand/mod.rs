@@ -301,6 +301,22 @@ pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         TokenStream::new(),
         (quote!(ctx), run),
     );
+    // An op's capabilities grant and constrain like a skill's: callers must
+    // declare them (`calls(op)`), effectful ones must be side effects. A
+    // pipeline's are its steps', computed by the registry.
+    if args.op.is_some() {
+        let grants = grants(args, func, &krate);
+        let (effect_checks, first_check) = effect_checks(args, func, &p);
+        return quote! {
+            #marker
+            const _: () = {
+                #skill_impl
+                #grants
+                #effect_checks
+                #first_check
+            };
+        };
+    }
     quote! {
         #marker
         const _: () = { #skill_impl };

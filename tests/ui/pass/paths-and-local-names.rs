@@ -1,0 +1,67 @@
+//! Valid forms the checks must accept: capabilities named by `crate::` and
+//! `self::` paths, a call to a bodiless op, and local types whose names are
+//! also std's (`Command`, `File`).
+#![allow(dead_code)]
+
+use skill_runtime::prelude::*;
+
+mod caps {
+    use skill_runtime::prelude::*;
+
+    /// Read the store.
+    #[capability(id = "store.read", effect = "database", operation = "read")]
+    pub struct StoreRead;
+
+    /// Write the store.
+    #[capability(id = "store.write", effect = "database", operation = "write")]
+    pub struct StoreWrite;
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct Text {
+    pub text: String,
+}
+
+/// A command of this domain, not a process.
+pub struct Command {
+    pub verb: String,
+}
+
+impl Command {
+    pub fn new(verb: &str) -> Command {
+        Command { verb: verb.to_owned() }
+    }
+}
+
+/// A file of this domain, not the file system's.
+pub struct File;
+
+impl File {
+    pub fn create(name: &str) -> String {
+        name.to_owned()
+    }
+}
+
+/// Summarize with the MCP server's tool.
+#[op(version = "1.0.0", runtime = "mcp", tool = "summarize_text")]
+pub async fn summarize(input: Text) -> Text;
+
+/// Look a key up.
+#[skill(capabilities(self::caps::StoreRead, crate::caps::StoreWrite),
+    side_effects(crate::caps::StoreWrite(target = "store", reversible = true, description = "Writes the key")))]
+pub async fn lookup(ctx: Ctx, input: Text) -> Text {
+    let _ = ctx.resource::<caps::StoreRead>();
+    let c = Command::new(&input.text);
+    Text { text: File::create(&c.verb) }
+}
+
+/// Summarize through the op.
+#[skill(calls(summarize))]
+pub async fn brief(ctx: Ctx, input: Text) -> Text {
+    match ctx.call::<summarize>(input).await {
+        Ok(summary) => summary,
+        Err(_) => Text { text: String::new() },
+    }
+}
+
+fn main() {}
