@@ -10,6 +10,7 @@
 //! as a server awaits them inside its tasks.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::future::IntoFuture;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -124,7 +125,11 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("direct call", |b| {
-        b.iter_custom(|iters| awaited(&tokio, iters, || bench_add(black_box(input()))))
+        b.iter_custom(|iters| {
+            awaited(&tokio, iters, || {
+                bench_add(black_box(input())).into_future()
+            })
+        })
     });
     g.bench_function("typed call", |b| {
         b.iter_custom(|iters| {

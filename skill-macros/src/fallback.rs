@@ -14,13 +14,13 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     let Some(func) = func else { return errors };
     if func.item.sig.receiver().is_some() {
         // A method sits in an `impl`, where no marker struct can go.
-        let item = expand::user_fn(func);
+        let item = expand::user_fn_as_written(func);
         return quote!(#errors #item);
     }
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
     let krate = expand::tokens::runtime_path(args);
-    let user_fn = expand::user_fn(func);
+    let user_fn = expand::user_fn_as_written(func);
     let marker = expand::marker(func);
     let grants = expand::grants(args, func, &krate);
     quote! {

@@ -3,10 +3,9 @@
 //! compile-time checks ([`checks`]) have modules of their own.
 
 pub mod checks;
+pub mod direct;
 pub mod manifest;
 pub mod tokens;
-
-use std::borrow::Cow;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -21,28 +20,77 @@ use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;
 
-/// The user's function as written, with a bare `Ctx` completed to `Ctx<marker>`.
-pub fn user_fn(func: &SkillFn) -> TokenStream {
+/// The user's function, with a bare `Ctx` completed to `Ctx<marker>`,
+/// returning a `Direct<marker, _>`: an `async fn` of the same parameters,
+/// inner, holds the body, whose awaited calls of other skills are checked
+/// against `calls(...)` ([`direct`]).
+pub fn user_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let ItemFn {
         attrs, vis, sig, ..
     } = &func.item;
-    let body = &func.body;
-    let sig = match (func.ctx_param, func.ctx_needs_marker) {
-        (Some(i), true) => {
-            // Complete the user's own path (`Ctx` -> `Ctx<marker>`), so their
-            // import stays used and the type they named is the one they get.
-            let mut sig = sig.clone();
-            let ident = &func.item.sig.ident;
-            if let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
-                && let Type::Path(p) = &mut *t.ty
-                && let Some(last) = p.path.segments.last_mut()
-            {
-                last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
-            }
-            Cow::Owned(sig)
+    let ident = &sig.ident;
+    let mut inner = completed_sig(func);
+    inner.ident = Ident::new("__skill_body", Span::call_site());
+    let mut outer = inner.clone();
+    outer.ident = ident.clone();
+    outer.asyncness = None;
+    let mut args = Vec::new();
+    for (i, arg) in outer.inputs.iter_mut().enumerate() {
+        if let FnArg::Typed(t) = arg {
+            let name = Ident::new(&format!("__skill_arg{i}"), Span::call_site());
+            *t.pat = syn::parse_quote!(#name);
+            args.push(name);
         }
-        _ => Cow::Borrowed(sig),
+    }
+    let ret: Type = match &sig.output {
+        syn::ReturnType::Type(_, t) => (**t).clone(),
+        syn::ReturnType::Default => syn::parse_quote!(()),
     };
+    outer.output = syn::parse_quote!(
+        -> #p::Direct<#ident, impl ::core::future::Future<Output = #ret>>
+    );
+    // Docs, `cfg` and deprecation describe the function callers see; lint
+    // levels and other attributes (`#[tracing::instrument]`) the body.
+    let is_outer =
+        |a: &&syn::Attribute| a.path().is_ident("doc") || a.path().is_ident("deprecated");
+    let outer_attrs = attrs
+        .iter()
+        .filter(|a| is_outer(a) || a.path().is_ident("cfg"));
+    let inner_attrs = attrs.iter().filter(|a| !is_outer(a));
+    let body = direct::check_awaits(func.body.stream(), ident, p);
+    let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
+    block.set_span(func.body.span());
+    quote! {
+        #(#outer_attrs)*
+        #vis #outer {
+            #(#inner_attrs)*
+            #inner #block
+            #p::Direct::new(__skill_body(#(#args),*))
+        }
+    }
+}
+
+/// The signature with a bare `Ctx` completed to `Ctx<marker>`, so the
+/// user's import stays used and the type they named is the one they get.
+fn completed_sig(func: &SkillFn) -> syn::Signature {
+    let mut sig = func.item.sig.clone();
+    let ident = &func.item.sig.ident;
+    if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker)
+        && let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
+        && let Type::Path(path) = &mut *t.ty
+        && let Some(last) = path.path.segments.last_mut()
+    {
+        last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+    }
+    sig
+}
+
+/// The user's function as written (with `Ctx` completed), for when the
+/// attribute or the function is wrong: the rest of the crate keeps compiling.
+pub fn user_fn_as_written(func: &SkillFn) -> TokenStream {
+    let ItemFn { attrs, vis, .. } = &func.item;
+    let sig = completed_sig(func);
+    let body = &func.body;
     quote!(#(#attrs)* #vis #sig #body)
 }
 
@@ -98,7 +146,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
     let p = quote!(#krate::__private);
     let ident = &func.item.sig.ident;
-    let user_fn = user_fn(func);
+    let user_fn = user_fn(func, &p);
     let marker = marker(func);
     let grants = grants(args, func, &krate);
 
@@ -121,7 +169,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         quote!(_)
     };
     let run_body = if func.error.is_some() {
-        quote!(#ident(#call_args))
+        quote!(::core::future::IntoFuture::into_future(#ident(#call_args)))
     } else {
         quote!(let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };

@@ -6,6 +6,7 @@
 pub mod capability;
 pub mod conditions;
 pub mod de;
+pub mod direct;
 pub mod entry;
 pub mod invocation;
 pub mod skill;

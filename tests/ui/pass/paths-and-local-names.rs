@@ -64,4 +64,32 @@ pub async fn brief(ctx: Ctx, input: Text) -> Text {
     }
 }
 
-fn main() {}
+/// A skill awaits plain futures, methods and other skills it lists.
+#[skill(calls(lookup_plain))]
+pub async fn chain(input: Text) -> Text {
+    let t = lookup_plain(input).await;
+    let held = lookup_plain(t);
+    let t = held.await;
+    let t = std::future::ready(t).await;
+    let t = async { t }.await;
+    helper(t).await
+}
+
+/// Echo.
+#[skill]
+pub async fn lookup_plain(input: Text) -> Text {
+    input
+}
+
+async fn helper(t: Text) -> Text {
+    t
+}
+
+fn main() {
+    // Outside skills, a skill's function is an `async fn` like any other.
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let out = rt.block_on(async { lookup_plain(Text { text: "x".into() }).await });
+    assert_eq!(out.text, "x");
+    let fut = std::future::IntoFuture::into_future(lookup_plain(Text { text: "y".into() }));
+    assert_eq!(rt.block_on(fut).text, "y");
+}
