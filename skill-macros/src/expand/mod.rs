@@ -174,6 +174,23 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         quote!(let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };
 
+    // An output that is a `Result` under another name is refused
+    // (`OutputProbe`): written out, its error type's failure modes count.
+    let output_check = if func.error.is_none() {
+        let probe = respan(
+            quote!(#p::OutputProbe::<#output_ty>::new().__skill_output_check();),
+            output_ty.span(),
+        );
+        quote! {
+            const _: fn() = || {
+                #[allow(unused_imports)]
+                use #p::NotAResult as _;
+                #probe
+            };
+        }
+    } else {
+        TokenStream::new()
+    };
     let manifest = manifest(args, func, &p);
     // Each condition gives its slice entry: its text and its typed check.
     let preconditions: Vec<_> = args
@@ -283,6 +300,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         const _: () = {
             #skill_impl
             #grants
+            #output_check
             #effect_checks
             #first_check
         };

@@ -69,3 +69,45 @@ impl<X> NotASkill for Probe<X> {
         self.0
     }
 }
+
+/// The output type of a skill whose signature does not write `Result<..>`
+/// out, as the macro checks it: a `Result` under another name (`-> Res<Out>`)
+/// would be taken as the output, and its failure modes lost.
+#[doc(hidden)]
+pub struct OutputProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> OutputProbe<T> {
+    #[doc(hidden)]
+    pub const fn new() -> Self {
+        OutputProbe(PhantomData)
+    }
+}
+
+/// Never implemented: its message is the error for a `Result` alias.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this skill returns a `Result` under another name, which would be taken as its output: its failure modes would be lost",
+    label = "a `Result` alias",
+    note = "write the `Result` out in the signature, `-> Result<Output, Error>` (the alias's own types), so the error type's failure modes are exported"
+)]
+pub trait WrittenOutResult {}
+
+impl<T, E> OutputProbe<Result<T, E>> {
+    /// A `Result` alias: refused.
+    #[doc(hidden)]
+    pub fn __skill_output_check(self)
+    where
+        T: WrittenOutResult,
+    {
+    }
+}
+
+/// Any other output passes.
+#[doc(hidden)]
+pub trait NotAResult {
+    fn __skill_output_check(self);
+}
+
+impl<T> NotAResult for OutputProbe<T> {
+    fn __skill_output_check(self) {}
+}
