@@ -216,13 +216,13 @@ impl Imports {
 /// The scan over the body's tokens. Working on tokens rather than a parsed body
 /// is cheaper (the macro need not parse the body at all) and sees more: paths
 /// inside macro arguments (`format!("{}", std::fs::read_to_string(p)?)`).
-/// Two passes: the `use` declarations first (aliases, groups, globs), then
-/// every path, read through them.
+/// One pass records the `use` declarations (aliases, groups, globs) and
+/// every path; the paths are then read through the imports.
 struct Scan {
     imports: Imports,
-    /// The first pass: record imports, report nothing.
-    collecting: bool,
-    found: Vec<Finding>,
+    /// Every path seen, with the methods chained on its value: resolved
+    /// through the imports once the whole code is read.
+    paths: Vec<(Vec<String>, Vec<String>, Span)>,
 }
 
 /// One token of a body, with an identifier's text read once.
@@ -335,27 +335,13 @@ impl Scan {
                 break;
             }
         }
-        if !self.collecting {
-            // The last segment names the operation: `read_to_string`, `Command`.
-            let chain = chain(t, i);
-            let found = self
-                .imports
-                .resolve(&segments)
-                .into_iter()
-                .find_map(|full| classify(&full, &chain).map(|k| (k, full)));
-            if let Some((kind, full)) = found {
-                self.found.push(Finding {
-                    kind,
-                    path: full.join("::"),
-                    span: last,
-                });
-            }
-        }
+        // The last segment names the operation: `read_to_string`, `Command`.
+        self.paths.push((segments, chain(t, i), last));
         i
     }
 
     /// A `use` tree starting at `i`, under `prefix`; returns the index after
-    /// it. In the first pass each leaf is recorded: `a::b` and `a::b as c`
+    /// it. Each leaf is recorded: `a::b` and `a::b as c`
     /// as names, `a::{self}` as `a`, `a::*` as a glob.
     fn use_tree(&mut self, t: &[Tok], mut i: usize, mut prefix: Vec<String>) -> usize {
         if path_sep(t, i) {
@@ -383,15 +369,13 @@ impl Scan {
                     if leaf != "self" {
                         prefix.push(leaf);
                     }
-                    if self.collecting && name != "_" {
+                    if name != "_" {
                         self.imports.names.push((name, prefix));
                     }
                     break;
                 }
                 Some(Tok::Punct('*', _)) => {
-                    if self.collecting {
-                        self.imports.globs.push(prefix);
-                    }
+                    self.imports.globs.push(prefix);
                     i += 1;
                     break;
                 }
@@ -426,19 +410,27 @@ impl Scan {
 pub fn scan(code: TokenStream) -> Vec<Finding> {
     let mut s = Scan {
         imports: Imports::default(),
-        collecting: true,
-        found: Vec::new(),
+        paths: Vec::new(),
     };
-    s.stream(code.clone(), false);
-    s.collecting = false;
     s.stream(code, false);
-    let mut seen = Vec::new();
-    s.found.retain(|f| {
-        let first = !seen.contains(&f.kind);
-        seen.push(f.kind);
-        first
-    });
-    s.found
+    let mut found: Vec<Finding> = Vec::new();
+    for (segments, chain, span) in s.paths {
+        let hit = s
+            .imports
+            .resolve(&segments)
+            .into_iter()
+            .find_map(|full| classify(&full, &chain).map(|k| (k, full)));
+        if let Some((kind, full)) = hit
+            && !found.iter().any(|f| f.kind == kind)
+        {
+            found.push(Finding {
+                kind,
+                path: full.join("::"),
+                span,
+            });
+        }
+    }
+    found
 }
 
 #[cfg(test)]

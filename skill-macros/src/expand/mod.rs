@@ -20,35 +20,35 @@ use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;
 
-/// The user's function, with a bare `Ctx` completed to `Ctx<marker>`,
-/// returning a `Direct<marker, _>`: an `async fn` of the same parameters,
-/// inner, holds the body, whose awaited calls of other skills are checked
-/// against `calls(...)` ([`direct`]).
+/// The user's function, with a bare `Ctx` completed to `Ctx<marker>`: its
+/// body is a hidden `async fn` of the same signature, which the handler runs,
+/// and the function of the user's name returns it as a `Direct<marker, _>`,
+/// whose awaited calls of other skills are checked against `calls(...)`
+/// ([`direct`]). Built with `quote!` only: parsing costs the macro time.
 pub fn user_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let ItemFn {
         attrs, vis, sig, ..
     } = &func.item;
     let ident = &sig.ident;
+    let body_ident = body_fn(ident);
     let mut inner = completed_sig(func);
-    inner.ident = Ident::new("__skill_body", Span::call_site());
-    let mut outer = inner.clone();
-    outer.ident = ident.clone();
-    outer.asyncness = None;
-    let mut args = Vec::new();
-    for (i, arg) in outer.inputs.iter_mut().enumerate() {
-        if let FnArg::Typed(t) = arg {
-            let name = Ident::new(&format!("__skill_arg{i}"), Span::call_site());
-            *t.pat = syn::parse_quote!(#name);
-            args.push(name);
-        }
-    }
-    let ret: Type = match &sig.output {
-        syn::ReturnType::Type(_, t) => (**t).clone(),
-        syn::ReturnType::Default => syn::parse_quote!(()),
+    inner.ident = body_ident.clone();
+    let (names, types): (Vec<Ident>, Vec<&Type>) = inner
+        .inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, arg)| match arg {
+            FnArg::Typed(t) => Some((
+                Ident::new(&format!("__skill_arg{i}"), Span::call_site()),
+                &*t.ty,
+            )),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let ret = match &sig.output {
+        syn::ReturnType::Type(_, t) => quote!(#t),
+        syn::ReturnType::Default => quote!(()),
     };
-    outer.output = syn::parse_quote!(
-        -> #p::Direct<#ident, impl ::core::future::Future<Output = #ret>>
-    );
     // Docs, `cfg` and deprecation describe the function callers see; lint
     // levels and other attributes (`#[tracing::instrument]`) the body.
     let is_outer =
@@ -61,13 +61,22 @@ pub fn user_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
     block.set_span(func.body.span());
     quote! {
+        #[doc(hidden)]
+        #(#inner_attrs)*
+        #inner #block
+
         #(#outer_attrs)*
-        #vis #outer {
-            #(#inner_attrs)*
-            #inner #block
-            #p::Direct::new(__skill_body(#(#args),*))
+        #vis fn #ident(#(#names: #types),*)
+            -> #p::Direct<#ident, impl ::core::future::Future<Output = #ret>>
+        {
+            #p::Direct { future: #body_ident(#(#names),*), _skill: ::core::marker::PhantomData }
         }
     }
+}
+
+/// The hidden function holding a skill's body.
+pub fn body_fn(ident: &Ident) -> Ident {
+    Ident::new(&format!("__skill_body_{ident}"), ident.span())
 }
 
 /// The signature with a bare `Ctx` completed to `Ctx<marker>`, so the
@@ -147,6 +156,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let p = quote!(#krate::__private);
     let ident = &func.item.sig.ident;
     let user_fn = user_fn(func, &p);
+    let body_ident = body_fn(ident);
     let marker = marker(func);
     let grants = grants(args, func, &krate);
 
@@ -169,9 +179,9 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         quote!(_)
     };
     let run_body = if func.error.is_some() {
-        quote!(::core::future::IntoFuture::into_future(#ident(#call_args)))
+        quote!(#body_ident(#call_args))
     } else {
-        quote!(let fut = #ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
+        quote!(let fut = #body_ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };
 
     // An output that is a `Result` under another name is refused

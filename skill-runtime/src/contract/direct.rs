@@ -16,8 +16,10 @@ use crate::contract::capability::Calls;
 /// The future of skill `T`'s function, called directly.
 #[must_use = "a skill does nothing unless `.await`ed"]
 pub struct Direct<T, F> {
-    future: F,
-    _skill: PhantomData<fn() -> T>,
+    #[doc(hidden)]
+    pub future: F,
+    #[doc(hidden)]
+    pub _skill: PhantomData<fn() -> T>,
 }
 
 impl<T, F> Direct<T, F> {
