@@ -76,8 +76,9 @@ pub struct RuntimeArgs {
     /// Append a run record per job to this JSON-lines file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Data folder of the example stores.
-    #[arg(long, default_value = seed_skills::DATA_DIR)]
+    /// Data folder of the example stores (relative paths from the working
+    /// directory; the default is the repository's, from its root).
+    #[arg(long, value_name = "DIR", env = "SKILL_DATA_DIR", default_value = seed_skills::DATA_DIR)]
     pub data: PathBuf,
     #[command(flatten)]
     pub redis: RedisArgs,
@@ -204,7 +205,7 @@ pub fn build_runtime(
         Ok(b) => b,
         Err(e) => {
             eprintln!(
-                "error: cannot load example data from {}: {e}",
+                "error: cannot load example data from {}: {e}; run from the repository root, or pass --data DIR (or set SKILL_DATA_DIR)",
                 data.display()
             );
             return Err(ExitCode::FAILURE);

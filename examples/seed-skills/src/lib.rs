@@ -25,8 +25,10 @@ use std::sync::Arc;
 
 use skill_runtime::{Registry, Resources, Runtime, RuntimeBuilder};
 
-/// The example data shipped with this crate.
-pub const DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+/// The example data shipped with this crate, relative to the repository
+/// root, where the README's commands run. A path read at run time, not the
+/// build machine's: a binary copied elsewhere takes `--data DIR`.
+pub const DATA_DIR: &str = "examples/seed-skills/data";
 
 /// Every resource the seed skills' capabilities grant, over the data in `dir`.
 pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
