@@ -59,6 +59,22 @@ fn worker(url: &str, extra: &[&str], data: &std::path::Path) -> WorkerProcess {
     WorkerProcess::start(url, &args)
 }
 
+/// `n` workers of `concurrency` slots each on the Redis at `url`.
+fn workers(n: usize, concurrency: &str, url: &str, data: &std::path::Path) -> Vec<WorkerProcess> {
+    (0..n)
+        .map(|_| worker(url, &["--concurrency", concurrency], data))
+        .collect()
+}
+
+/// Queue every job, in order; their ids.
+async fn enqueue_all(b: &RedisBackend, jobs: impl IntoIterator<Item = JobEnvelope>) -> Vec<String> {
+    let mut ids = Vec::new();
+    for job in jobs {
+        ids.push(b.enqueue(job).await.unwrap().to_string());
+    }
+    ids
+}
+
 fn notify(key: Option<&str>, latency_ms: u32, to: &str) -> JobEnvelope {
     let mut job = JobEnvelope::new(
         "notify",
@@ -81,19 +97,11 @@ fn a_thousand_jobs_over_three_workers_each_run_once() {
     let redis = RedisServer::start("thousand");
     let data = data_copy("thousand");
     let url = redis.url();
-    let mut workers: Vec<WorkerProcess> = (0..3)
-        .map(|_| worker(&url, &["--concurrency", "8"], &data))
-        .collect();
+    let mut workers = workers(3, "8", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
-    let ids: Vec<String> = rt.block_on(async {
-        let mut ids = Vec::new();
-        for i in 0..1000 {
-            let job = JobEnvelope::new("echo", json!({"message": format!("job {i}")}));
-            ids.push(b.enqueue(job).await.unwrap().to_string());
-        }
-        ids
-    });
+    let jobs = (0..1000).map(|i| JobEnvelope::new("echo", json!({"message": format!("job {i}")})));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
     assert!(done.iter().all(|o| o.status == OutcomeStatus::Succeeded));
     let by: BTreeSet<&str> = done.iter().map(|o| o.worker.as_str()).collect();
@@ -154,19 +162,11 @@ fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet() {
     let redis = RedisServer::start("idempotent");
     let data = data_copy("idempotent");
     let url = redis.url();
-    let _workers: Vec<WorkerProcess> = (0..3)
-        .map(|_| worker(&url, &["--concurrency", "8"], &data))
-        .collect();
+    let _workers = workers(3, "8", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
-    let ids: Vec<String> = rt.block_on(async {
-        let mut ids = Vec::new();
-        for _ in 0..100 {
-            let job = notify(Some("release-42"), 200, "team@example.com");
-            ids.push(b.enqueue(job).await.unwrap().to_string());
-        }
-        ids
-    });
+    let jobs = (0..100).map(|_| notify(Some("release-42"), 200, "team@example.com"));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
     assert!(
         done.iter().all(|o| o.status == OutcomeStatus::Succeeded),
@@ -185,20 +185,13 @@ fn a_rate_limit_holds_across_the_fleet() {
     let redis = RedisServer::start("rate");
     let data = data_copy("rate");
     let url = redis.url();
-    let _workers: Vec<WorkerProcess> = (0..3)
-        .map(|_| worker(&url, &["--concurrency", "8"], &data))
-        .collect();
+    let _workers = workers(3, "8", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
     // search_notes: rate_limit(max_per_minute = 10).
-    let ids: Vec<String> = rt.block_on(async {
-        let mut ids = Vec::new();
-        for i in 0..50 {
-            let job = JobEnvelope::new("search_notes", json!({"query": format!("ownership {i}")}));
-            ids.push(b.enqueue(job).await.unwrap().to_string());
-        }
-        ids
-    });
+    let jobs = (0..50)
+        .map(|i| JobEnvelope::new("search_notes", json!({"query": format!("ownership {i}")})));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
     let ran = done
         .iter()
@@ -298,19 +291,11 @@ fn jobs_survive_a_redis_restart_mid_run() {
     let mut redis = RedisServer::start_durable("restart");
     let data = data_copy("restart");
     let url = redis.url();
-    let _workers: Vec<WorkerProcess> = (0..2)
-        .map(|_| worker(&url, &["--concurrency", "4"], &data))
-        .collect();
+    let _workers = workers(2, "4", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
-    let ids: Vec<String> = rt.block_on(async {
-        let mut ids = Vec::new();
-        for i in 0..200 {
-            let job = notify(None, 100, &format!("user{i}@example.com"));
-            ids.push(b.enqueue(job).await.unwrap().to_string());
-        }
-        ids
-    });
+    let jobs = (0..200).map(|i| notify(None, 100, &format!("user{i}@example.com")));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
     // Mid-run: some jobs done, most not.
     rt.block_on(async {
         let first = b.outcome(&ids[0], Duration::from_secs(30)).await.unwrap();

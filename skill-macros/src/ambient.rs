@@ -196,6 +196,10 @@ impl Imports {
         let Some(first) = segments.first() else {
             return Vec::new();
         };
+        if self.names.is_empty() && self.globs.is_empty() {
+            // Most bodies import nothing: the path as written.
+            return vec![segments.to_vec()];
+        }
         if let Some((_, target)) = self.names.iter().rev().find(|(n, _)| n == first) {
             let mut full = target.clone();
             full.extend_from_slice(&segments[1..]);

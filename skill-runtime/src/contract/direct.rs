@@ -13,23 +13,14 @@ use std::marker::PhantomData;
 
 use crate::contract::capability::Calls;
 
-/// The future of skill `T`'s function, called directly.
+/// The future of skill `T`'s function, called directly. The macro builds it
+/// as a struct literal (one generic function fewer per skill to compile).
 #[must_use = "a skill does nothing unless `.await`ed"]
 pub struct Direct<T, F> {
     #[doc(hidden)]
     pub future: F,
     #[doc(hidden)]
     pub _skill: PhantomData<fn() -> T>,
-}
-
-impl<T, F> Direct<T, F> {
-    #[doc(hidden)]
-    pub fn new(future: F) -> Self {
-        Direct {
-            future,
-            _skill: PhantomData,
-        }
-    }
 }
 
 impl<T, F: Future> IntoFuture for Direct<T, F> {
