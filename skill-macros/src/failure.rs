@@ -23,6 +23,7 @@ pub fn expand(input: DeriveInput) -> TokenStream {
         .into_compile_error();
     };
     let mut modes = Vec::new();
+    let mut seen: Vec<(String, syn::Ident)> = Vec::new();
     for v in &data.variants {
         let mut code = to_snake_case(&v.ident.to_string());
         let mut code_span = None;
@@ -57,6 +58,15 @@ pub fn expand(input: DeriveInput) -> TokenStream {
                 None => cx.error_spanned(&v.ident, format!("failure code `{code}` derived from this variant is not snake_case; add `#[failure(code = \"...\")]`")),
             }
         }
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == code) {
+            let at = code_span.as_ref().map_or(v.ident.span(), LitStr::span);
+            cx.error_at(
+                at,
+                format!("failure code \"{code}\" is already the code of `{first}`; callers tell failures apart by code, so give `{}` its own with `#[failure(code = \"...\")]`", v.ident),
+            );
+        } else {
+            seen.push((code.clone(), v.ident.clone()));
+        }
         let Some((description, _)) = doc_text(&v.attrs) else {
             cx.error_spanned(&v.ident, format!("failure mode `{}` has no description; add a doc comment saying when it happens", v.ident));
             continue;
@@ -64,9 +74,9 @@ pub fn expand(input: DeriveInput) -> TokenStream {
         let code = LitStr::new(&code, v.ident.span());
         modes.push((v.ident.clone(), code, description, retryable));
     }
-    if let Err(e) = cx.check() {
-        return e.into_compile_error();
-    }
+    // With errors, the impl is still emitted (with a body never run) so that
+    // the skills using the type get no second error about it.
+    let errors = cx.check().err().map(syn::Error::into_compile_error);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let p = quote!(::skill_runtime::__private);
     let entries = modes.iter().map(|(_, code, description, retryable)| {
@@ -75,12 +85,15 @@ pub fn expand(input: DeriveInput) -> TokenStream {
     let arms = modes.iter().enumerate().map(
         |(i, (v, ..))| quote!(Self::#v { .. } => &<Self as #p::FailureModes>::FAILURE_MODES[#i]),
     );
-    let body = if modes.is_empty() {
+    let body = if errors.is_some() {
+        quote!(::core::unreachable!())
+    } else if modes.is_empty() {
         quote!(match *self {})
     } else {
         quote!(match self { #(#arms,)* })
     };
     quote! {
+        #errors
         impl #impl_generics #p::FailureModes for #ident #ty_generics #where_clause {
             const FAILURE_MODES: &'static [#p::FailureMode] = &[#(#entries),*];
             fn failure_mode(&self) -> &'static #p::FailureMode {

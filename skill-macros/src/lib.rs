@@ -40,6 +40,23 @@ fn skill_impl(
 ) -> proc_macro2::TokenStream {
     let item: ast::func::FnWithBody = match syn::parse2(item.clone()) {
         Ok(f) => f,
+        Err(_) if let Ok(decl) = syn::parse2::<syn::ForeignItemFn>(item.clone()) => {
+            // A skill without a body: say so, and keep its name defined (with a
+            // body that is never run) so that the crate gives no other error.
+            let e = syn::Error::new_spanned(
+                decl.semi_token,
+                "a #[skill] function has a body: `async fn name(input: In) -> Out { ... }`; a step that runs elsewhere is a bodiless `#[op(runtime = \"mcp\" | \"script\" | \"http\", ...)]`, and a chain of steps a bodiless `#[pipeline(...)]`",
+            );
+            let body = proc_macro2::Group::new(
+                proc_macro2::Delimiter::Brace,
+                quote::quote!(::core::unreachable!()),
+            );
+            let mut attrs = decl.attrs;
+            attrs.push(syn::parse_quote!(#[allow(unused_variables)]));
+            let f = ast::func::FnWithBody::new(attrs, decl.vis, decl.sig, body);
+            let func = ast::func::SkillFn::from_item(&ctxt::Ctxt::new(), f);
+            return fallback::skill(e, None, Some(&func));
+        }
         Err(_) => {
             let e = syn::Error::new(
                 proc_macro2::Span::call_site(),

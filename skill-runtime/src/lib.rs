@@ -214,7 +214,8 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::contract::capability::{CapabilityEntry, assert_effect_listed};
-    pub use crate::contract::direct::{Direct, NotAResult, NotASkill, OutputProbe, Probe};
+    pub use crate::contract::conditions::{PostconditionFn, PreconditionFn, RuleFn};
+    pub use crate::contract::direct::{AnyType, Direct, NotASkill, Probe, TypeProbe};
     pub use crate::contract::entry::SkillEntry;
     pub use crate::exec::op::{OpFailed, run as run_external_op};
     pub use crate::exec::pipeline::{PipelineFailed, run as run_pipeline};

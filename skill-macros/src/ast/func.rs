@@ -1,7 +1,8 @@
 //! The annotated function, taken apart: its signature's shape (context,
 //! input, output, error) and its doc comment.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenTree};
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Lit, PathArguments, ReturnType, Type};
 
@@ -17,8 +18,6 @@ pub struct SkillFn {
     pub body: proc_macro2::Group,
     /// Index of the context parameter, if the function takes one.
     pub ctx_param: Option<usize>,
-    /// Whether the context type was written without its skill parameter (`Ctx`).
-    pub ctx_needs_marker: bool,
     pub input: Option<Type>,
     pub output: Option<Type>,
     /// `Some` when the function returns `Result<_, E>`.
@@ -31,7 +30,6 @@ impl SkillFn {
         let mut f = SkillFn {
             body,
             ctx_param: None,
-            ctx_needs_marker: false,
             input: None,
             output: None,
             error: None,
@@ -44,6 +42,27 @@ impl SkillFn {
                 sig.fn_token,
                 "#[skill] functions must be `async fn`; add `async` before `fn`",
             );
+        }
+        if let syn::Safety::Unsafe(u) = &sig.safety {
+            cx.error_spanned(
+                u,
+                "a #[skill] function cannot be `unsafe fn`: the runtime calls it with no caller to uphold its contract; write `async fn` and put an `unsafe { ... }` block with its `// SAFETY:` comment inside the body",
+            );
+        }
+        if let Some(c) = &sig.constness {
+            cx.error_spanned(
+                c,
+                "a #[skill] function cannot be `const fn`; write `async fn`",
+            );
+        }
+        if let Some(abi) = &sig.abi {
+            cx.error_spanned(
+                abi,
+                "a #[skill] function uses the Rust ABI; remove the `extern` qualifier",
+            );
+        }
+        if let Some(v) = &sig.variadic {
+            cx.error_spanned(v, "a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`, not variadic arguments");
         }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
             cx.error_spanned(&sig.generics, "#[skill] functions cannot be generic: a skill has one input and one output type; write a skill per type");
@@ -61,27 +80,44 @@ impl SkillFn {
         // Know the context parameter even when the shape is wrong, so the fallback
         // completes its type and the shape error stays the only error.
         if let Some((0, first)) = typed.first()
-            && let Some(has_args) = is_ctx(&first.ty)
+            && is_ctx(&first.ty).is_some()
         {
             f.ctx_param = Some(0);
-            f.ctx_needs_marker = !has_args;
+        }
+        let contexts: Vec<_> = typed
+            .iter()
+            .filter(|(_, t)| is_ctx(&t.ty).is_some())
+            .collect();
+        if let [_, second, ..] = contexts.as_slice() {
+            cx.error_spanned(
+                &second.1.ty,
+                "a #[skill] function takes one context parameter, first: `(ctx: Ctx, input: MyInput)`; clone `ctx` where you need it twice",
+            );
         }
         match typed.as_slice() {
             [(_, input)] if is_ctx(&input.ty).is_none() => f.input = Some((*input.ty).clone()),
             [(0, ctx), (_, input)] if is_ctx(&ctx.ty).is_some() => {
                 f.ctx_param = Some(0);
-                f.ctx_needs_marker = is_ctx(&ctx.ty) == Some(false);
                 f.input = Some((*input.ty).clone());
             }
             [] | [_] if sig.receiver().is_none() => cx.error_at(
                 sig.paren_token.span.join(),
                 "a #[skill] function takes its input as a parameter: `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`",
             ),
+            _ if sig.receiver().is_none() && contexts.len() > 1 => {}
             _ if sig.receiver().is_none() => cx.error_spanned(
                 &sig.inputs,
                 "a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`; put several values in one input struct",
             ),
             _ => {}
+        }
+        if let Some(input) = &f.input {
+            check_value_type(
+                cx,
+                input,
+                "input",
+                "takes its input by value: `input: MyInput`",
+            );
         }
         match &sig.output {
             ReturnType::Default => cx.error_spanned(
@@ -96,8 +132,70 @@ impl SkillFn {
                 None => f.output = Some((**ty).clone()),
             },
         }
+        if let Some(output) = &f.output {
+            check_value_type(
+                cx,
+                output,
+                "output",
+                "returns its output by value: `-> MyOutput`",
+            );
+        }
+        if let Some(error) = &f.error {
+            check_value_type(
+                cx,
+                error,
+                "error",
+                "returns its error by value: `-> Result<MyOutput, MyError>`",
+            );
+        }
         f
     }
+}
+
+/// A skill's input, output and error are named, owned types: each has a JSON
+/// Schema in the manifest and crosses the wire as JSON, deserialized per call.
+fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
+    let named = format!(
+        "a skill's {what} is a named type with a JSON Schema, like `My{}`",
+        capitalized(what)
+    );
+    if let Type::Reference(r) = ty {
+        cx.error_spanned(
+            r.and_token,
+            format!(
+                "a #[skill] function {shape}; it crosses the wire as JSON, so it cannot be borrowed"
+            ),
+        );
+    } else if let Some(span) = find_token(
+        ty.to_token_stream(),
+        &|t| matches!(t, TokenTree::Ident(i) if i == "impl"),
+    ) {
+        cx.error_at(
+            span,
+            format!("`impl Trait` has no JSON Schema: {named} (deriving `JsonSchema`)"),
+        );
+    } else if let Some(span) = find_token(
+        ty.to_token_stream(),
+        &|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '\''),
+    ) {
+        cx.error_at(span, format!("a skill's {what} owns its data: it is deserialized from JSON on every call, so it cannot borrow; drop the lifetime and use owned fields (`String` for `&str`, `Vec<T>` for `&[T]`)"));
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// The span of the first token in `tokens` (groups searched) for which `is` holds.
+fn find_token(tokens: proc_macro2::TokenStream, is: &dyn Fn(&TokenTree) -> bool) -> Option<Span> {
+    tokens.into_iter().find_map(|t| match &t {
+        _ if is(&t) => Some(t.span()),
+        TokenTree::Group(g) => find_token(g.stream(), is),
+        _ => None,
+    })
 }
 
 /// A function item whose body stays tokens. Parsing a body is most of what a
@@ -149,7 +247,7 @@ impl FnWithBody {
 }
 
 /// `Some(true)` for `Ctx<...>`, `Some(false)` for a bare `Ctx`, `None` otherwise.
-pub(super) fn is_ctx(ty: &Type) -> Option<bool> {
+pub(crate) fn is_ctx(ty: &Type) -> Option<bool> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
     if last.ident != "Ctx" {

@@ -57,6 +57,132 @@ pub(super) fn check_fn(check: &syn::Expr) -> TokenStream {
     }))
 }
 
+/// Which list a condition belongs to: it decides the check's parameters.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Condition {
+    Pre,
+    Post,
+    Rule,
+}
+
+/// A condition's check as the value of its slice entry: the variant of
+/// `InputCheck`/`OutputCheck` and the function it holds.
+///
+/// A closure whose parameters are untyped, or typed exactly as the skill's
+/// types, is coerced to the variant's pointer (cheap, and rustc infers
+/// untyped parameters from it). Anything else (a function's path, a closure
+/// typed otherwise) is called through `PreconditionFn`/`PostconditionFn`/
+/// `RuleFn` in a function of the expected signature: whatever it takes, if it
+/// fits one form it runs, and if it fits none the error is the trait's, which
+/// names the expected forms.
+pub(super) fn condition_check(
+    kind: Condition,
+    check: &syn::Expr,
+    func: &SkillFn,
+    p: &TokenStream,
+) -> TokenStream {
+    let input = func
+        .input
+        .as_ref()
+        .map(ToTokens::to_token_stream)
+        .unwrap_or_default();
+    let output = func
+        .output
+        .as_ref()
+        .map(ToTokens::to_token_stream)
+        .unwrap_or_default();
+    // Types compared as written, spaces left out.
+    let text = |t: &dyn ToTokens| t.to_token_stream().to_string().replace(' ', "");
+    let (i, o) = (format!("&{}", text(&input)), format!("&{}", text(&output)));
+    let arity = crate::check::arity(check);
+    let (enum_name, one, two) = match kind {
+        Condition::Pre => ("InputCheck", "Input", "InputCaller"),
+        Condition::Post | Condition::Rule => ("OutputCheck", "Output", "InputOutput"),
+    };
+    let direct = match check {
+        syn::Expr::Closure(c) => {
+            let expected: &[&dyn Fn(&str) -> bool] = match (kind, arity) {
+                (Condition::Pre, 1) => &[&|t| t == i],
+                (Condition::Pre, _) => &[&|t| t == i, &|t| {
+                    t.starts_with('&') && t.ends_with("Caller")
+                }],
+                (_, 1) => &[&|t| t == o],
+                _ => &[&|t| t == i, &|t| t == o],
+            };
+            mentions_self(c.body.to_token_stream())
+                || c.inputs
+                    .iter()
+                    .zip(expected)
+                    .all(|(param, fits)| match param {
+                        syn::Pat::Type(t) => fits(&text(&t.ty)),
+                        _ => true,
+                    })
+        }
+        _ => false,
+    };
+    let enum_ident = Ident::new(enum_name, Span::call_site());
+    if direct {
+        let variant = Ident::new(if arity == 2 { two } else { one }, Span::call_site());
+        return respan(quote!(#p::#enum_ident::#variant), check.span())
+            .into_iter()
+            .chain(check_fn(check))
+            .collect();
+    }
+    let trait_name = match kind {
+        Condition::Pre => "PreconditionFn",
+        Condition::Post => "PostconditionFn",
+        Condition::Rule => "RuleFn",
+    };
+    let trait_ident = Ident::new(trait_name, Span::call_site());
+    // The skill's types named, so that a check taking others is not inferred
+    // as another instance of the trait but fails with its message.
+    let generics = match kind {
+        Condition::Pre => quote!(<#input, _>),
+        _ => quote!(<#input, #output, _>),
+    };
+    let variant = Ident::new(two, Span::call_site());
+    let name = Ident::new("__skill_check", Span::mixed_site());
+    let (a, b) = (
+        Ident::new("a", Span::mixed_site()),
+        Ident::new("b", Span::mixed_site()),
+    );
+    let second = match kind {
+        Condition::Pre => quote!(&#p::Caller),
+        _ => quote!(&#output),
+    };
+    // The call at the check (its path, parentheses and borrow), so that an
+    // unfit check is reported there and not at the whole attribute.
+    let span = check.span();
+    let mut arg = respan(quote!(&), span);
+    arg.extend([group(
+        proc_macro2::Delimiter::Parenthesis,
+        check.to_token_stream(),
+        span,
+    )]);
+    let mut call = respan(quote!(#p::#trait_ident::#generics::holds), span);
+    call.extend([group(
+        proc_macro2::Delimiter::Parenthesis,
+        quote!(#arg, #a, #b),
+        span,
+    )]);
+    quote!(#p::#enum_ident::#variant({
+        fn #name(#a: &#input, #b: #second) -> bool {
+            #call
+        }
+        #name
+    }))
+}
+
+fn group(
+    delimiter: proc_macro2::Delimiter,
+    tokens: TokenStream,
+    span: Span,
+) -> proc_macro2::TokenTree {
+    let mut g = proc_macro2::Group::new(delimiter, tokens);
+    g.set_span(span);
+    g.into()
+}
+
 /// Whether `tokens` use `Self`, which a nested function cannot.
 fn mentions_self(tokens: TokenStream) -> bool {
     tokens.into_iter().any(|t| match t {

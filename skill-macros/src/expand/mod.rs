@@ -14,8 +14,7 @@ use syn::{FnArg, Ident, ItemFn, Path, Type};
 
 use crate::ast::func::SkillFn;
 use crate::ast::types::SkillArgs;
-use crate::check::arity;
-use crate::expand::checks::{check_fn, effect_checks};
+use crate::expand::checks::{Condition, condition_check, effect_checks};
 use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;
@@ -84,12 +83,15 @@ pub fn body_fn(ident: &Ident) -> Ident {
 fn completed_sig(func: &SkillFn) -> syn::Signature {
     let mut sig = func.item.sig.clone();
     let ident = &func.item.sig.ident;
-    if let (Some(i), true) = (func.ctx_param, func.ctx_needs_marker)
-        && let Some(FnArg::Typed(t)) = sig.inputs.iter_mut().nth(i)
-        && let Type::Path(path) = &mut *t.ty
-        && let Some(last) = path.path.segments.last_mut()
-    {
-        last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+    // Every bare `Ctx`, so that a misplaced second one gets only the shape error.
+    for arg in &mut sig.inputs {
+        if let FnArg::Typed(t) = arg
+            && crate::ast::func::is_ctx(&t.ty) == Some(false)
+            && let Type::Path(path) = &mut *t.ty
+            && let Some(last) = path.path.segments.last_mut()
+        {
+            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+        }
     }
     sig
 }
@@ -132,11 +134,15 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     // Calling `t` is allowed only if this skill declares all of `t`'s
     // capabilities; checked here, at the `calls(...)` entry, even before any call.
     let calls = args.calls.iter().map(|t| {
-        let check = respan(quote!(__skill_callable::<#t, #ident>();), t.span());
+        let check = respan(
+            quote!(#krate::__private::Probe(::core::marker::PhantomData::<#t>).__skill_callable::<#ident>();),
+            t.span(),
+        );
         quote! {
             unsafe impl #krate::__private::Calls<#t> for #ident {}
             const _: fn() = || {
-                fn __skill_callable<T: #krate::__private::CallableBy<S>, S>() {}
+                #[allow(unused_imports)]
+                use #krate::__private::NotASkill as _;
                 #check
             };
         }
@@ -184,22 +190,29 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         quote!(let fut = #body_ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };
 
-    // An output that is a `Result` under another name is refused
-    // (`OutputProbe`): written out, its error type's failure modes count.
-    let output_check = if func.error.is_none() {
-        let probe = respan(
-            quote!(#p::OutputProbe::<#output_ty>::new().__skill_output_check();),
+    // An input or output whose JSON is not an object, and an output that is
+    // a `Result` under another name, are refused (`TypeProbe`); written out,
+    // a `Result`'s error type's failure modes count.
+    let mut probes = respan(
+        quote!(#p::TypeProbe::<#input_ty>::new().__skill_root_check();),
+        input_ty.span(),
+    );
+    probes.extend(respan(
+        quote!(#p::TypeProbe::<#output_ty>::new().__skill_root_check();),
+        output_ty.span(),
+    ));
+    if func.error.is_none() {
+        probes.extend(respan(
+            quote!(#p::TypeProbe::<#output_ty>::new().__skill_output_check();),
             output_ty.span(),
-        );
-        quote! {
-            const _: fn() = || {
-                #[allow(unused_imports)]
-                use #p::NotAResult as _;
-                #probe
-            };
-        }
-    } else {
-        TokenStream::new()
+        ));
+    }
+    let type_checks = quote! {
+        const _: fn() = || {
+            #[allow(unused_imports)]
+            use #p::AnyType as _;
+            #probes
+        };
     };
     let manifest = manifest(args, func, &p);
     // Each condition gives its slice entry: its text and its typed check.
@@ -211,17 +224,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
                 return None;
             };
             let text = source_text(check);
-            // Coercing the user's closure to a typed fn pointer makes rustc check it
-            // against the skill's types and report mistakes on the closure itself.
-            let variant = if arity(check) == 2 {
-                quote!(InputCaller)
-            } else {
-                quote!(Input)
-            };
-            let check: TokenStream = respan(quote!(#p::InputCheck::#variant), check.span())
-                .into_iter()
-                .chain(check_fn(check))
-                .collect();
+            let check = condition_check(Condition::Pre, check, func, &p);
             Some(quote! {
                 #p::Precondition::<#ident> {
                     error_code: #code,
@@ -232,17 +235,6 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             })
         })
         .collect();
-    let io_check = |check: &syn::Expr| {
-        let variant = if arity(check) == 2 {
-            quote!(InputOutput)
-        } else {
-            quote!(Output)
-        };
-        respan(quote!(#p::OutputCheck::#variant), check.span())
-            .into_iter()
-            .chain(check_fn(check))
-            .collect::<TokenStream>()
-    };
     let postconditions: Vec<_> = args
         .postconditions
         .iter()
@@ -250,7 +242,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             let check = c.check.as_ref()?;
             let text = source_text(check);
             let rollback = opt_str(&c.rollback);
-            let f = io_check(check);
+            let f = condition_check(Condition::Post, check, func, &p);
             Some(quote! {
                 #p::Postcondition::<#ident> { assertion: #text, rollback_action: #rollback, check: #f },
             })
@@ -267,7 +259,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             };
             let text = source_text(check);
             let severity = variant(&p, "Severity", severity);
-            let f = io_check(check);
+            let f = condition_check(Condition::Rule, check, func, &p);
             Some(quote! {
                 #p::ValidationRule::<#ident> {
                     rule_id: #id, expression: #text, severity: #severity, message: #message, check: #f,
@@ -310,7 +302,7 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         const _: () = {
             #skill_impl
             #grants
-            #output_check
+            #type_checks
             #effect_checks
             #first_check
         };

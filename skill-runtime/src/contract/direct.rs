@@ -11,7 +11,8 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use crate::contract::capability::Calls;
+use crate::contract::capability::{CallableBy, Calls};
+use crate::contract::skill::Skill;
 
 /// The future of skill `T`'s function, called directly. The macro builds it
 /// as a struct literal (one generic function fewer per skill to compile).
@@ -48,11 +49,29 @@ impl<T, F> Probe<Direct<T, F>> {
     }
 }
 
-/// Anything else awaited in a skill's body, unchanged.
+impl<T: Skill> Probe<PhantomData<T>> {
+    /// Skill `T` listed in `S`'s `calls(...)`: allowed when `S` declares all
+    /// of `T`'s capabilities.
+    #[doc(hidden)]
+    pub fn __skill_callable<S>(self)
+    where
+        T: CallableBy<S>,
+    {
+    }
+}
+
+/// Anything else awaited in a skill's body, unchanged; and a `calls(...)`
+/// entry that is not a skill, which the manifest's use of `Skill` reports on
+/// its own (so that it gets one error, not a second about capabilities).
 #[doc(hidden)]
 pub trait NotASkill {
     type Value;
     fn __skill_check<S>(self) -> Self::Value;
+    fn __skill_callable<S>(self)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 impl<X> NotASkill for Probe<X> {
@@ -63,16 +82,16 @@ impl<X> NotASkill for Probe<X> {
     }
 }
 
-/// The output type of a skill whose signature does not write `Result<..>`
-/// out, as the macro checks it: a `Result` under another name (`-> Res<Out>`)
-/// would be taken as the output, and its failure modes lost.
+/// A skill's input or output type, as the macro checks it: its JSON must be
+/// an object, and a `Result` under another name (`-> Res<Out>`) would be
+/// taken as the output, its failure modes lost.
 #[doc(hidden)]
-pub struct OutputProbe<T>(PhantomData<fn() -> T>);
+pub struct TypeProbe<T>(PhantomData<fn() -> T>);
 
-impl<T> OutputProbe<T> {
+impl<T> TypeProbe<T> {
     #[doc(hidden)]
     pub const fn new() -> Self {
-        OutputProbe(PhantomData)
+        TypeProbe(PhantomData)
     }
 }
 
@@ -85,7 +104,7 @@ impl<T> OutputProbe<T> {
 )]
 pub trait WrittenOutResult {}
 
-impl<T, E> OutputProbe<Result<T, E>> {
+impl<T, E> TypeProbe<Result<T, E>> {
     /// A `Result` alias: refused.
     #[doc(hidden)]
     pub fn __skill_output_check(self)
@@ -95,12 +114,73 @@ impl<T, E> OutputProbe<Result<T, E>> {
     }
 }
 
-/// Any other output passes.
+/// Never implemented: its message is the error for an input or output whose
+/// JSON is not an object.
 #[doc(hidden)]
-pub trait NotAResult {
-    fn __skill_output_check(self);
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a JSON object, and a skill's input and output are objects",
+    label = "not a JSON object",
+    note = "MCP tool arguments and structured results are JSON objects: put the value in a struct field, like `pub struct MyOutput {{ pub items: Vec<Item> }}`"
+)]
+pub trait ObjectRoot {}
+
+/// Types whose JSON is never an object (enums and other types of the user's
+/// own are checked when the registry is built).
+#[doc(hidden)]
+pub trait NotAnObject {}
+
+macro_rules! not_objects {
+    ($($t:ty),* $(,)?) => { $(impl NotAnObject for $t {})* };
+}
+not_objects!(
+    (),
+    bool,
+    char,
+    String,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    f32,
+    f64
+);
+impl<T> NotAnObject for Vec<T> {}
+impl<T> NotAnObject for std::collections::VecDeque<T> {}
+impl<T, S> NotAnObject for std::collections::HashSet<T, S> {}
+impl<T> NotAnObject for std::collections::BTreeSet<T> {}
+impl<T> NotAnObject for Box<[T]> {}
+impl<T, const N: usize> NotAnObject for [T; N] {}
+impl<T> NotAnObject for Option<T> {}
+impl<A, B> NotAnObject for (A, B) {}
+impl<A, B, C> NotAnObject for (A, B, C) {}
+impl<A, B, C, D> NotAnObject for (A, B, C, D) {}
+
+impl<T: NotAnObject> TypeProbe<T> {
+    /// A type whose JSON is not an object: refused.
+    #[doc(hidden)]
+    pub fn __skill_root_check(self)
+    where
+        T: ObjectRoot,
+    {
+    }
 }
 
-impl<T> NotAResult for OutputProbe<T> {
+/// Any other type passes both checks (the registry checks the schema's root).
+#[doc(hidden)]
+pub trait AnyType {
+    fn __skill_output_check(self);
+    fn __skill_root_check(self);
+}
+
+impl<T> AnyType for TypeProbe<T> {
     fn __skill_output_check(self) {}
+    fn __skill_root_check(self) {}
 }

@@ -59,6 +59,11 @@ use crate::sync::lock;
 /// }
 /// skill_runtime::register_skill!(Double);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a skill",
+    label = "not a skill",
+    note = "name a skill by its function, the marker type `#[skill]` defines (`calls(my_skill)`, `Ctx<my_skill>`); ops are named the same way"
+)]
 pub trait Skill: Sized + Send + Sync + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     type Output: Serialize + JsonSchema + Send + 'static;

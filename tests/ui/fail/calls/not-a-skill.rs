@@ -1,0 +1,21 @@
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+pub struct Other;
+
+/// Do the thing.
+#[skill(calls(Other))]
+pub async fn lookup(input: In) -> Out {
+    Out { y: input.x }
+}
+
+fn main() {}
