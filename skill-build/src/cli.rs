@@ -5,6 +5,8 @@
 //! skill-registry validate FILE [--capabilities FILE] [--ops FILE]
 //! skill-registry diff OLD NEW [--json]
 //! skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
+//! skill-registry new DIR [--name NAME] [--runtime-path DIR]
+//! skill-registry backstop DIR [--check]
 //! ```
 //!
 //! Exit status: 0 when valid (or the diff's version bumps suffice), 1 when not,
@@ -20,6 +22,7 @@ use skill_runtime::schema::CompiledSchema;
 use skill_runtime::views;
 
 use crate::diff::diff;
+use crate::scaffold::{self, RuntimeDep};
 
 /// The published format of `skill-registry.json`.
 pub const REGISTRY_SCHEMA: &str = include_str!("../../skill-registry.schema.json");
@@ -30,7 +33,9 @@ pub const OP_REGISTRY_SCHEMA: &str = include_str!("../../op-registry.schema.json
 const USAGE: &str = "usage:
   skill-registry validate FILE [--capabilities FILE] [--ops FILE]
   skill-registry diff OLD NEW [--json]
-  skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]";
+  skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
+  skill-registry new DIR [--name NAME] [--runtime-path DIR]
+  skill-registry backstop DIR [--check]";
 
 /// A usage error or an unreadable file: exit status 2.
 struct Fatal(String);
@@ -41,6 +46,8 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Some("validate") => validate(&args[1..], out),
         Some("diff") => diff_cmd(&args[1..], out),
         Some("convert") => convert(&args[1..], out),
+        Some("new") => new_crate(&args[1..], out),
+        Some("backstop") => backstop(&args[1..], out, err),
         Some("-h" | "--help" | "help") => {
             let _ = writeln!(out, "{USAGE}");
             Ok(0)
@@ -62,6 +69,7 @@ struct Args<'a> {
     positional: Vec<&'a str>,
     options: Vec<(&'a str, &'a str)>,
     json: bool,
+    check: bool,
 }
 
 fn parse<'a>(args: &'a [String], options: &[&str]) -> Result<Args<'a>, Fatal> {
@@ -69,13 +77,16 @@ fn parse<'a>(args: &'a [String], options: &[&str]) -> Result<Args<'a>, Fatal> {
         positional: Vec::new(),
         options: Vec::new(),
         json: false,
+        check: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--json" && options.contains(&"--json") {
             out.json = true;
+        } else if a == "--check" && options.contains(&"--check") {
+            out.check = true;
         } else if a.starts_with("--") {
-            if !options.contains(&a.as_str()) || a == "--json" {
+            if !options.contains(&a.as_str()) || a == "--json" || a == "--check" {
                 return Err(Fatal(format!("unknown option `{a}`\n{USAGE}")));
             }
             let value = it
@@ -106,6 +117,51 @@ impl Args<'_> {
             )));
         }
         Ok(&self.positional)
+    }
+}
+
+/// `new DIR`: a skills crate with the backstop `clippy.toml`.
+fn new_crate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
+    let a = parse(args, &["--name", "--runtime-path"])?;
+    let [dir] = a.files(1)? else {
+        unreachable!("files(1) returns one")
+    };
+    let runtime = match a.option("--runtime-path") {
+        Some(p) => RuntimeDep::Path(p.into()),
+        None => RuntimeDep::Registry,
+    };
+    let files = scaffold::new_crate(Path::new(dir), a.option("--name"), &runtime)
+        .map_err(|e| Fatal(e.to_string()))?;
+    for f in files {
+        let _ = writeln!(out, "wrote {}", f.display());
+    }
+    let _ = writeln!(
+        out,
+        "`cargo clippy -- -D warnings` in {dir} now refuses ambient side effects outside declared capabilities"
+    );
+    Ok(0)
+}
+
+/// `backstop DIR [--check]`: write, or check, the crate's `clippy.toml`.
+fn backstop(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Fatal> {
+    let a = parse(args, &["--check"])?;
+    let [dir] = a.files(1)? else {
+        unreachable!("files(1) returns one")
+    };
+    match scaffold::backstop(Path::new(dir), a.check) {
+        Ok(path) if a.check => {
+            let _ = writeln!(out, "{} is current", path.display());
+            Ok(0)
+        }
+        Ok(path) => {
+            let _ = writeln!(out, "wrote {}", path.display());
+            Ok(0)
+        }
+        Err(e @ scaffold::ScaffoldError::Stale { .. }) => {
+            let _ = writeln!(err, "{e}");
+            Ok(1)
+        }
+        Err(e) => Err(Fatal(e.to_string())),
     }
 }
 
