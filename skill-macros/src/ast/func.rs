@@ -166,6 +166,17 @@ fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
                 "a #[skill] function {shape}; it crosses the wire as JSON, so it cannot be borrowed"
             ),
         );
+    } else if what != "error"
+        && let Some(kind) = not_an_object(ty)
+    {
+        let verb = if what == "input" { "take" } else { "return" };
+        cx.error_spanned(
+            ty,
+            format!(
+                "a skill's {what} is a JSON object (MCP tool arguments and structured results are), and `{}` is {kind}; put it in a field of a struct of yours and {verb} that struct",
+                ty.to_token_stream().to_string().replace(' ', "")
+            ),
+        );
     } else if let Some(span) = find_token(
         ty.to_token_stream(),
         &|t| matches!(t, TokenTree::Ident(i) if i == "impl"),
@@ -179,6 +190,32 @@ fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
         &|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '\''),
     ) {
         cx.error_at(span, format!("a skill's {what} owns its data: it is deserialized from JSON on every call, so it cannot borrow; drop the lifetime and use owned fields (`String` for `&str`, `Vec<T>` for `&[T]`)"));
+    }
+}
+
+/// What the JSON of `ty` is, when it is written as a type of `std` whose JSON
+/// is never an object (an alias or a type of the user's own is checked by the
+/// registry build, from its schema).
+fn not_an_object(ty: &Type) -> Option<&'static str> {
+    match ty {
+        Type::Tuple(t) if t.elems.is_empty() => Some("null"),
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) => Some("an array"),
+        Type::Paren(p) => not_an_object(&p.elem),
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?.ident.to_string();
+            match last.as_str() {
+                "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "LinkedList" | "BinaryHeap" => {
+                    Some("an array")
+                }
+                "String" | "str" | "char" | "PathBuf" => Some("a string"),
+                "bool" => Some("a boolean"),
+                "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64"
+                | "i128" | "isize" | "f32" | "f64" => Some("a number"),
+                "Option" => Some("null or a value"),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

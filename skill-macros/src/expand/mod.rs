@@ -65,6 +65,9 @@ pub fn user_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
         #inner #block
 
         #(#outer_attrs)*
+        // Compiled only where it is called (tests, other skills): the
+        // handler runs the body function itself.
+        #[inline]
         #vis fn #ident(#(#names: #types),*)
             -> #p::Direct<#ident, impl ::core::future::Future<Output = #ret>>
         {
@@ -190,30 +193,21 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         quote!(let fut = #body_ident(#call_args); async move { ::core::result::Result::Ok(fut.await) })
     };
 
-    // An input or output whose JSON is not an object, and an output that is
-    // a `Result` under another name, are refused (`TypeProbe`); written out,
-    // a `Result`'s error type's failure modes count.
-    let mut probes = respan(
-        quote!(#p::TypeProbe::<#input_ty>::new().__skill_root_check();),
-        input_ty.span(),
-    );
-    probes.extend(respan(
-        quote!(#p::TypeProbe::<#output_ty>::new().__skill_root_check();),
-        output_ty.span(),
-    ));
+    // An output that is a `Result` under another name is refused
+    // (`TypeProbe::IS_RESULT`, in the constant that holds the skill's items);
+    // written out, a `Result`'s error type's failure modes count.
+    let skill_name = ident.to_string();
+    let mut type_checks = TokenStream::new();
     if func.error.is_none() {
-        probes.extend(respan(
-            quote!(#p::TypeProbe::<#output_ty>::new().__skill_output_check();),
+        let msg = format!(
+            "skill `{skill_name}` returns `{}`, a `Result` under another name, which would be taken as its output and lose its failure modes; write the `Result` out in the signature, `-> Result<Output, Error>` (the alias's own types)",
+            type_text(&output_ty)
+        );
+        type_checks.extend(respan(
+            quote!(if #p::TypeProbe::<#output_ty>::IS_RESULT { ::core::panic!(#msg) }),
             output_ty.span(),
         ));
     }
-    let type_checks = quote! {
-        const _: fn() = || {
-            #[allow(unused_imports)]
-            use #p::AnyType as _;
-            #probes
-        };
-    };
     let manifest = manifest(args, func, &p);
     // Each condition gives its slice entry: its text and its typed check.
     let preconditions: Vec<_> = args
@@ -302,11 +296,29 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         const _: () = {
             #skill_impl
             #grants
-            #type_checks
             #effect_checks
+            #[allow(unused_imports)]
+            use #p::AnyType as _;
+            #type_checks
             #first_check
         };
     }
+}
+
+/// A type as written, for messages: `Vec<In>`, not `Vec < In >`.
+fn type_text(ty: &Type) -> String {
+    quote!(#ty)
+        .to_string()
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ::", "::")
+        .replace(":: ", "::")
+        .replace(" ,", ",")
+        .replace("& ", "&")
+        // The text goes into `panic!`'s format string.
+        .replace('{', "{{")
+        .replace('}', "}}")
 }
 
 /// `impl Skill` for the marker `ident`, submitted to the registry.

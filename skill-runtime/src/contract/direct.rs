@@ -82,105 +82,23 @@ impl<X> NotASkill for Probe<X> {
     }
 }
 
-/// A skill's input or output type, as the macro checks it: its JSON must be
-/// an object, and a `Result` under another name (`-> Res<Out>`) would be
-/// taken as the output, its failure modes lost.
+/// A skill's output type, as the macro checks it in a constant when the
+/// signature does not write `Result<..>` out: a `Result` under another name
+/// (`-> Res<Out>`) would be taken as the output, its failure modes lost. The
+/// answer is an inherent constant for `Result`s and [`AnyType`]'s otherwise
+/// (an inherent item whose impl does not apply is passed over).
 #[doc(hidden)]
 pub struct TypeProbe<T>(PhantomData<fn() -> T>);
 
-impl<T> TypeProbe<T> {
-    #[doc(hidden)]
-    pub const fn new() -> Self {
-        TypeProbe(PhantomData)
-    }
-}
-
-/// Never implemented: its message is the error for a `Result` alias.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "this skill returns a `Result` under another name, which would be taken as its output: its failure modes would be lost",
-    label = "a `Result` alias",
-    note = "write the `Result` out in the signature, `-> Result<Output, Error>` (the alias's own types), so the error type's failure modes are exported"
-)]
-pub trait WrittenOutResult {}
-
 impl<T, E> TypeProbe<Result<T, E>> {
-    /// A `Result` alias: refused.
     #[doc(hidden)]
-    pub fn __skill_output_check(self)
-    where
-        T: WrittenOutResult,
-    {
-    }
+    pub const IS_RESULT: bool = true;
 }
 
-/// Never implemented: its message is the error for an input or output whose
-/// JSON is not an object.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a JSON object, and a skill's input and output are objects",
-    label = "not a JSON object",
-    note = "MCP tool arguments and structured results are JSON objects: put the value in a struct field, like `pub struct MyOutput {{ pub items: Vec<Item> }}`"
-)]
-pub trait ObjectRoot {}
-
-/// Types whose JSON is never an object (enums and other types of the user's
-/// own are checked when the registry is built).
-#[doc(hidden)]
-pub trait NotAnObject {}
-
-macro_rules! not_objects {
-    ($($t:ty),* $(,)?) => { $(impl NotAnObject for $t {})* };
-}
-not_objects!(
-    (),
-    bool,
-    char,
-    String,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    f32,
-    f64
-);
-impl<T> NotAnObject for Vec<T> {}
-impl<T> NotAnObject for std::collections::VecDeque<T> {}
-impl<T, S> NotAnObject for std::collections::HashSet<T, S> {}
-impl<T> NotAnObject for std::collections::BTreeSet<T> {}
-impl<T> NotAnObject for Box<[T]> {}
-impl<T, const N: usize> NotAnObject for [T; N] {}
-impl<T> NotAnObject for Option<T> {}
-impl<A, B> NotAnObject for (A, B) {}
-impl<A, B, C> NotAnObject for (A, B, C) {}
-impl<A, B, C, D> NotAnObject for (A, B, C, D) {}
-
-impl<T: NotAnObject> TypeProbe<T> {
-    /// A type whose JSON is not an object: refused.
-    #[doc(hidden)]
-    pub fn __skill_root_check(self)
-    where
-        T: ObjectRoot,
-    {
-    }
-}
-
-/// Any other type passes both checks (the registry checks the schema's root).
+/// The answer for every other type.
 #[doc(hidden)]
 pub trait AnyType {
-    fn __skill_output_check(self);
-    fn __skill_root_check(self);
+    const IS_RESULT: bool = false;
 }
 
-impl<T> AnyType for TypeProbe<T> {
-    fn __skill_output_check(self) {}
-    fn __skill_root_check(self) {}
-}
+impl<T> AnyType for TypeProbe<T> {}
