@@ -111,7 +111,8 @@ pub struct ReadNoteOutput {
 
 #[derive(Debug, thiserror::Error, FailureModes)]
 pub enum ReadNoteError {
-    /// The path would leave the vault.
+    /// The path would leave the vault (by its spelling or through a link), or
+    /// names something that is not a regular file.
     #[error("`{0}` is not a path inside the vault")]
     InvalidPath(String),
     /// No note exists at the path.
@@ -136,21 +137,18 @@ pub enum ReadNoteError {
     idempotent,
     mcp(permissions("obsidian:read"))
 )]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "reads the note under the declared capability ObsidianRead (obsidian.read)"
-)]
 pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput, ReadNoteError> {
     let vault = ctx.resource::<ObsidianRead>();
-    let path = crate::stores::inside(&vault.root, &input.path)
-        .ok_or_else(|| ReadNoteError::InvalidPath(input.path.clone()))?;
-    match std::fs::read_to_string(&path) {
+    match crate::stores::read_inside(&vault.root, &input.path) {
         Ok(content) => Ok(ReadNoteOutput {
             path: input.path,
             content,
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(ReadNoteError::NoteNotFound(input.path))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            Err(ReadNoteError::InvalidPath(input.path))
         }
         Err(e) => Err(ReadNoteError::ReadFailed(input.path, e.to_string())),
     }

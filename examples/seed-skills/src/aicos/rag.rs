@@ -122,18 +122,13 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
     next.version = current.version + 1;
     let (mut indexed, mut skipped, mut errors) = (0u32, 0u32, Vec::new());
     for id in &ids {
-        let text =
-            match crate::stores::inside(&dir, &format!("{id}.md")).map(std::fs::read_to_string) {
-                Some(Ok(text)) => text,
-                Some(Err(e)) => {
-                    errors.push(format!("{id}: {e}"));
-                    continue;
-                }
-                None => {
-                    errors.push(format!("{id}: not a document id"));
-                    continue;
-                }
-            };
+        let text = match crate::stores::read_inside(&dir, &format!("{id}.md")) {
+            Ok(text) => text,
+            Err(e) => {
+                errors.push(format!("{id}: {e}"));
+                continue;
+            }
+        };
         let hash = content_hash(&text);
         if next.vectors.get(id).is_some_and(|(h, _)| *h == hash) {
             skipped += 1;
