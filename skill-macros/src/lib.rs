@@ -60,7 +60,7 @@ fn skill_impl(
         Err(_) => {
             let e = syn::Error::new(
                 proc_macro2::Span::call_site(),
-                "#[skill] goes on an `async fn`",
+                "#[skill] goes on a free `async fn` with a body, like `pub async fn lookup(input: LookupInput) -> LookupOutput { ... }`",
             )
             .into_compile_error();
             return quote::quote!(#e #item);

@@ -202,6 +202,12 @@ pub(super) fn effect_checks(
     func: &SkillFn,
     p: &TokenStream,
 ) -> (TokenStream, TokenStream) {
+    // What the messages call it, and the attribute to fix.
+    let (what, attr) = if args.op.is_some() {
+        ("op", "#[op(...)]")
+    } else {
+        ("skill", "#[skill(...)]")
+    };
     let skill = func.item.sig.ident.to_string();
     let mut out = TokenStream::new();
     let mut first = TokenStream::new();
@@ -215,7 +221,7 @@ pub(super) fn effect_checks(
         }
         let name = path_text(c);
         let msg = format!(
-            "skill `{skill}` declares capability `{name}`, which writes, deletes, upserts, reaches the network or spawns processes, but does not list it as a side effect; add `{name}(target = \"...\", reversible = ...)` to `side_effects(...)`"
+            "{what} `{skill}` declares capability `{name}`, which writes, deletes, upserts, reaches the network or spawns processes, but does not list it as a side effect; add `{name}(target = \"...\", reversible = ...)` to `side_effects(...)`"
         );
         // Every token at the capability, so the error (at the call) lands there.
         let check = respan(
@@ -247,7 +253,7 @@ pub(super) fn effect_checks(
         }
         let kind = finding.kind;
         let msg = format!(
-            "skill `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
+            "{what} `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
             finding.path,
             kind.as_str().replace('_', " "),
             crate::ambient::needs(kind),
@@ -276,7 +282,7 @@ pub(super) fn effect_checks(
             let c = &s.capability;
             let name = path_text(c);
             let msg = format!(
-                "skill `{skill}` has an irreversible delete (`{name}`, reversible = false) but is not marked destructive; add `destructive` to #[skill(...)]"
+                "{what} `{skill}` has an irreversible delete (`{name}`, reversible = false) but is not marked destructive; add `destructive` to {attr}"
             );
             out.extend(quote_spanned! {c.span()=>
                 const _: () = if ::core::matches!(<#c as #p::Capability>::INFO.operation, #p::Operation::Delete) {
