@@ -195,7 +195,7 @@ pub fn enqueue(args: EnqueueArgs) -> ExitCode {
         if !args.wait {
             return match backend.enqueue(job).await {
                 Ok(id) => {
-                    println!("{id}");
+                    outln!("{id}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -377,14 +377,14 @@ pub fn queue(command: QueueCommand) -> ExitCode {
         };
         match backend.status().await {
             Ok(status) if json => {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&status).unwrap_or_default()
                 );
                 ExitCode::SUCCESS
             }
             Ok(status) => {
-                println!("{status}");
+                outln!("{status}");
                 ExitCode::SUCCESS
             }
             Err(e) => {

@@ -1,6 +1,22 @@
 //! `skill-examples`: list, export and invoke the example skills; serve them
 //! over MCP; run them on a fleet of workers over Redis.
 
+/// `println!`, except that a closed standard output (the reader went away,
+/// as `| head` does) ends the program quietly with success instead of a panic:
+/// what was asked for was delivered as far as anyone reads it.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::write_out(::std::format_args!("{}\n", ::std::format_args!($($arg)*)))
+    };
+}
+
+/// `print!`, with [`outln!`]'s handling of a closed standard output.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_out(::std::format_args!($($arg)*))
+    };
+}
+
 mod fleet;
 mod progress;
 mod redis_args;
@@ -100,6 +116,20 @@ fn parse_role(s: &str) -> Result<AgentRole, String> {
 
 fn parse_level(s: &str) -> Result<PermissionLevel, String> {
     PermissionLevel::parse(s).ok_or_else(|| format!("unknown permission level `{s}`"))
+}
+
+/// Write to standard output; exit quietly when the reader is gone, and report
+/// any other write error the way `println!` would, without a panic.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {e}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
 }
 
 fn main() -> ExitCode {

@@ -40,7 +40,7 @@ pub fn list(registry: &Registry) -> ExitCode {
             (Some(r), _) => format!("op:{}", r.as_str()),
             (None, k) => k.as_str().to_owned(),
         };
-        println!(
+        outln!(
             "{:<20} {:<8} {:<10} [{}] {}",
             m.name,
             m.version,
@@ -72,7 +72,7 @@ pub fn export(registry: &Registry, format: Format) -> ExitCode {
         Format::Unified => canonical(&views::unified_contracts(&registry.to_json())),
         Format::Ops => registry.export_ops(),
     };
-    print!("{text}");
+    out!("{text}");
     ExitCode::SUCCESS
 }
 
@@ -154,7 +154,7 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
             .map(|(r, k)| (k.as_str(), r.duration_us, r.status == RunStatus::Failed)),
     );
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&stats).unwrap_or_default()
         );
@@ -165,14 +165,26 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
 }
 
 fn print_table(stats: &[SkillStats]) {
-    println!(
+    outln!(
         "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
-        "skill", "runs", "failures", "p50 us", "p90 us", "p99 us", "max us"
+        "skill",
+        "runs",
+        "failures",
+        "p50 us",
+        "p90 us",
+        "p99 us",
+        "max us"
     );
     for s in stats {
-        println!(
+        outln!(
             "{:<32} {:>6} {:>8} {:>10} {:>10} {:>10} {:>10}",
-            s.skill, s.runs, s.failures, s.p50_us, s.p90_us, s.p99_us, s.max_us
+            s.skill,
+            s.runs,
+            s.failures,
+            s.p50_us,
+            s.p90_us,
+            s.p99_us,
+            s.max_us
         );
     }
 }

@@ -157,7 +157,7 @@ pub fn print_result(result: Result<SkillResult, InvokeError>) -> ExitCode {
             }
             match serde_json::to_string_pretty(&result) {
                 Ok(text) => {
-                    println!("{text}");
+                    outln!("{text}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -1,0 +1,48 @@
+//! A command whose reader goes away (`| head`) ends quietly, in both binaries:
+//! no panic, no backtrace, success.
+
+use std::process::{Command, Stdio};
+
+use skill_tests::{cargo, skill_examples};
+
+/// Run `cmd` with its standard output's reading end closed before it writes.
+fn with_closed_stdout(mut cmd: Command) -> (bool, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("command starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("command ends");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn skill_examples_ends_quietly_when_its_reader_is_gone() {
+    for args in [&["export"][..], &["list"], &["export", "--format", "mcp"]] {
+        let (ok, stderr) = with_closed_stdout(skill_examples(args));
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(ok, "{args:?} must succeed: {stderr}");
+    }
+}
+
+#[test]
+fn skill_registry_ends_quietly_when_its_reader_is_gone() {
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "-q",
+        "-p",
+        "skill-build",
+        "--bin",
+        "skill-registry",
+        "--",
+        "--help",
+    ]);
+    let (ok, stderr) = with_closed_stdout(cmd);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(ok, "{stderr}");
+}
