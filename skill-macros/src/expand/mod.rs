@@ -203,6 +203,10 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             "skill `{skill_name}` returns `{}`, a `Result` under another name, which would be taken as its output and lose its failure modes; write the `Result` out in the signature, `-> Result<Output, Error>` (the alias's own types)",
             type_text(&output_ty)
         );
+        type_checks.extend(quote! {
+            #[allow(unused_imports)]
+            use #p::AnyType as _;
+        });
         type_checks.extend(respan(
             quote!(if #p::TypeProbe::<#output_ty>::IS_RESULT { ::core::panic!(#msg) }),
             output_ty.span(),
@@ -297,8 +301,6 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
             #skill_impl
             #grants
             #effect_checks
-            #[allow(unused_imports)]
-            use #p::AnyType as _;
             #type_checks
             #first_check
         };
