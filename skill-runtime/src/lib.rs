@@ -104,7 +104,9 @@ pub mod rules {
     pub use crate::registry::rules::check_registry;
     pub use crate::registry::rules::finding::{At, Finding};
     pub use crate::registry::rules::pipeline::{Closure, Reference, check_pipelines};
-    pub use crate::registry::rules::schema::{accepts, property, property_at, resolve, types_of};
+    pub use crate::registry::rules::schema::{
+        MAX_DEPTH, MAX_STEPS, accepts, property, property_at, property_names, resolve, types_of,
+    };
 }
 
 /// The JSON artifacts and their canonical bytes.
@@ -117,7 +119,7 @@ pub mod export {
 /// Other tools' views of a registry: MCP tools, OpenAI function tools, the
 /// ADR's UnifiedSkillContract v1.
 pub mod views {
-    pub use crate::registry::views::inline::self_contained;
+    pub use crate::registry::views::inline::{MAX_INLINED_NODES, self_contained};
     pub use crate::registry::views::{
         META_KEY, ViewError, exposed_skills, mcp_tool, mcp_tools, openai_tools, portable,
         tool_name, unified_contracts,

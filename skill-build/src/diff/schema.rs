@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use skill_runtime::rules::{accepts, property_at, resolve, types_of};
+use skill_runtime::rules::{MAX_DEPTH, accepts, property_at, property_names, resolve, types_of};
 
 use crate::diff::report::Level;
 
@@ -40,22 +40,7 @@ impl Side {
 
 /// Property names of an object schema (its own and its `allOf` members').
 fn field_names(root: &Value, schema: &Value) -> BTreeSet<String> {
-    let schema = resolve(schema, root);
-    let mut out: BTreeSet<String> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|m| m.keys().cloned())
-        .collect();
-    for s in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        out.extend(field_names(root, s));
-    }
-    out
+    property_names(root, schema)
 }
 
 /// An object schema that starts or stops refusing unknown fields
@@ -167,6 +152,11 @@ fn value_changes(
     depth: usize,
     add: &mut impl FnMut(Level, String),
 ) {
+    // Nested fields and items, bounded like every walk over a user's schema
+    // (`items: {"$ref": "#"}` would otherwise recurse forever).
+    if depth > MAX_DEPTH {
+        return;
+    }
     let w = side.word();
     let (ot, nt) = (types_of(o, o_root), types_of(n, n_root));
     if let (Some(ot), Some(nt)) = (&ot, &nt)

@@ -15,10 +15,18 @@ const ANNOTATION_KEYWORDS: &[&str] = &[
     "$comment",
 ];
 
+/// The most schema nodes inlining may write for one schema. Definitions that
+/// each refer to the next twice double the size at every level (a 31 KB
+/// schema would inline to gigabytes); past this budget the schema is left as
+/// it is, its `$ref`s and `$defs` kept, which every client resolving `$ref`
+/// reads the same.
+pub const MAX_INLINED_NODES: usize = 20_000;
+
 /// `schema` with every `$ref` to a non-recursive definition replaced by the
 /// definition itself, so that clients that cannot resolve `$ref` still see the
 /// whole shape. Definitions that refer to themselves (directly or through
-/// others) stay in `$defs` and are referenced as before.
+/// others) stay in `$defs` and are referenced as before. A schema that would
+/// inline to more than [`MAX_INLINED_NODES`] nodes is returned unchanged.
 pub fn self_contained(schema: &Value) -> Value {
     let Some(root) = schema.as_object() else {
         return schema.clone();
@@ -41,6 +49,7 @@ pub fn self_contained(schema: &Value) -> Value {
         defs: &defs,
         defs_key,
         recursive: &recursive,
+        left: std::cell::Cell::new(MAX_INLINED_NODES),
     };
     let mut out = Map::new();
     for (k, v) in root {
@@ -55,6 +64,9 @@ pub fn self_contained(schema: &Value) -> Value {
             .collect();
         out.insert(defs_key.to_owned(), Value::Object(kept));
     }
+    if inliner.left.get() == 0 {
+        return schema.clone();
+    }
     Value::Object(out)
 }
 
@@ -62,6 +74,9 @@ struct Inliner<'a> {
     defs: &'a Map<String, Value>,
     defs_key: &'a str,
     recursive: &'a BTreeSet<String>,
+    /// Nodes it may still write; at 0 it writes nothing more (and the result
+    /// is dropped).
+    left: std::cell::Cell<usize>,
 }
 
 impl Inliner<'_> {
@@ -73,6 +88,10 @@ impl Inliner<'_> {
     }
 
     fn inline(&self, value: &Value) -> Value {
+        match self.left.get() {
+            0 => return Value::Null,
+            n => self.left.set(n - 1),
+        }
         match value {
             Value::Object(o) => {
                 let target = o
@@ -201,6 +220,31 @@ mod tests {
         assert_eq!(defs.keys().collect::<Vec<_>>(), ["Node"]);
         assert_eq!(
             defs["Node"]["properties"]["page"]["properties"]["url"],
+            json!({"type": "string"})
+        );
+    }
+
+    #[test]
+    fn a_schema_that_would_inline_past_the_budget_is_kept_as_it_is() {
+        // Each definition refers to the next twice: 2^20 copies of the last.
+        let mut defs = Map::new();
+        for i in 0..20 {
+            let next = json!({"$ref": format!("#/$defs/D{}", i + 1)});
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": next.clone(), "b": next}}),
+            );
+        }
+        defs.insert("D20".into(), json!({"type": "string"}));
+        let schema =
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}, "$defs": defs});
+        assert_eq!(self_contained(&schema), schema);
+        // A small one still inlines.
+        let small = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/D19"}}, "$defs": {
+            "D19": {"type": "object", "properties": {"a": {"$ref": "#/$defs/D20"}}},
+            "D20": {"type": "string"}}});
+        assert_eq!(
+            self_contained(&small)["properties"]["x"]["properties"]["a"],
             json!({"type": "string"})
         );
     }

@@ -1,0 +1,108 @@
+//! `skill-registry` on registries written to hurt it: schemas that refer to
+//! themselves through `allOf`/`anyOf`/`items`, and definitions that double at
+//! every level. Each command ends, with an answer, in bounded memory: before
+//! the walks were bounded, `validate` and `diff` overflowed the stack and
+//! `convert` ran out of memory.
+
+use serde_json::{Map, Value, json};
+use skill_runtime::Registry;
+use skill_tests::temp_dir;
+// Linked, so that their skills and pipelines are in the registry.
+use seed_skills as _;
+use team_skills as _;
+
+fn registry_cli(args: &[&str]) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = skill_build::cli::run(&args, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn exported() -> Value {
+    let registry = Registry::from_inventory().expect("valid registry");
+    serde_json::from_str(&registry.export()).unwrap()
+}
+
+/// Every skill's input (and output) schema replaced by `schema`.
+fn with_schemas(schema: &Value) -> Value {
+    let mut doc = exported();
+    for skill in doc["skills"].as_array_mut().unwrap() {
+        skill["inputs_schema"] = schema.clone();
+        skill["outputs_schema"] = schema.clone();
+    }
+    doc
+}
+
+fn doubling_defs(levels: usize) -> Value {
+    let mut defs = Map::new();
+    for i in 0..levels {
+        let next = json!({"$ref": format!("#/$defs/D{}", i + 1)});
+        defs.insert(
+            format!("D{i}"),
+            json!({"type": "object", "properties": {"a": next.clone(), "b": next},
+                   "allOf": [{"$ref": format!("#/$defs/D{}", i + 1)}]}),
+        );
+    }
+    defs.insert(format!("D{levels}"), json!({"type": "object"}));
+    json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}, "$defs": defs})
+}
+
+#[test]
+fn validate_diff_and_convert_end_on_self_referring_and_doubling_schemas() {
+    let dir = temp_dir("hostile-registries");
+    let plain = dir.join("plain.json");
+    std::fs::write(&plain, serde_json::to_string_pretty(&exported()).unwrap()).unwrap();
+    let hostile = [
+        ("all-of-self", json!({"allOf": [{"$ref": "#"}]})),
+        (
+            "any-of-self",
+            json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}),
+        ),
+        (
+            "items-self",
+            json!({"type": "object", "properties": {"x": {"type": "array", "items": {"$ref": "#"}}}, "allOf": [{"$ref": "#"}]}),
+        ),
+        ("doubling", doubling_defs(24)),
+    ];
+    for (name, schema) in hostile {
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(
+            &file,
+            serde_json::to_string(&with_schemas(&schema)).unwrap(),
+        )
+        .unwrap();
+        let file = file.to_str().unwrap();
+
+        // An answer, not a crash: findings are allowed (exit 1), usage errors not.
+        let (code, _, err) = registry_cli(&["validate", file]);
+        assert!(
+            code == 0 || code == 1,
+            "{name}: validate exited {code}: {err}"
+        );
+        for (old, new) in [
+            (plain.to_str().unwrap(), file),
+            (file, plain.to_str().unwrap()),
+            (file, file),
+        ] {
+            let (code, _, err) = registry_cli(&["diff", old, new]);
+            assert!(code == 0 || code == 1, "{name}: diff exited {code}: {err}");
+        }
+        for to in ["mcp", "openai", "unified"] {
+            let (code, out, err) = registry_cli(&["convert", "--to", to, file]);
+            assert!(
+                code == 0 || code == 1,
+                "{name}: convert {to} exited {code}: {err}"
+            );
+            assert!(
+                out.len() < 64 * 1024 * 1024,
+                "{name}: convert {to} wrote {} bytes",
+                out.len()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
