@@ -426,6 +426,28 @@ async fn reusable_by_admits_listed_roles_at_their_level() {
 }
 
 #[tokio::test]
+async fn a_permission_level_without_a_role_is_applied_not_ignored() {
+    let rt = runtime();
+    let job = |level| {
+        let mut caller = Caller::default();
+        caller.permission_level = Some(level);
+        JobEnvelope::new("double", json!({"n": 2})).with_caller(caller)
+    };
+    // `double` needs `execute` (executor) or `admin` (analyzer): `read` is
+    // below both, `execute` reaches the lowest.
+    let e = err(&rt, job(PermissionLevel::Read)).await;
+    assert_eq!(e.code(), "denied");
+    assert!(
+        e.to_string()
+            .contains("permission level `read` is below `execute`"),
+        "{e}"
+    );
+    ok(&rt, job(PermissionLevel::Execute)).await;
+    // No role and no level: the caller is not an agent, reusable_by does not apply.
+    ok(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
+}
+
+#[tokio::test]
 async fn granted_permissions_must_cover_the_mcp_permissions() {
     let rt = runtime();
     let caller = Caller::default().with_permissions(["seo:read"]);

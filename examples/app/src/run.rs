@@ -25,7 +25,8 @@ pub struct JobArgs {
     /// orchestrator), checked against the skill's reusable_by.
     #[arg(long, value_parser = parse_role)]
     pub role: Option<AgentRole>,
-    /// Caller's permission level (read, execute, admin).
+    /// Caller's permission level (read, execute, admin); without --role it
+    /// must reach the lowest level the skill's reusable_by asks of any role.
     #[arg(long, value_parser = parse_level)]
     pub permission: Option<PermissionLevel>,
     /// Grant the caller this permission (repeat for several); with any --grant,

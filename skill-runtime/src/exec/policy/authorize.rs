@@ -12,9 +12,23 @@ use crate::model::caller::Caller;
 /// - A caller presenting an agent role must match a `reusable_by` entry for that
 ///   role and hold at least the entry's permission level (read < execute <
 ///   admin). A skill with no `reusable_by` entries is open to every role.
+/// - A caller presenting a permission level without a role holds that level for
+///   every role: it must reach the lowest level any `reusable_by` entry asks
+///   (so `read` does not run a skill every role needs `admin` for).
 /// - A caller with a set of granted permissions must hold every MCP permission of
 ///   the skill.
 pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
+    if caller.agent_role.is_none()
+        && let Some(held) = caller.permission_level
+        && let Some(lowest) = m.reusable_by.iter().map(|r| r.permission_level).min()
+        && held < lowest
+    {
+        return Err(format!(
+            "permission level `{}` is below `{}`, the lowest any role in reusable_by needs",
+            held.as_str(),
+            lowest.as_str()
+        ));
+    }
     if let Some(role) = caller.agent_role
         && !m.reusable_by.is_empty()
     {
