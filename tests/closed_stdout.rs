@@ -46,3 +46,24 @@ fn skill_registry_ends_quietly_when_its_reader_is_gone() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(ok, "{stderr}");
 }
+
+#[test]
+fn a_run_record_that_cannot_be_written_fails_the_invoke() {
+    let out = skill_examples(&[
+        "invoke",
+        "summarize_text",
+        r#"{"text": "One. Two."}"#,
+        "--record",
+        "/dev/full",
+    ])
+    .output()
+    .expect("skill-examples runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a lost record must not exit 0");
+    assert!(
+        stderr.contains("1 run record could not be written to /dev/full"),
+        "{stderr}"
+    );
+    // The job itself ran: its result is printed.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("summary"));
+}

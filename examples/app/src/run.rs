@@ -139,8 +139,35 @@ pub fn invoke(
         if let Some(r) = &redis {
             r.record_sink().flush().await;
         }
-        print_result(result)
+        let status = print_result(result);
+        match record_file_errors() {
+            Ok(()) => status,
+            Err(failed) => failed,
+        }
     })
+}
+
+/// The `--record` file's sink, kept to report the records it could not write.
+static RECORD_FILE: std::sync::OnceLock<(PathBuf, Arc<JsonLinesSink>)> = std::sync::OnceLock::new();
+
+/// Report on stderr the run records the `--record` file could not take (a
+/// full disk, a device that refuses writes): `Err` with a failing status
+/// when there were any, so a lost record is never a silent success.
+pub fn record_file_errors() -> Result<(), ExitCode> {
+    let Some((path, sink)) = RECORD_FILE.get() else {
+        return Ok(());
+    };
+    match sink.errors() {
+        0 => Ok(()),
+        n => {
+            eprintln!(
+                "error: {n} run record{} could not be written to {}",
+                if n == 1 { "" } else { "s" },
+                path.display()
+            );
+            Err(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// Print a job's result as JSON (rule notes on stderr), or its error and what
@@ -223,7 +250,11 @@ pub fn build_runtime(
     let mut sinks: Vec<Arc<dyn RecordSink>> = Vec::new();
     if let Some(path) = &args.record {
         match JsonLinesSink::append(path) {
-            Ok(sink) => sinks.push(Arc::new(sink)),
+            Ok(sink) => {
+                let sink = Arc::new(sink);
+                let _ = RECORD_FILE.set((path.clone(), sink.clone()));
+                sinks.push(sink);
+            }
             Err(e) => {
                 eprintln!("error: cannot open {}: {e}", path.display());
                 return Err(ExitCode::FAILURE);
