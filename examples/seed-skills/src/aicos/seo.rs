@@ -78,7 +78,7 @@ pub enum AuditError {
         id = "no_r1_expert_content",
         severity = "error",
         message = "Router pages must not contain expert content",
-        check = |o: &AuditOutput| !o.violations.iter().any(|v| v.suggested_role == "R1" && v.has_expert_content)
+        check = |o: &AuditOutput| !o.violations.iter().any(|v| v.current_role == "R1" && v.has_expert_content)
     ),
     reusable_by(executor = "execute", validator = "execute"),
     timeout_ms = 120_000, retries = 2, backoff = "exponential", idempotent,
@@ -218,7 +218,7 @@ pub fn is_valid_url(s: &str) -> bool {
     autonomy = "L3",
     capabilities(SeoRead),
     precondition(code = "INVALID_URL", message = "URL must be valid", check = |i: &VLevelInput| is_valid_url(&i.page_data.url)),
-    postcondition(check = |o: &VLevelOutput| o.score <= 100),
+    postcondition(check = |o: &VLevelOutput| matches!(o.vlevel, VLevel::V1 | VLevel::V2 | VLevel::V3 | VLevel::V4 | VLevel::V5)),
     validation_rule(id = "score_consistency", severity = "warning", message = "V5 pages should have score >= 80",
                     check = |o: &VLevelOutput| (o.vlevel == VLevel::V5 && o.score >= 80) || o.vlevel != VLevel::V5),
     reusable_by(executor = "execute", analyzer = "read"),

@@ -1,0 +1,62 @@
+//! The seed skills' rules as the AI-COS skill model writes them, run on the
+//! example data.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use skill_runtime::{InvokeError, JobEnvelope, Registry, Runtime};
+
+fn runtime() -> Runtime {
+    let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
+    seed_skills::runtime_builder(registry, Path::new(seed_skills::DATA_DIR))
+        .expect("example data")
+        .build()
+        .expect("runtime starts")
+}
+
+/// `no_r1_expert_content`: `!violations.some(v => v.current_role === 'R1' &&
+/// v.has_expert_content)`, severity error: a router page (R1 now) with expert
+/// content fails the audit; one without passes.
+#[tokio::test]
+async fn a_router_page_with_expert_content_fails_the_audit() {
+    let rt = runtime();
+    let audit = |url: &str| {
+        JobEnvelope::new(
+            "seo_role_audit",
+            json!({"urls": [url], "check_content": true}),
+        )
+    };
+    let e = rt
+        .invoke(audit("https://shop.example.com/freinage/plaquettes"))
+        .await
+        .expect_err("an R1 page with expert content breaks the rule");
+    let InvokeError::ValidationRule { rule_id, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(rule_id, "no_r1_expert_content");
+    let ok = rt
+        .invoke(audit("https://shop.example.com/filtration"))
+        .await
+        .expect("an R4 page with products is a violation, not a rule failure");
+    assert_eq!(ok.data["violations"][0]["current_role"], "R4");
+}
+
+/// `vlevel_calculator`'s postcondition is the seed's assertion,
+/// `output.vlevel in ['V1', 'V2', 'V3', 'V4', 'V5']`.
+#[test]
+fn the_vlevel_postcondition_is_the_seeds() {
+    let registry = Registry::from_inventory().expect("valid registry");
+    let doc: serde_json::Value = serde_json::from_str(&registry.export()).unwrap();
+    let skill = doc["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "vlevel_calculator")
+        .unwrap();
+    let assertion = skill["postconditions"][0]["assertion"].as_str().unwrap();
+    for level in ["V1", "V2", "V3", "V4", "V5"] {
+        assert!(assertion.contains(level), "{assertion}");
+    }
+    assert!(!assertion.contains("score"), "{assertion}");
+}
