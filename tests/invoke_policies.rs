@@ -977,7 +977,11 @@ async fn typed_calls_run_the_same_pipeline() {
     let e = rt.call::<double>(Num { n: 4000 }).await.unwrap_err();
     assert_eq!(e.code(), "invalid_input");
     let e = rt.call::<double>(Num { n: 13 }).await.unwrap_err();
-    assert_eq!(e.code(), "precondition_failed");
+    assert_eq!(
+        e.code(),
+        "NOT_THIRTEEN",
+        "the seed's error_code is the error's code"
+    );
     // Replayed results decode back to the output type.
     let a = rt
         .call::<append>(Entry {
@@ -1082,7 +1086,7 @@ async fn a_json_lines_sink_writes_one_parsable_record_per_job() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["status"], "succeeded");
     assert_eq!(lines[1]["status"], "failed");
-    assert_eq!(lines[1]["error"]["code"], "precondition_failed");
+    assert_eq!(lines[1]["error"]["code"], "NOT_THIRTEEN");
     assert_eq!(sink.errors(), 0);
     assert!(
         rt.memory_records().is_none(),

@@ -158,7 +158,7 @@ impl InvokeError {
             InvokeError::MalformedJson { .. } => "malformed_json",
             InvokeError::InvalidInput { .. } => "invalid_input",
             InvokeError::MalformedInput { .. } => "malformed_input",
-            InvokeError::Precondition { .. } => "precondition_failed",
+            InvokeError::Precondition { error_code, .. } => error_code,
             InvokeError::NotApproved { .. } => "not_approved",
             InvokeError::Failed { code, .. } => code,
             InvokeError::TimedOut { .. } => "timed_out",
