@@ -753,9 +753,16 @@ async fn a_broken_postcondition_runs_its_rollback_action() {
             assertion: "|i: &Entry, _o: &Appended| i.line != \"break\"".into(),
             rollback_action: Some("drop_last_line".into()),
             rollback: Some(Ok(())),
+            // What the run produced before the check rejected it.
+            output: Some(Arc::new(json!({"lines": 2}))),
         }
     );
     assert_eq!(journal(), ["one"], "the rollback removed the line");
+    assert_eq!(
+        last_record(&rt).output.as_deref(),
+        Some(&json!({"lines": 2})),
+        "the record keeps the rejected output"
+    );
 }
 
 fn rt_journal(rt: &Runtime) -> Vec<String> {

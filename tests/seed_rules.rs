@@ -35,6 +35,18 @@ async fn a_router_page_with_expert_content_fails_the_audit() {
         panic!("{e:?}")
     };
     assert_eq!(rule_id, "no_r1_expert_content");
+    // What the audit found is not lost with the failure: in the error, and
+    // in the run record.
+    let found = e.rejected_output().expect("the rejected output is kept");
+    assert_eq!(found["violations"][0]["current_role"], "R1");
+    assert_eq!(found["violations"][0]["has_expert_content"], true);
+    let records = rt.memory_records().unwrap().records();
+    let record = records.last().unwrap();
+    assert_eq!(
+        record.error.as_ref().unwrap().code,
+        "validation_rule_failed"
+    );
+    assert_eq!(record.output.as_deref(), Some(found));
     let ok = rt
         .invoke(audit("https://shop.example.com/filtration"))
         .await

@@ -288,12 +288,16 @@ impl McpServer {
 fn error_result(e: &InvokeError) -> CallToolResult {
     let text = format!("{e}\n(code: {})", e.code());
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-    r.meta = serde_json::from_value(json!({ views::META_KEY: {
+    let mut meta = json!({
         "code": e.code(),
         "input_error": e.is_input_error(),
         "next_action": e.next_action(),
-    }}))
-    .ok();
+    });
+    // What a run produced before its checks rejected it: the client sees it.
+    if let Some(output) = e.rejected_output() {
+        meta["rejected_output"] = output.clone();
+    }
+    r.meta = serde_json::from_value(json!({ views::META_KEY: meta })).ok();
     r
 }
 

@@ -194,7 +194,12 @@ pub fn print_result(result: Result<SkillResult, InvokeError>) -> ExitCode {
                 }
             }
         }
-        Err(e) => print_error(&e.to_string(), e.next_action(), e.is_input_error()),
+        Err(e) => {
+            if let Some(output) = e.rejected_output() {
+                eprintln!("rejected output: {output}");
+            }
+            print_error(&e.to_string(), e.next_action(), e.is_input_error())
+        }
     }
 }
 

@@ -55,14 +55,20 @@ impl Runtime {
         let mut secrets = Vec::new();
         let mut params = st.job.params;
         redact_in_place(&mut params, inputs, &mut secrets);
-        let output = match &result {
-            Ok(done) if !outputs.is_empty() => {
-                let mut o = (*done.result.data).clone();
+        // What the run produced: its result's data, or the output its checks
+        // rejected (kept, so a failed run does not lose what it found; the
+        // error's copy is redacted already, and is again below, harmlessly).
+        let produced = match &result {
+            Ok(done) => Some(done.result.data.clone()),
+            Err(e) => e.rejected_output().map(|o| Arc::new(o.clone())),
+        };
+        let output = match produced {
+            Some(data) if !outputs.is_empty() => {
+                let mut o = (*data).clone();
                 redact_in_place(&mut o, outputs, &mut secrets);
                 Some(Arc::new(o))
             }
-            Ok(done) => Some(done.result.data.clone()),
-            Err(_) => None,
+            other => other,
         };
         let scrub = |text: String| scrub(text, &secrets);
         let error = result.as_ref().err().map(|e| ErrorRecord {

@@ -277,7 +277,7 @@ impl Runtime {
         let data = output::encode(skill, &output, st)?;
         // Bound first: a borrow of the output must not live across the
         // rollback's await (the future would stop being `Send`).
-        let after = output::after(skill, &output, st)?;
+        let after = output::after(skill, (&output, &data), st)?;
         let notes = match after {
             After::Held(notes) => notes,
             // Boxed: rare, and it would widen every job's future.

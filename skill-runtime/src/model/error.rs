@@ -99,12 +99,17 @@ pub enum InvokeError {
         rollback_action: Option<String>,
         /// What running the rollback action gave, when there is one.
         rollback: Option<Result<(), String>>,
+        /// The output the postcondition rejected, redacted as the manifest
+        /// says: what the run found is not lost with it.
+        output: Option<std::sync::Arc<serde_json::Value>>,
     },
     #[error("skill `{skill}` broke validation rule `{rule_id}`: {message}")]
     ValidationRule {
         skill: String,
         rule_id: String,
         message: String,
+        /// The output the rule rejected, redacted as the manifest says.
+        output: Option<std::sync::Arc<serde_json::Value>>,
     },
     #[error("skill `{skill}` used {used} {budget}, over the job's budget of {limit}")]
     OverBudget {
@@ -170,6 +175,16 @@ impl InvokeError {
             InvokeError::Abandoned { .. } => "abandoned",
             InvokeError::Unavailable { .. } => "unavailable",
             InvokeError::Internal { .. } => "internal",
+        }
+    }
+
+    /// The output a postcondition or an error-severity rule rejected: the job
+    /// failed, and this is what it produced (redacted as its manifest says).
+    pub fn rejected_output(&self) -> Option<&serde_json::Value> {
+        match self {
+            InvokeError::Postcondition { output, .. }
+            | InvokeError::ValidationRule { output, .. } => output.as_deref(),
+            _ => None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The errors a failed check becomes, shared by the stages that run checks.
 
 use crate::contract::entry::CheckFailed;
+use crate::exec::redact::redacted;
 use crate::model::error::InvokeError;
 use crate::model::record::StepOutcome;
 use crate::registry::skill::RegisteredSkill;
@@ -30,6 +31,19 @@ pub(crate) fn check_error(
     failed: CheckFailed,
     rollback: Option<Result<(), String>>,
 ) -> InvokeError {
+    check_error_with(skill, failed, rollback, None)
+}
+
+/// [`check_error`], with the output the check rejected (JSON), redacted as
+/// the manifest says before it goes into the error.
+pub(crate) fn check_error_with(
+    skill: &RegisteredSkill,
+    failed: CheckFailed,
+    rollback: Option<Result<(), String>>,
+    output: Option<&serde_json::Value>,
+) -> InvokeError {
+    let output =
+        output.map(|o| std::sync::Arc::new(redacted(o, skill.entry.manifest.redaction.outputs)));
     let name = skill.name().to_owned();
     let c = &skill.conditions;
     match failed {
@@ -43,11 +57,13 @@ pub(crate) fn check_error(
             assertion: c.postconditions[i].assertion.to_owned(),
             rollback_action: c.postconditions[i].rollback_action.map(str::to_owned),
             rollback,
+            output,
         },
         CheckFailed::Rule(i) => InvokeError::ValidationRule {
             skill: name,
             rule_id: c.validation_rules[i].rule_id.to_owned(),
             message: c.validation_rules[i].message.to_owned(),
+            output,
         },
         CheckFailed::Mismatch => mismatch(&name),
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::contract::entry::{AnyBox, CheckFailed};
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
-use crate::exec::stages::errors::{check_error, mismatch, passed_unless_empty};
+use crate::exec::stages::errors::{check_error, check_error_with, mismatch, passed_unless_empty};
 use crate::exec::stages::execute::CatchUnwind;
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
@@ -126,7 +126,7 @@ pub(crate) enum After {
 /// severity error is the job's error.
 pub(crate) fn after(
     skill: &RegisteredSkill,
-    output: &AnyBox,
+    (output, data): (&AnyBox, &Value),
     st: &mut State,
 ) -> Result<After, InvokeError> {
     let e = &skill.entry.erased;
@@ -148,7 +148,7 @@ pub(crate) fn after(
         Err(f @ CheckFailed::Rule(_)) => {
             st.step(Step::Postconditions, StepOutcome::Passed, None);
             st.step(Step::ValidationRules, StepOutcome::Failed, None);
-            return Err(check_error(skill, f, None));
+            return Err(check_error_with(skill, f, None, Some(data)));
         }
         Err(f) => return Err(check_error(skill, f, None)),
     }
@@ -202,7 +202,7 @@ pub(crate) async fn roll_back(
         None => None,
     };
     st.step(Step::Postconditions, StepOutcome::Failed, None);
-    check_error(skill, failed, rollback)
+    check_error_with(skill, failed, rollback, Some(data))
 }
 
 async fn run_rollback(
