@@ -429,8 +429,10 @@ async fn reusable_by_admits_listed_roles_at_their_level() {
 async fn a_permission_level_without_a_role_is_applied_not_ignored() {
     let rt = runtime();
     let job = |level| {
-        let mut caller = Caller::default();
-        caller.permission_level = Some(level);
+        let caller = Caller {
+            permission_level: Some(level),
+            ..Caller::default()
+        };
         JobEnvelope::new("double", json!({"n": 2})).with_caller(caller)
     };
     // `double` needs `execute` (executor) or `admin` (analyzer): `read` is
