@@ -927,7 +927,7 @@ async fn reports_reach_the_result_and_budgets_are_enforced() {
 // ------------------------------------------------------------------ redaction
 
 #[tokio::test]
-async fn redacted_fields_never_reach_a_record() {
+async fn redacted_fields_never_reach_a_record_or_an_error() {
     let rt = runtime();
     let secret = "hunter2-very-secret";
     let e = err(
@@ -935,16 +935,21 @@ async fn redacted_fields_never_reach_a_record() {
         JobEnvelope::new("login", json!({"secret": secret, "user": "ann"})),
     )
     .await;
-    assert!(
-        e.to_string().contains(secret),
-        "the caller gets its own error"
+    // The error goes to stderr, logs and MCP clients: redacted like a record.
+    assert_eq!(
+        e.to_string(),
+        "skill `login` failed with `refused` after 1 attempt: bad credentials for ann: [REDACTED]"
     );
     let long = format!("{secret}-{}", "y".repeat(40));
-    err(
+    let e = err(
         &rt,
         JobEnvelope::new("login", json!({"secret": long, "user": "ann"})),
     )
     .await;
+    assert!(
+        !e.to_string().contains(secret) && e.to_string().contains("at /secret: [REDACTED]"),
+        "{e}"
+    );
     ok(
         &rt,
         JobEnvelope::new("login", json!({"secret": "open-sesame", "user": "ann"})),

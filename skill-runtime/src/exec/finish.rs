@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use quanta::Instant;
 
 use crate::exec::clock::micros;
-use crate::exec::redact::{redact_in_place, redacted_error, scrub};
+use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
 use crate::model::error::InvokeError;
@@ -71,9 +71,16 @@ impl Runtime {
             other => other,
         };
         let scrub = |text: String| scrub(text, &secrets);
+        // The error the caller gets is redacted like the record: a redacted
+        // input's value appears in neither.
+        if let Err(e) = &mut result
+            && !inputs.is_empty()
+        {
+            redact_error(e, inputs, &secrets);
+        }
         let error = result.as_ref().err().map(|e| ErrorRecord {
             code: e.code().to_owned(),
-            message: scrub(redacted_error(e, inputs)),
+            message: scrub(e.to_string()),
         });
         let mut attempts = st.attempts;
         if !secrets.is_empty() {

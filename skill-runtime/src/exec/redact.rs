@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use crate::model::error::InvokeError;
-use crate::schema::compiled::SchemaViolation;
 
 /// Replace the top-level `fields` of `value` by `"[REDACTED]"`, collecting the
 /// replaced strings (every string inside them) so messages can be scrubbed too.
@@ -49,32 +48,29 @@ pub(crate) fn scrub(mut text: String, secrets: &[String]) -> String {
     text
 }
 
-/// The error's message for a record: schema violations inside a redacted input
-/// field keep their location but lose their text (it quotes the value).
-pub(crate) fn redacted_error(e: &InvokeError, inputs: &[&str]) -> String {
+/// `e` as callers and records may see it: schema violations inside a
+/// redacted input field keep their location but lose their text (it quotes
+/// the value), and the values of redacted fields (`secrets`) are scrubbed
+/// from every free-text message (a skill's own error may quote its input).
+pub(crate) fn redact_error(e: &mut InvokeError, inputs: &[&str], secrets: &[String]) {
     match e {
-        InvokeError::InvalidInput { skill, violations } if !inputs.is_empty() => {
-            let violations = violations
-                .iter()
-                .map(|v| {
-                    let field = v.instance_path.split('/').nth(1).unwrap_or("");
-                    if inputs.contains(&field) {
-                        SchemaViolation {
-                            message: format!("{REDACTED} (fails `{}`)", v.schema_path),
-                            ..v.clone()
-                        }
-                    } else {
-                        v.clone()
-                    }
-                })
-                .collect();
-            InvokeError::InvalidInput {
-                skill: skill.clone(),
-                violations,
+        InvokeError::InvalidInput { violations, .. } => {
+            for v in violations.iter_mut() {
+                let field = v.instance_path.split('/').nth(1).unwrap_or("");
+                if inputs.contains(&field) {
+                    v.message = format!("{REDACTED} (fails `{}`)", v.schema_path);
+                } else {
+                    v.message = scrub(std::mem::take(&mut v.message), secrets);
+                }
             }
-            .to_string()
         }
-        other => other.to_string(),
+        InvokeError::MalformedInput { message, .. }
+        | InvokeError::Failed { message, .. }
+        | InvokeError::Panicked { message, .. }
+        | InvokeError::Internal { message, .. } => {
+            *message = scrub(std::mem::take(message), secrets);
+        }
+        _ => {}
     }
 }
 
