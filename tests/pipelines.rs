@@ -451,6 +451,7 @@ async fn a_pipeline_is_an_mcp_tool_like_any_skill() {
             server_name: "test".into(),
             server_version: "0".into(),
             result_ids: true,
+            ..McpOptions::default()
         },
     )
     .unwrap();

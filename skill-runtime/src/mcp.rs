@@ -43,7 +43,46 @@ pub struct McpOptions {
     /// records can be read (the app turns this on with `--record FILE`), and they
     /// cost a stdio round trip more than a tenth of its time.
     pub result_ids: bool,
+    /// Limits of the Streamable HTTP transport.
+    pub http: HttpLimits,
 }
+
+/// Limits of the Streamable HTTP transport, against clients that hold
+/// connections open and pages that should not reach a local server.
+#[derive(Clone, Debug)]
+pub struct HttpLimits {
+    /// Browser origins accepted besides loopback ones (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*`, and the same over https), like
+    /// `https://app.example.com:443`. A request whose `Origin` header is none
+    /// of them is answered 403, as the MCP transport requires; a request
+    /// without an `Origin` (not from a browser) is served.
+    pub allowed_origins: Vec<String>,
+    /// Connections served at once; further ones wait to be accepted.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers: a connection that sends
+    /// nothing, or half a request, for this long is closed.
+    pub header_timeout: std::time::Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            allowed_origins: Vec::new(),
+            max_connections: 512,
+            header_timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// The loopback origins the HTTP transport always accepts.
+pub const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 /// Why `tools/call` names no tool this server serves.
 enum Route {
@@ -67,6 +106,7 @@ pub struct McpServer {
     routes: Arc<[(String, Route)]>,
     info: ServerConfig,
     result_ids: bool,
+    http: Arc<HttpLimits>,
 }
 
 /// The tool definitions of a registry value could not be read as MCP tools.
@@ -144,6 +184,7 @@ impl McpServer {
                 routes.into()
             },
             info,
+            http: Arc::new(options.http),
             result_ids: options.result_ids,
         })
     }
@@ -162,9 +203,13 @@ impl McpServer {
 
     /// Serve the Streamable HTTP transport on `listener` until the process ends
     /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback
-    /// names are accepted in the `Host` header (DNS rebinding protection);
-    /// sessions are kept in memory. A failed `accept` (out of descriptors, a
-    /// connection reset before it was taken) is logged and serving goes on.
+    /// names are accepted in the `Host` header and only loopback or allowed
+    /// origins in `Origin` (DNS rebinding protection, 403 otherwise); at most
+    /// [`HttpLimits::max_connections`] connections are served at once, and a
+    /// connection that does not send its request's headers within
+    /// [`HttpLimits::header_timeout`] is closed. Sessions are kept in memory.
+    /// A failed `accept` (out of descriptors, a connection reset before it was
+    /// taken) is logged and serving goes on.
     #[cfg(feature = "mcp-http")]
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -172,13 +217,23 @@ impl McpServer {
             StreamableHttpServerConfig, StreamableHttpService,
         };
 
+        let limits = self.http.clone();
         let server = self;
+        let origins = LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| (*o).to_owned())
+            .chain(limits.allowed_origins.iter().cloned());
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            StreamableHttpServerConfig::default().with_allowed_origins(origins),
         );
+        let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
         loop {
+            // A slot first: past the cap, connections wait in the backlog.
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                return Ok(());
+            };
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(e) => {
@@ -189,7 +244,9 @@ impl McpServer {
                 }
             };
             let service = service.clone();
+            let header_timeout = limits.header_timeout;
             tokio::spawn(async move {
+                let _slot = slot;
                 let handler = hyper::service::service_fn(
                     move |request: hyper::Request<hyper::body::Incoming>| {
                         tower_service::Service::call(&mut service.clone(), request)
@@ -197,6 +254,8 @@ impl McpServer {
                 );
                 let io = hyper_util::rt::TokioIo::new(stream);
                 if let Err(e) = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(header_timeout)
                     .serve_connection(io, handler)
                     .await
                 {

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use skill_runtime::manifest::{AgentRole, PermissionLevel};
-use skill_runtime::mcp::{McpOptions, McpServer};
+use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer};
 use skill_runtime::{Caller, Registry};
 
 use crate::run::{RuntimeArgs, async_runtime, build_runtime};
@@ -27,6 +27,18 @@ pub struct McpArgs {
     /// output; the endpoint is printed on standard error.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    /// With --http: accept requests from this browser origin too (e.g.
+    /// https://app.example.com:443; repeat for several). Loopback origins are
+    /// always accepted; a request from any other is answered 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origins: Vec<String>,
+    /// With --http: connections served at once.
+    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_connections, requires = "http")]
+    max_connections: usize,
+    /// With --http: a connection that does not send a request's headers in
+    /// this time is closed.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "http")]
+    header_timeout_ms: u64,
 }
 
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
@@ -70,6 +82,11 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             // The ids lead to the records, which only a record file or the
             // fleet's stream keeps where someone can read them.
             result_ids: args.runtime.record.is_some() || redis.is_some(),
+            http: HttpLimits {
+                allowed_origins: args.allow_origins,
+                max_connections: args.max_connections,
+                header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
+            },
         };
         let server = match McpServer::new(runtime, options) {
             Ok(s) => s,
