@@ -37,8 +37,12 @@ fn start(extra: &[&str]) -> Server {
     .args(extra)
     .stdout(Stdio::null())
     .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("skill-examples starts");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    // Owned by `Server` at once, whose drop kills and waits for it.
+    let mut server = Server {
+        child: cmd.spawn().expect("skill-examples starts"),
+        addr: String::new(),
+    };
+    let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
     let mut line = String::new();
     loop {
         line.clear();
@@ -47,10 +51,10 @@ fn start(extra: &[&str]) -> Server {
             .trim()
             .strip_prefix("serving MCP (Streamable HTTP) at http://")
         {
-            let addr = rest.trim_end_matches("/mcp").to_owned();
+            server.addr = rest.trim_end_matches("/mcp").to_owned();
             // Keep draining stderr so the server never blocks on it.
             std::thread::spawn(move || for _ in stderr.lines() {});
-            return Server { child, addr };
+            return server;
         }
     }
 }
