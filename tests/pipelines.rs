@@ -142,6 +142,76 @@ async fn a_script_op_runs_the_program_with_json_over_stdio() {
     assert!(matches!(e, InvokeError::UnknownSkill { .. }), "{e:?}");
 }
 
+#[test]
+fn a_script_op_runs_under_its_root_never_the_current_directory() {
+    // A directory holding a script of the same name, which must not run.
+    let dir = skill_tests::temp_dir("script-root");
+    let decoy = dir.join("examples/seed-skills/ops");
+    std::fs::create_dir_all(&decoy).unwrap();
+    for name in ["word_count.py", "../ops/word_count.py"] {
+        std::fs::write(
+            decoy.join(name),
+            "print('{\"words\": 666, \"lines\": 666}')\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("word_count.py"),
+        "print('{\"words\": 666, \"lines\": 666}')\n",
+    )
+    .unwrap();
+    let out = run_ok(
+        cargo()
+            .args(["run", "-q", "-p", "skill-examples", "--"])
+            .args([
+                "invoke",
+                "--op",
+                "word_count",
+                r#"{"text": "one two"}"#,
+                "--data",
+            ])
+            .arg(root().join(seed_skills::DATA_DIR))
+            .current_dir(&dir),
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["data"], json!({"words": 2, "lines": 1}));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_script_op_without_a_root_refuses_to_run() {
+    use seed_skills::stores::*;
+    let data = root().join(seed_skills::DATA_DIR);
+    // The example's resources, all but the script root.
+    let resources = skill_runtime::Resources::new()
+        .with(SeoDb::load(&data.join("seo")).unwrap())
+        .with(Vault::new(data.join("vault")))
+        .with(RoutesDir::new(data.join("remix/app/routes")))
+        .with(RagCorpus::new(data.join("rag")))
+        .with(VectorStore::default())
+        .with(VersionCache::default());
+    let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
+    let rt = Runtime::builder(registry)
+        .resources(resources)
+        .rollback(
+            "rollback_to_previous_version",
+            |_: skill_runtime::RollbackRequest<'_>| Ok(()),
+        )
+        .rollback(
+            "revert_route_changes",
+            |_: skill_runtime::RollbackRequest<'_>| Ok(()),
+        )
+        .build()
+        .expect("runtime starts");
+    let mut job = JobEnvelope::new("word_count", json!({"text": "one"}));
+    job.kind = TargetKind::Op;
+    let e = rt.invoke(job).await.unwrap_err();
+    assert!(
+        e.to_string().contains("no script root is configured"),
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn a_native_op_is_called_by_a_skill() {
     let rt = runtime();

@@ -145,7 +145,7 @@ pub mod policy {
 pub mod op {
     #[cfg(feature = "mcp-client")]
     pub use crate::exec::op::McpClient;
-    pub use crate::exec::op::{McpTools, OpFailed, ToolClient, ToolFuture};
+    pub use crate::exec::op::{McpTools, OpFailed, ScriptRoot, ToolClient, ToolFuture};
 }
 
 /// Pipeline skills: ordered steps, each a job of its own.

@@ -199,7 +199,7 @@ pub struct WordCount {
     autonomy = "L3",
     owners("chimera"),
     runtime = "script",
-    command = "python3 examples/seed-skills/ops/word_count.py",
+    command = "python3 word_count.py",
     timeout_ms = 10_000,
     retries = 0,
     idempotent

@@ -30,9 +30,11 @@ use skill_runtime::{Registry, Resources, Runtime, RuntimeBuilder};
 /// build machine's: a binary copied elsewhere takes `--data DIR`.
 pub const DATA_DIR: &str = "examples/seed-skills/data";
 
-/// Every resource the seed skills' capabilities grant, over the data in `dir`.
+/// Every resource the seed skills' capabilities grant, over the data in `dir`,
+/// and the script ops' root, `ops/` beside it (`examples/seed-skills/ops`).
 pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
     Ok(Resources::new()
+        .with(skill_runtime::op::ScriptRoot::new(dir.join("../ops"))?)
         .with(stores::SeoDb::load(&dir.join("seo"))?)
         .with(stores::Vault::new(dir.join("vault")))
         .with(stores::RoutesDir::new(dir.join("remix/app/routes")))

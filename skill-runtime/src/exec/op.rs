@@ -76,6 +76,30 @@ impl McpTools {
     }
 }
 
+/// Where script ops' commands are resolved, registered as a resource:
+/// `Resources::new().with(ScriptRoot::new(dir)?)`. A script op runs in this
+/// directory, and a program or argument written as a relative path names a
+/// file under it; without a root, script ops refuse to run rather than
+/// resolve their command against whatever the current directory is.
+#[derive(Clone, Debug)]
+pub struct ScriptRoot(std::path::PathBuf);
+
+impl ScriptRoot {
+    /// `dir`, resolved once (it must exist): the root stays the same whatever
+    /// the process's current directory becomes.
+    pub fn new(dir: impl AsRef<std::path::Path>) -> std::io::Result<Self> {
+        let dir = dir.as_ref();
+        let resolved = std::fs::canonicalize(dir).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("script root {}: {e}", dir.display()))
+        })?;
+        Ok(ScriptRoot(resolved))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
 /// The handler `#[op]` generates for an op without a body.
 pub async fn run<S: Skill>(ctx: Ctx<S>, input: S::Input) -> Result<S::Output, OpFailed>
 where
@@ -99,7 +123,15 @@ where
                 .await
                 .map_err(|e| failed(format!("MCP tool `{tool}` failed: {e}")))?
         }
-        Some(OpRuntime::Script { command }) => script(command, &input).await?,
+        Some(OpRuntime::Script { command }) => {
+            let Some(root) = ctx.invocation().resources.get::<ScriptRoot>() else {
+                return Err(failed(format!(
+                    "op `{}` runs the script `{command}`, but no script root is configured; register one with `Resources::new().with(ScriptRoot::new(dir)?)` (a command is never resolved against the current directory)",
+                    m.name
+                )));
+            };
+            script(command, root.path(), &input).await?
+        }
         Some(OpRuntime::Http { url }) => http(url, &input).await?,
         Some(OpRuntime::Native) | None => {
             return Err(failed(format!("op `{}` has no external runtime", m.name)));
@@ -113,15 +145,23 @@ where
     })
 }
 
-/// Run `command` (program and arguments, split on spaces) with `input` as JSON
-/// on stdin; its stdout is the output.
-async fn script(command: &str, input: &Value) -> Result<Value, OpFailed> {
+/// Run `command` (program and arguments, split on spaces) in `root`, with
+/// `input` as JSON on stdin; its stdout is the output. A program written as a
+/// relative path (`./count.sh`, `bin/count`) is taken under `root`; a bare
+/// name (`python3`) is looked up on `PATH`.
+async fn script(command: &str, root: &std::path::Path, input: &Value) -> Result<Value, OpFailed> {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return Err(failed("the script op's command is empty".to_owned()));
     };
+    let program = if program.contains('/') {
+        root.join(program)
+    } else {
+        std::path::PathBuf::from(program)
+    };
     let mut child = tokio::process::Command::new(program)
         .args(words)
+        .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
