@@ -7,6 +7,8 @@
 //! result with `isError: true`, so that a model can read it and correct itself.
 //! Only requests that name no callable tool are protocol errors.
 
+mod stdio;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -106,6 +108,10 @@ pub struct McpServer {
     routes: Arc<[(String, Route)]>,
     info: ServerConfig,
     result_ids: bool,
+    #[cfg_attr(
+        not(feature = "mcp-http"),
+        expect(dead_code, reason = "read by serve_http, with feature mcp-http")
+    )]
     http: Arc<HttpLimits>,
 }
 
@@ -195,8 +201,11 @@ impl McpServer {
     }
 
     /// Serve over standard input and output until the client closes them.
+    /// Every frame gets an answer: a line that is not JSON, or over
+    /// 16 MiB, a parse error (-32700); a known method with params that do not
+    /// fit, -32602.
     pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let running = self.serve(rmcp::transport::stdio_pipes()).await?;
+        let running = self.serve(stdio::StdioFront::new()).await?;
         running.waiting().await?;
         Ok(())
     }
