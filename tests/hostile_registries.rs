@@ -106,3 +106,70 @@ fn validate_diff_and_convert_end_on_self_referring_and_doubling_schemas() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn validate_refuses_values_the_format_does_not_allow_and_repeated_keys() {
+    let dir = temp_dir("invalid-registries");
+    let base = exported();
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut doc = base.clone();
+        edit(&mut doc);
+        doc
+    };
+    let skill_with_mcp = base["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| !s["mcp"]["permissions"].as_array().unwrap().is_empty())
+        .expect("a skill with MCP permissions");
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "a registry_version of another major",
+            with(&|d| d["registry_version"] = json!("9.9.9")).to_string(),
+            "/registry_version",
+        ),
+        (
+            "retries past u32",
+            with(&|d| d["skills"][0]["execution"]["retries"] = json!(18446744073709551616.0_f64))
+                .to_string(),
+            "/skills/0/execution/retries",
+        ),
+        (
+            "a permission with a newline",
+            with(&|d| {
+                d["skills"][skill_with_mcp]["mcp"]["permissions"][0] = json!("seo:read\nadmin")
+            })
+            .to_string(),
+            "/mcp/permissions/0",
+        ),
+        (
+            "a permission twice",
+            with(&|d| {
+                let p = d["skills"][skill_with_mcp]["mcp"]["permissions"][0].clone();
+                d["skills"][skill_with_mcp]["mcp"]["permissions"] = json!([p.clone(), p]);
+            })
+            .to_string(),
+            "/mcp/permissions",
+        ),
+        (
+            "a key twice",
+            base.to_string().replacen(
+                "\"registry_version\":",
+                "\"registry_version\": \"2.2.0\", \"registry_version\":",
+                1,
+            ),
+            "`/registry_version` appears twice",
+        ),
+    ];
+    for (what, text, expected) in cases {
+        let file = dir.join("case.json");
+        std::fs::write(&file, text).unwrap();
+        let (code, out, err) = registry_cli(&["validate", file.to_str().unwrap()]);
+        assert_ne!(code, 0, "{what}: validate accepted it");
+        assert!(
+            out.contains(expected) || err.contains(expected),
+            "{what}: no mention of {expected}:\n{out}{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -165,9 +165,20 @@ fn backstop(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> Result
     }
 }
 
+/// Read a JSON file; a key repeated in one object is refused (serde_json
+/// would keep the last value silently, and another reader the first).
 fn read_json(path: &str) -> Result<Value, Fatal> {
     let text = std::fs::read_to_string(Path::new(path))
         .map_err(|e| Fatal(format!("cannot read {path}: {e}")))?;
+    match crate::dupkeys::first_duplicate_key(&text) {
+        Err(e) => return Err(Fatal(format!("{path} is not JSON: {e}"))),
+        Ok(Some(at)) => {
+            return Err(Fatal(format!(
+                "{path}: key `{at}` appears twice in its object; keep one"
+            )));
+        }
+        Ok(None) => {}
+    }
     serde_json::from_str(&text).map_err(|e| Fatal(format!("{path} is not JSON: {e}")))
 }
 

@@ -23,6 +23,7 @@ use skill_runtime::Registry;
 
 pub mod cli;
 pub mod diff;
+pub mod dupkeys;
 pub mod scaffold;
 
 /// The skills crates a build script expects to contribute, as listed in [`link!`].

@@ -147,11 +147,20 @@ fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
             "MCP tool names are 1 to 128 characters of A-Z a-z 0-9 `_` `-` `.`",
         );
     }
-    for p in &mcp.permissions {
+    for (i, p) in mcp.permissions.iter().enumerate() {
         if p.value().is_empty() || p.value().chars().any(char::is_whitespace) {
             cx.error_spanned(
                 p,
                 "MCP permissions are non-empty words without spaces, like \"database:read\"",
+            );
+        }
+        if mcp.permissions[..i].iter().any(|q| q.value() == p.value()) {
+            cx.error_spanned(
+                p,
+                format!(
+                    "MCP permission \"{}\" is listed twice; remove one",
+                    p.value()
+                ),
             );
         }
     }
