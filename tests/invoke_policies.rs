@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skill_runtime::manifest::{AgentRole, PermissionLevel};
+use skill_runtime::manifest::{AgentRole, PermissionLevel, Severity};
 use skill_runtime::prelude::*;
 use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
 use skill_runtime::{
@@ -739,6 +739,40 @@ async fn output_that_breaks_its_schema_fails_the_job() {
         step(&last_record(&rt), Step::ValidateOutput),
         StepOutcome::Failed
     );
+}
+
+#[tokio::test]
+async fn a_dry_run_of_a_skill_that_never_asks_is_noted() {
+    let rt = runtime();
+    let mut job = JobEnvelope::new("append", json!({"line": "dry"}));
+    job.constraints.dry_run = true;
+    // `append` writes its journal without asking ctx.dry_run(): the result
+    // and the record say so.
+    let result = ok(&rt, job).await;
+    let note = result
+        .notes
+        .iter()
+        .find(|n| n.rule_id == "dry_run_not_read")
+        .expect("a note for the unread dry run");
+    assert_eq!(note.severity, Severity::Warning);
+    assert!(
+        note.message
+            .contains("skill `append` declares side effects"),
+        "{}",
+        note.message
+    );
+    assert!(
+        last_record(&rt)
+            .notes
+            .iter()
+            .any(|n| n.rule_id == "dry_run_not_read")
+    );
+    // Not a dry run, or a skill without side effects: no note.
+    let result = ok(&rt, JobEnvelope::new("append", json!({"line": "wet"}))).await;
+    assert!(result.notes.iter().all(|n| n.rule_id != "dry_run_not_read"));
+    let mut job = JobEnvelope::new("double", json!({"n": 1}));
+    job.constraints.dry_run = true;
+    assert!(ok(&rt, job).await.notes.is_empty());
 }
 
 #[tokio::test]

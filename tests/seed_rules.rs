@@ -72,3 +72,43 @@ fn the_vlevel_postcondition_is_the_seeds() {
     }
     assert!(!assertion.contains("score"), "{assertion}");
 }
+
+/// A dry run changes nothing and says what would change: `rag_reindex`
+/// reports the documents it would index and the version it would publish,
+/// and leaves the index and the version cache as they were.
+#[tokio::test]
+async fn a_dry_run_reindex_changes_nothing_and_says_what_it_would_do() {
+    let rt = runtime();
+    let reindex = |dry_run| {
+        let mut job = JobEnvelope::new("rag_reindex", json!({"namespace": "knowledge:faq"}));
+        job.constraints.dry_run = dry_run;
+        job
+    };
+    let store = rt
+        .resources()
+        .get::<seed_skills::stores::VectorStore>()
+        .unwrap();
+    let cache = rt
+        .resources()
+        .get::<seed_skills::stores::VersionCache>()
+        .unwrap();
+
+    let dry = rt.invoke(reindex(true)).await.expect("dry run succeeds");
+    assert_eq!(dry.data["published"], false);
+    assert_eq!(dry.data["version"], "knowledge:faq@1");
+    assert!(dry.data["indexed"].as_u64().unwrap() > 0, "{}", dry.data);
+    assert!(dry.notes.is_empty(), "the skill asked: {:?}", dry.notes);
+    assert!(
+        store.namespaces.lock().unwrap().is_empty(),
+        "nothing indexed"
+    );
+    assert!(cache.entries.lock().unwrap().is_empty(), "nothing cached");
+
+    let real = rt.invoke(reindex(false)).await.expect("reindex succeeds");
+    assert_eq!(real.data["published"], true);
+    assert_eq!(
+        real.data["indexed"], dry.data["indexed"],
+        "the dry run said what would change"
+    );
+    assert_eq!(store.namespaces.lock().unwrap().len(), 1);
+}

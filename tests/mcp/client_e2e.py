@@ -102,7 +102,7 @@ async def session(binary, mode, log, expected_tools):
 async def approved_session(binary, log):
     async with Client(server(binary, log, "--approve"), mode="legacy") as client:
         r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
-        check(not r.is_error and r.structured_content == {"purged": False},
+        check(not r.is_error and r.structured_content == {"purged": False, "applied": True},
               f"server started with --approve: the approved destructive tool runs: {text_of(r)!r}")
         return client.session.protocol_version
 

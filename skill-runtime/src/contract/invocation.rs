@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -80,6 +80,9 @@ pub(crate) struct Invocation {
     pub(crate) intent: Option<String>,
     pub(crate) scope: Option<Box<Scope>>,
     pub(crate) attempt: AtomicU32,
+    /// Whether the handler asked `Ctx::dry_run` (a dry run of a skill with
+    /// side effects that never asked is noted in its result).
+    pub(crate) dry_run_read: AtomicBool,
     pub(crate) report: Mutex<Report>,
     /// Only for pipelines, set once the job has resolved to one (boxed, so
     /// other jobs carry one pointer).

@@ -238,9 +238,15 @@ impl<S> Ctx<S> {
     }
 
     /// True when the caller asked for a dry run: read, compute, report, but
-    /// change nothing.
+    /// change nothing. A skill with side effects must ask: on a dry run of one
+    /// that did not, the result and the record carry a warning note
+    /// (`dry_run_not_read`).
     pub fn dry_run(&self) -> bool {
-        self.inv.constraints.dry_run
+        let dry = self.inv.constraints.dry_run;
+        if dry {
+            self.inv.dry_run_read.store(true, Ordering::Relaxed);
+        }
+        dry
     }
 
     /// 1 for the first attempt, 2 for the first retry, ...

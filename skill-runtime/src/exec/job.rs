@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use skill_core::manifest::Kind;
+use skill_core::manifest::{Kind, Severity};
 
 use crate::contract::entry::AnyBox;
 use crate::contract::invocation::{JobFuture, JobRunner, PipelineRun};
@@ -28,6 +28,7 @@ use crate::exec::state::{Done, State};
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
+use crate::model::record::RuleNote;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
 use crate::sync::lock;
@@ -294,6 +295,23 @@ impl Runtime {
                 .await);
             }
         };
+        let mut notes = notes;
+        if st.inv.constraints.dry_run
+            && !skill.entry.manifest.side_effects.is_empty()
+            && !st
+                .inv
+                .dry_run_read
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            notes.push(RuleNote {
+                rule_id: Cow::Borrowed("dry_run_not_read"),
+                severity: Severity::Warning,
+                message: Cow::Owned(format!(
+                    "skill `{}` declares side effects but did not ask ctx.dry_run() on this dry run: it may have changed something",
+                    skill.name()
+                )),
+            });
+        }
         Ok(Done {
             result: output::result(skill, data, report, notes, st),
             typed: Some(output),

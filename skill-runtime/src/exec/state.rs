@@ -11,7 +11,7 @@ use serde_json::Value;
 use skill_core::manifest::TargetKind;
 
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 
 use crate::contract::entry::AnyBox;
 use crate::contract::invocation::{Invocation, Resources};
@@ -129,6 +129,7 @@ impl State {
             intent,
             scope,
             attempt: AtomicU32::new(0),
+            dry_run_read: AtomicBool::new(false),
             report: Default::default(),
             pipeline: OnceLock::new(),
         });

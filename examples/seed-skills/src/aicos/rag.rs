@@ -52,7 +52,11 @@ pub struct ReindexOutput {
     pub skipped: u32,
     pub errors: Vec<String>,
     pub duration_ms: u64,
+    /// The version published, or on a dry run the one that would be.
     pub version: String,
+    /// Whether the index and the version cache were written (not on a dry
+    /// run, where `indexed` and `skipped` say what would change).
+    pub published: bool,
 }
 
 #[derive(Debug, thiserror::Error, FailureModes)]
@@ -138,10 +142,13 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
         }
     }
     let version = format!("{ns}@{}", next.version);
-    store.previous.save(ctx.job_id(), (ns.to_owned(), live));
-    lock(&store.namespaces).insert(ns.to_owned(), next);
-    lock(&ctx.resource::<CacheWrite>().entries)
-        .insert(format!("rag_version:{ns}"), version.clone());
+    let published = !ctx.dry_run();
+    if published {
+        store.previous.save(ctx.job_id(), (ns.to_owned(), live));
+        lock(&store.namespaces).insert(ns.to_owned(), next);
+        lock(&ctx.resource::<CacheWrite>().entries)
+            .insert(format!("rag_version:{ns}"), version.clone());
+    }
     let duration_ms = ctx
         .started_at()
         .elapsed()
@@ -153,6 +160,7 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
         errors,
         duration_ms,
         version,
+        published,
     })
 }
 
@@ -194,6 +202,8 @@ pub struct PurgeInput {
 pub struct PurgeOutput {
     /// Whether a cached version pointer was there to drop.
     pub purged: bool,
+    /// Whether it was dropped (not on a dry run).
+    pub applied: bool,
 }
 
 /// Drop the cached RAG version pointer of a namespace, so readers go back to the store.
@@ -220,10 +230,14 @@ pub struct PurgeOutput {
 )]
 pub async fn rag_cache_purge(ctx: Ctx, input: PurgeInput) -> PurgeOutput {
     let key = format!("rag_version:{}", input.namespace.as_str());
-    let purged = lock(&ctx.resource::<CacheDelete>().entries)
-        .remove(&key)
-        .is_some();
-    PurgeOutput { purged }
+    let mut entries = lock(&ctx.resource::<CacheDelete>().entries);
+    let applied = !ctx.dry_run();
+    let purged = if applied {
+        entries.remove(&key).is_some()
+    } else {
+        entries.contains_key(&key)
+    };
+    PurgeOutput { purged, applied }
 }
 
 /// `rollback_to_previous_version` (rag_reindex): put back the index the job

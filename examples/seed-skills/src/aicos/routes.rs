@@ -140,7 +140,8 @@ pub async fn routes_sync(
         .filter(|(_, role)| role.is_none())
         .map(|(r, _)| r.clone())
         .collect();
-    if !input.dry_run {
+    // The input's own flag (the seed's), or the job's dry run.
+    if !input.dry_run && !ctx.dry_run() {
         let db = ctx.resource::<DatabaseUpsert>();
         let mut rows = lock(&db.routes);
         db.routes_before.save(ctx.job_id(), rows.clone());

@@ -25,6 +25,8 @@ pub struct AuditOutput {
     pub audited: u32,
     pub violations: Vec<RoleViolation>,
     pub summary: AuditSummary,
+    /// Whether the audit was written to the audit log (not on a dry run).
+    pub logged: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -133,17 +135,21 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
             });
         }
     }
-    lock(&ctx.resource::<DatabaseWrite>().audit_log).push(AuditLogEntry {
-        trace_id: ctx.trace_id().to_owned(),
-        audited: input.urls.len(),
-        violations: violations.len(),
-    });
+    let logged = !ctx.dry_run();
+    if logged {
+        lock(&ctx.resource::<DatabaseWrite>().audit_log).push(AuditLogEntry {
+            trace_id: ctx.trace_id().to_owned(),
+            audited: input.urls.len(),
+            violations: violations.len(),
+        });
+    }
     let audited =
         u32::try_from(input.urls.len()).map_err(|e| AuditError::PagesUnavailable(e.to_string()))?;
     Ok(AuditOutput {
         audited,
         violations,
         summary,
+        logged,
     })
 }
 
