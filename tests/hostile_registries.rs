@@ -173,3 +173,43 @@ fn validate_refuses_values_the_format_does_not_allow_and_repeated_keys() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
+    let dir = temp_dir("diff-unreadable");
+    let base = exported();
+    let old = dir.join("old.json");
+    std::fs::write(&old, base.to_string()).unwrap();
+    let index = base["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s["name"] == "vlevel_calculator")
+        .unwrap();
+    let cases: [(&str, &dyn Fn(&mut Value), &str); 2] = [
+        (
+            "version 1.0",
+            &|d| d["skills"][index]["version"] = json!("1.0"),
+            "the new version `1.0` is not semver",
+        ),
+        (
+            "a dangling $ref",
+            &|d| {
+                d["skills"][index]["inputs_schema"]["properties"]["page_data"] =
+                    json!({"$ref": "#/$defs/Missing"})
+            },
+            "input field `page_data` now refers to `#/$defs/Missing`, which the schema does not define",
+        ),
+    ];
+    for (what, edit, expected) in cases {
+        let mut doc = base.clone();
+        edit(&mut doc);
+        let new = dir.join("new.json");
+        std::fs::write(&new, doc.to_string()).unwrap();
+        let (code, out, err) =
+            registry_cli(&["diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+        assert_eq!(code, 1, "{what}: diff must fail:\n{out}{err}");
+        assert!(out.contains(expected), "{what}:\n{out}{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

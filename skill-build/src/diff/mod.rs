@@ -89,7 +89,7 @@ pub fn diff(old: &Value, new: &Value) -> RegistryDiff {
             },
             (None, None) => continue,
         };
-        if !d.changes.is_empty() {
+        if !d.changes.is_empty() || d.failure.is_some() {
             out.skills.push(d);
         }
     }
@@ -241,7 +241,16 @@ fn compare(name: &str, o: &Value, n: &Value) -> SkillDiff {
     let required = changes.iter().map(|c| c.level).max().unwrap_or(Level::None);
     let (ov, nv) = (version_of(o), version_of(n));
     let declared = declared_bump(&ov, &nv);
+    // A version that is not semver cannot be compared: read as 0.0.0 above,
+    // it would pass or fail for the wrong reason.
+    let unreadable = [("old", o), ("new", n)]
+        .into_iter()
+        .find(|(_, v)| semver::Version::parse(str_of(v, "version")).is_err());
     let failure = match declared {
+        _ if let Some((side, v)) = unreadable => Some(format!(
+            "the {side} version `{}` is not semver (MAJOR.MINOR.PATCH); versions cannot be compared",
+            str_of(v, "version")
+        )),
         None => Some(format!("version went down ({ov} -> {nv})")),
         Some(d) if d < required => Some(format!(
             "the changes need a {required} version bump but {ov} -> {nv} is {}",
@@ -255,8 +264,8 @@ fn compare(name: &str, o: &Value, n: &Value) -> SkillDiff {
     };
     SkillDiff {
         name: name.to_owned(),
-        old_version: Some(ov.to_string()),
-        new_version: Some(nv.to_string()),
+        old_version: Some(str_of(o, "version").to_owned()),
+        new_version: Some(str_of(n, "version").to_owned()),
         changes,
         required,
         declared: declared.unwrap_or(Level::None),

@@ -158,6 +158,22 @@ fn value_changes(
         return;
     }
     let w = side.word();
+    // A reference that leads nowhere describes nothing: a field that now
+    // points at a missing definition is a breaking change, not no change.
+    let dangling = |root: &Value, v: &Value| {
+        v.get("$ref")
+            .and_then(Value::as_str)
+            .filter(|r| r.starts_with('#') && root.pointer(&r[1..]).is_none())
+            .map(str::to_owned)
+    };
+    if let Some(r) = dangling(n_root, n)
+        && dangling(o_root, o).is_none()
+    {
+        add(
+            Level::Major,
+            format!("{w} field `{at}` now refers to `{r}`, which the schema does not define"),
+        );
+    }
     let (ot, nt) = (types_of(o, o_root), types_of(n, n_root));
     if let (Some(ot), Some(nt)) = (&ot, &nt)
         && ot != nt
