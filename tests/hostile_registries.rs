@@ -186,7 +186,8 @@ fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
         .iter()
         .position(|s| s["name"] == "vlevel_calculator")
         .unwrap();
-    let cases: [(&str, &dyn Fn(&mut Value), &str); 2] = [
+    type Edit<'a> = &'a dyn Fn(&mut Value);
+    let cases: [(&str, Edit, &str); 2] = [
         (
             "version 1.0",
             &|d| d["skills"][index]["version"] = json!("1.0"),
