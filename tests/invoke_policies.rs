@@ -2,7 +2,6 @@
 //! defined here so each test controls exactly what the handler does.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -187,8 +186,6 @@ pub struct Appended {
     pub lines: u32,
 }
 
-static APPENDS: AtomicU32 = AtomicU32::new(0);
-
 /// Append a line to the journal; a line saying "break" breaks the postcondition.
 #[skill(
     version = "1.0.0",
@@ -201,7 +198,6 @@ static APPENDS: AtomicU32 = AtomicU32::new(0);
                     check = |i: &Entry, _o: &Appended| i.line != "forbidden"),
 )]
 pub async fn append(ctx: Ctx, input: Entry) -> Appended {
-    APPENDS.fetch_add(1, Ordering::SeqCst);
     // Let concurrent duplicates pile up while this one runs.
     tokio::time::sleep(Duration::from_millis(20)).await;
     let mut lines = ctx.resource::<JournalWrite>().lines.lock().unwrap();
@@ -500,12 +496,39 @@ async fn input_limits_apply_to_json_params_not_to_typed_inputs() {
         b.limits(Limits {
             max_input_bytes: 1,
             max_depth: 0,
+            ..Limits::default()
         })
     });
     let e = err(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
     assert!(matches!(e, InvokeError::TooDeep { limit: 0, .. }), "{e}");
     let out = rt.call::<double>(Num { n: 2 }).await.unwrap();
     assert_eq!(out.doubled, 4);
+}
+
+/// Records keep params and outputs up to a budget: past it, the record holds
+/// the value's size and says it was cut; the job saw the whole value.
+#[tokio::test]
+async fn records_keep_large_values_as_their_size() {
+    let rt = runtime_with(|b| {
+        b.limits(Limits {
+            max_record_value_bytes: 100,
+            ..Limits::default()
+        })
+    });
+    let long = "x".repeat(500);
+    let result = ok(&rt, JobEnvelope::new("append", json!({"line": long}))).await;
+    assert_eq!(result.data["lines"], 1, "the job ran on the whole value");
+    let record = last_record(&rt);
+    let bytes = record.params["$truncated"]["bytes"].as_u64().unwrap();
+    assert!(bytes > 500, "{}", record.params);
+    assert_eq!(
+        record.output.as_deref(),
+        Some(&json!({"lines": 1})),
+        "a small output is kept"
+    );
+    // Within the budget, both are kept as they are.
+    ok(&rt, JobEnvelope::new("append", json!({"line": "short"}))).await;
+    assert_eq!(last_record(&rt).params, json!({"line": "short"}));
 }
 
 /// serde_json takes a nested struct from an array of its fields too; the
@@ -535,6 +558,7 @@ async fn bad_input_is_an_answer_with_a_record() {
         b.limits(Limits {
             max_input_bytes: 64,
             max_depth: 4,
+            ..Limits::default()
         })
     });
     let job = || JobEnvelope::new("double", Value::Null);
@@ -741,6 +765,31 @@ async fn output_that_breaks_its_schema_fails_the_job() {
     );
 }
 
+/// The in-process idempotency store keeps at most its bound of results: the
+/// oldest goes first, and a duplicate of it runs again; the newer replay.
+#[tokio::test]
+async fn stored_results_are_bounded_oldest_first() {
+    let store =
+        skill_runtime::policy::MemoryIdempotency::bounded(Duration::from_secs(3600), 2, 1 << 20);
+    let rt = runtime_with(|b| b.idempotency_store(Arc::new(store)));
+    for line in ["a", "b", "c"] {
+        ok(&rt, JobEnvelope::new("append", json!({"line": line}))).await;
+    }
+    let again = |line: &str| JobEnvelope::new("append", json!({"line": line}));
+    assert!(ok(&rt, again("c")).await.replayed, "the newest is kept");
+    assert!(
+        !ok(&rt, again("a")).await.replayed,
+        "the oldest was dropped: it runs again"
+    );
+    assert_eq!(rt_journal(&rt), ["a", "b", "c", "a"]);
+    // A result past the byte bound is not kept at all.
+    let store =
+        skill_runtime::policy::MemoryIdempotency::bounded(Duration::from_secs(3600), 100, 4);
+    let rt = runtime_with(|b| b.idempotency_store(Arc::new(store)));
+    ok(&rt, again("big")).await;
+    assert!(!ok(&rt, again("big")).await.replayed);
+}
+
 #[tokio::test]
 async fn a_dry_run_of_a_skill_that_never_asks_is_noted() {
     let rt = runtime();
@@ -837,11 +886,11 @@ async fn validation_rules_fail_on_error_and_record_warnings() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_key_fired_100_times_concurrently_executes_once() {
     let rt = runtime();
-    let before = APPENDS.load(Ordering::SeqCst);
     let jobs = (0..100)
         .map(|_| JobEnvelope::new("append", json!({"line": "once"})).with_idempotency_key("k-100"));
     let results = run_all(&rt, jobs).await;
-    assert_eq!(APPENDS.load(Ordering::SeqCst) - before, 1, "executed once");
+    // This runtime's own journal: other tests run `append` at the same time.
+    assert_eq!(rt_journal(&rt), ["once"], "executed once");
     let results: Vec<SkillResult> = results.into_iter().map(Result::unwrap).collect();
     assert_eq!(results.iter().filter(|r| !r.replayed).count(), 1);
     let first = &results.iter().find(|r| !r.replayed).unwrap().data;
@@ -858,7 +907,7 @@ async fn the_same_key_fired_100_times_concurrently_executes_once() {
     )
     .await;
     assert!(again.replayed);
-    assert_eq!(APPENDS.load(Ordering::SeqCst) - before, 1);
+    assert_eq!(rt_journal(&rt), ["once"]);
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use quanta::Instant;
 
 use crate::exec::clock::micros;
+use crate::exec::policy::limits::{kept_in_record, measure};
 use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
@@ -55,6 +56,14 @@ impl Runtime {
         let mut secrets = Vec::new();
         let mut params = st.job.params;
         redact_in_place(&mut params, inputs, &mut secrets);
+        // Records are kept (in memory, by default): a value past the budget
+        // is kept as its size, the job having seen the whole of it.
+        let budget = inner.limits.max_record_value_bytes;
+        if let Some(bytes) = st.text_len
+            && bytes > budget
+        {
+            params = serde_json::json!({"$truncated": {"bytes": bytes}});
+        }
         // What the run produced: its result's data, or the output its checks
         // rejected (kept, so a failed run does not lose what it found; the
         // error's copy is redacted already, and is again below, harmlessly).
@@ -69,7 +78,12 @@ impl Runtime {
                 Some(Arc::new(o))
             }
             other => other,
-        };
+        }
+        .map(|o| {
+            // The walk stops at the depth limit.
+            let bytes = measure(&o, inner.limits.max_depth);
+            kept_in_record(o, bytes, budget)
+        });
         let scrub = |text: String| scrub(text, &secrets);
         // The error the caller gets is redacted like the record: a redacted
         // input's value appears in neither.

@@ -1,7 +1,7 @@
 //! Idempotency: the default key of a job, and the store that runs each key
 //! once and answers later jobs with the stored result.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,6 +11,7 @@ use skill_core::manifest::Backoff;
 use tokio::sync::watch;
 
 use crate::exec::policy::BoxFuture;
+use crate::exec::policy::limits::measure;
 use crate::model::error::InvokeError;
 use crate::model::hash::Hasher;
 use crate::model::result::SkillResult;
@@ -95,31 +96,106 @@ impl Default for IdempotencyConfig {
 }
 
 /// The in-process store: a map of keys, waiters woken by a watch channel.
+/// Stored results are bounded by time (`ttl`), count and size: past
+/// [`MemoryIdempotency::DEFAULT_MAX_RESULTS`] results or
+/// [`MemoryIdempotency::DEFAULT_MAX_BYTES`] of their JSON, the oldest are
+/// dropped first (a later duplicate of a dropped key runs again).
 pub struct MemoryIdempotency {
     ttl: Duration,
-    slots: Arc<Mutex<HashMap<(String, String), Slot>>>,
+    slots: Arc<Mutex<Slots>>,
     inserts: AtomicU64,
 }
 
+type Key = (String, String);
+
 enum Slot {
     Running(watch::Receiver<Option<Shared>>),
-    Done { result: Shared, at: Instant },
+    Done {
+        result: Shared,
+        at: Instant,
+        bytes: usize,
+    },
+}
+
+/// The keys, and the stored results in the order they were stored.
+struct Slots {
+    map: HashMap<Key, Slot>,
+    stored: VecDeque<(Key, Instant)>,
+    bytes: usize,
+    max_results: usize,
+    max_bytes: usize,
+}
+
+impl Slots {
+    /// Store `result` under `key`, then drop the oldest results past the
+    /// bounds.
+    fn store(&mut self, key: Key, result: Shared, at: Instant) {
+        let bytes = match &*result {
+            Ok(r) => measure(&r.data, 64).unwrap_or(usize::MAX / 2),
+            Err(_) => 0,
+        };
+        if let Some(Slot::Done { bytes: old, .. }) = self
+            .map
+            .insert(key.clone(), Slot::Done { result, at, bytes })
+        {
+            self.bytes -= old;
+        }
+        self.bytes += bytes;
+        self.stored.push_back((key, at));
+        while self.stored.len() > self.max_results || self.bytes > self.max_bytes {
+            let Some(oldest) = self.stored.pop_front() else {
+                break;
+            };
+            self.forget(&oldest);
+        }
+    }
+
+    /// Remove the stored result `(key, at)` names, if it is still that one.
+    fn forget(&mut self, (key, at): &(Key, Instant)) {
+        if let Some(Slot::Done {
+            at: stored_at,
+            bytes,
+            ..
+        }) = self.map.get(key)
+            && stored_at == at
+        {
+            self.bytes -= *bytes;
+            self.map.remove(key);
+        }
+    }
 }
 
 /// [`MemoryIdempotency`]'s claim.
 struct MemoryClaim {
-    slots: Arc<Mutex<HashMap<(String, String), Slot>>>,
-    key: (String, String),
+    slots: Arc<Mutex<Slots>>,
+    key: Key,
     tx: watch::Sender<Option<Shared>>,
     done: bool,
 }
 
 impl MemoryIdempotency {
-    /// Results kept `ttl`.
+    /// Results kept at most this many at once, by default.
+    pub const DEFAULT_MAX_RESULTS: usize = 10_000;
+    /// Results kept at most this much JSON at once, by default.
+    pub const DEFAULT_MAX_BYTES: usize = 256 << 20;
+
+    /// Results kept `ttl`, within the default bounds.
     pub fn new(ttl: Duration) -> MemoryIdempotency {
+        Self::bounded(ttl, Self::DEFAULT_MAX_RESULTS, Self::DEFAULT_MAX_BYTES)
+    }
+
+    /// Results kept `ttl`, at most `max_results` of them and `max_bytes` of
+    /// their JSON at once.
+    pub fn bounded(ttl: Duration, max_results: usize, max_bytes: usize) -> MemoryIdempotency {
         MemoryIdempotency {
             ttl,
-            slots: Arc::default(),
+            slots: Arc::new(Mutex::new(Slots {
+                map: HashMap::new(),
+                stored: VecDeque::new(),
+                bytes: 0,
+                max_results,
+                max_bytes,
+            })),
             inserts: AtomicU64::new(0),
         }
     }
@@ -129,14 +205,18 @@ impl MemoryIdempotency {
         let mut rx = {
             let mut slots = lock(&self.slots);
             let now = Instant::now();
-            match slots.get(&k) {
-                Some(Slot::Done { result, at }) if now.duration_since(*at) < self.ttl => {
+            match slots.map.get(&k) {
+                Some(Slot::Done { result, at, .. }) if now.duration_since(*at) < self.ttl => {
                     return Claim::Replay(result.clone());
                 }
                 Some(Slot::Running(rx)) => rx.clone(),
                 _ => {
                     let (tx, rx) = watch::channel(None);
-                    slots.insert(k.clone(), Slot::Running(rx));
+                    if let Some(Slot::Done { bytes, .. }) =
+                        slots.map.insert(k.clone(), Slot::Running(rx))
+                    {
+                        slots.bytes -= bytes;
+                    }
                     self.sweep(&mut slots, now);
                     return Claim::Run(Box::new(MemoryClaim {
                         slots: self.slots.clone(),
@@ -161,15 +241,17 @@ impl MemoryIdempotency {
         }
     }
 
-    /// Drop expired results now and then, so the map stays bounded by the
-    /// traffic of one TTL.
-    fn sweep(&self, slots: &mut HashMap<(String, String), Slot>, now: Instant) {
+    /// Drop expired results now and then (the oldest first), so the map stays
+    /// bounded by the traffic of one TTL as well as by its bounds.
+    fn sweep(&self, slots: &mut Slots, now: Instant) {
         let n = self.inserts.fetch_add(1, Ordering::Relaxed);
         if n % 1024 == 1023 {
-            slots.retain(|_, s| match s {
-                Slot::Done { at, .. } => now.duration_since(*at) < self.ttl,
-                Slot::Running(_) => true,
-            });
+            while let Some(oldest) = slots.stored.front()
+                && now.duration_since(oldest.1) >= self.ttl
+            {
+                let oldest = slots.stored.pop_front().expect("a front element");
+                slots.forget(&oldest);
+            }
         }
     }
 }
@@ -185,15 +267,9 @@ impl Claimed for MemoryClaim {
         self.done = true;
         let mut slots = lock(&self.slots);
         if result.is_ok() {
-            slots.insert(
-                self.key.clone(),
-                Slot::Done {
-                    result: result.clone(),
-                    at: Instant::now(),
-                },
-            );
+            slots.store(self.key.clone(), result.clone(), Instant::now());
         } else {
-            slots.remove(&self.key);
+            slots.map.remove(&self.key);
         }
         drop(slots);
         self.tx.send_replace(Some(result));
@@ -204,7 +280,7 @@ impl Claimed for MemoryClaim {
 impl Drop for MemoryClaim {
     fn drop(&mut self) {
         if !self.done {
-            lock(&self.slots).remove(&self.key);
+            lock(&self.slots).map.remove(&self.key);
             // Dropping `tx` wakes the waiters with an error: they report
             // `Abandoned` instead of waiting forever.
         }

@@ -1,5 +1,7 @@
 //! Limits on JSON params, which come from outside the process: size and depth.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 /// Limits on JSON params, which come from outside the process: params beyond
@@ -11,6 +13,11 @@ pub struct Limits {
     pub max_input_bytes: usize,
     /// Nesting depth of the params (a flat object is 1).
     pub max_depth: usize,
+    /// The most of a job's params, and of its output, that its run record
+    /// keeps (JSON text): a larger value is replaced in the record by
+    /// `{"$truncated": {"bytes": N}}`, so records held in memory stay small
+    /// whatever clients send. The job itself sees the whole value.
+    pub max_record_value_bytes: usize,
 }
 
 impl Default for Limits {
@@ -18,7 +25,19 @@ impl Default for Limits {
         Limits {
             max_input_bytes: 1 << 20,
             max_depth: 64,
+            max_record_value_bytes: 64 << 10,
         }
+    }
+}
+
+/// What a run record keeps of `v`, a value of about `bytes` bytes of JSON
+/// text (`None`: nested past the depth limit): `v` itself within `budget`,
+/// else a marker saying how large it was.
+pub(crate) fn kept_in_record(v: Arc<Value>, bytes: Option<usize>, budget: usize) -> Arc<Value> {
+    match bytes {
+        Some(n) if n <= budget => v,
+        Some(n) => Arc::new(serde_json::json!({"$truncated": {"bytes": n}})),
+        None => Arc::new(serde_json::json!({"$truncated": {"too_deep": true}})),
     }
 }
 

@@ -70,6 +70,8 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Any
             });
         };
         let size = st.text_len.unwrap_or(estimate);
+        // Known from here on: the record keeps params up to a budget.
+        st.text_len = Some(size);
         if size > limits.max_input_bytes {
             return Err(InvokeError::TooLarge {
                 skill: name.to_owned(),
