@@ -103,6 +103,17 @@ async fn the_first_failing_step_stops_the_pipeline_and_is_named() {
             ("normalize", RunStatus::Failed)
         ]
     );
+    // Each step names what ran as name@version, failed or not.
+    let names: Vec<&str> = pipeline
+        .pipeline_steps
+        .iter()
+        .map(|s| &*s.skill_name)
+        .collect();
+    assert!(
+        names.iter().all(|n| n.contains('@')),
+        "step names: {names:?}"
+    );
+    assert!(names[1].starts_with("normalize_handle@"), "{names:?}");
     assert_eq!(records.len(), 3, "pipeline + two steps, failures included");
 }
 

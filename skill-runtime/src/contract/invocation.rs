@@ -105,6 +105,16 @@ pub(crate) type JobFuture<'a> =
 /// from the handlers below it (a pipeline's steps are jobs of their own).
 pub(crate) trait JobRunner: Send + Sync {
     fn run_job(&self, job: JobEnvelope) -> JobFuture<'_>;
+
+    /// The `name@version` a job for `name` (at `version`, or the latest)
+    /// runs, when the registry has it: how step records name what ran, even
+    /// when it failed.
+    fn label_of(
+        &self,
+        kind: skill_core::manifest::TargetKind,
+        name: &str,
+        version: Option<&str>,
+    ) -> Option<Arc<str>>;
 }
 
 impl fmt::Debug for Invocation {

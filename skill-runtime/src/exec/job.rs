@@ -326,6 +326,17 @@ impl JobRunner for Runtime {
         // The job's boxed future, as it is.
         self.run(self.state(job, None, None), |d| Ok(d.result))
     }
+
+    fn label_of(
+        &self,
+        kind: skill_core::manifest::TargetKind,
+        name: &str,
+        version: Option<&str>,
+    ) -> Option<Arc<str>> {
+        let registry = &self.inner.registry;
+        let i = registry.index_of_kind(kind, name, version).ok()?;
+        Some(registry.skills()[i].shared_label())
+    }
 }
 
 /// A typed call's output: the handler's own value, or, when the result was

@@ -143,9 +143,14 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                     step.id,
                     e.code()
                 );
+                // Named as a successful step is: `name@version` of what ran,
+                // or the reference as written when nothing resolved.
+                let skill_name = jobs
+                    .label_of(t.kind, t.name, t.version)
+                    .unwrap_or_else(|| Arc::from(reference.as_str()));
                 lock(steps).push(StepRun {
                     id: Cow::Borrowed(step.id),
-                    skill_name: Arc::from(reference),
+                    skill_name,
                     job_id,
                     status: RunStatus::Failed,
                     output: None,
