@@ -143,6 +143,13 @@ pub async fn sleepy_once(input: Sleep) -> Doubled {
     Doubled { doubled: 0 }
 }
 
+/// Block its thread (no await): the runtime's timer cannot interrupt it.
+#[skill(version = "1.0.0", timeout_ms = 50, retries = 0)]
+pub async fn blocking(input: Sleep) -> Doubled {
+    std::thread::sleep(Duration::from_millis(input.ms));
+    Doubled { doubled: 0 }
+}
+
 /// Panic on 7.
 #[skill(version = "1.0.0", retries = 2)]
 pub async fn fragile(input: Num) -> Doubled {
@@ -788,6 +795,24 @@ async fn stored_results_are_bounded_oldest_first() {
     let rt = runtime_with(|b| b.idempotency_store(Arc::new(store)));
     ok(&rt, again("big")).await;
     assert!(!ok(&rt, again("big")).await.replayed);
+}
+
+/// A handler that blocks past its timeout finishes (nothing can stop a
+/// blocked thread), but its late answer is a timeout, never a success.
+#[tokio::test]
+async fn a_handler_that_blocks_past_its_timeout_is_timed_out() {
+    let rt = runtime();
+    let e = err(
+        &rt,
+        JobEnvelope::new("blocking", json!({"id": "block", "ms": 200})),
+    )
+    .await;
+    assert_eq!(e.code(), "timed_out", "{e}");
+    ok(
+        &rt,
+        JobEnvelope::new("blocking", json!({"id": "quick", "ms": 0})),
+    )
+    .await;
 }
 
 #[tokio::test]

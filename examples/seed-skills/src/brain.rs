@@ -71,9 +71,12 @@ pub async fn obsidian_search(
     input: SearchNotesInput,
 ) -> Result<SearchNotesOutput, SearchError> {
     let terms: Vec<String> = words(&input.query).collect();
-    let notes = ctx
-        .resource::<VaultSearch>()
-        .notes()
+    // Off the async threads: blocking reads there would stall other jobs and
+    // escape the job's timeout.
+    let root = ctx.resource::<VaultSearch>().root.clone();
+    let notes = tokio::task::spawn_blocking(move || crate::stores::Vault::new(root).notes())
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
         .map_err(|e| SearchError::SearchFailed(e.to_string()))?;
     let mut scored: Vec<(usize, String)> = notes
         .into_iter()
@@ -138,8 +141,15 @@ pub enum ReadNoteError {
     mcp(permissions("obsidian:read"))
 )]
 pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput, ReadNoteError> {
-    let vault = ctx.resource::<ObsidianRead>();
-    match crate::stores::read_inside(&vault.root, &input.path) {
+    // Off the async threads, like every file read of the examples.
+    let (root, path) = (
+        ctx.resource::<ObsidianRead>().root.clone(),
+        input.path.clone(),
+    );
+    let read = tokio::task::spawn_blocking(move || crate::stores::read_inside(&root, &path))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+    match read {
         Ok(content) => Ok(ReadNoteOutput {
             path: input.path,
             content,

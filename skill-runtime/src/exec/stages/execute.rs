@@ -85,7 +85,26 @@ pub(crate) async fn execute(
         };
         let end = Instant::now();
         let took = micros(end.saturating_duration_since(now));
+        // A handler that blocked its thread past the deadline could not be
+        // interrupted (tokio's timer fires only between polls): it finished,
+        // but late, and a late answer is a timeout, never a success.
+        let late = outcome.is_ok() && end.saturating_duration_since(now) > budget;
+        let timed_out = || {
+            (
+                (
+                    AttemptOutcome::TimedOut,
+                    format!("no answer within {} ms", budget.as_millis()),
+                ),
+                m.execution.idempotent,
+                InvokeError::TimedOut {
+                    skill: name.to_owned(),
+                    timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+                    attempts: attempt,
+                },
+            )
+        };
         let (record, retry, error) = match outcome {
+            Ok(_) if late => timed_out(),
             Ok(Ok(Ok(output))) => {
                 st.executed = Some(end);
                 st.attempts.push(AttemptRecord {
@@ -116,18 +135,7 @@ pub(crate) async fn execute(
                     message: panic,
                 },
             ),
-            Err(_) => (
-                (
-                    AttemptOutcome::TimedOut,
-                    format!("no answer within {} ms", budget.as_millis()),
-                ),
-                m.execution.idempotent,
-                InvokeError::TimedOut {
-                    skill: name.to_owned(),
-                    timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
-                    attempts: attempt,
-                },
-            ),
+            Err(_) => timed_out(),
         };
         let wait = backoff(m.execution.backoff, retry_base, attempt);
         let time_left = deadline.is_none_or(|d| Instant::now() + wait < d);
