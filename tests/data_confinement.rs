@@ -35,10 +35,10 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// The example data, its vault replaced by one note and every way out of it.
 fn hostile_vault(dir: &Path) {
-    copy_dir(
-        &skill_tests::root().join(seed_skills::DATA_DIR),
-        &dir.join("data"),
-    );
+    let data = skill_tests::root().join(seed_skills::DATA_DIR);
+    copy_dir(&data, &dir.join("data"));
+    // The script ops' root sits beside the data.
+    copy_dir(&data.join("../ops"), &dir.join("ops"));
     let (vault, outside) = (dir.join("data/vault"), dir.join("outside"));
     std::fs::remove_dir_all(&vault).unwrap();
     std::fs::create_dir_all(&vault).unwrap();
