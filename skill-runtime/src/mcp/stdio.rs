@@ -88,6 +88,55 @@ impl StdioFront {
     }
 }
 
+/// What a line read from the client is.
+pub(crate) enum Frame {
+    /// A message for rmcp.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// An error to answer with, here.
+    Reply(Value),
+    /// Nothing to do: a blank line, or a notification that does not parse.
+    Ignore,
+}
+
+/// Classify one line (without its `\n`): every line is a message, an answer,
+/// or nothing to answer, and no line can make this panic.
+pub(crate) fn classify(line: &[u8]) -> Frame {
+    let mut line = line;
+    line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Frame::Ignore;
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(rmcp::model::JsonRpcMessage::Request(r)) => match &r.request {
+            ClientRequest::CustomRequest(c) if KNOWN_METHODS.contains(&c.method.as_str()) => {
+                let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
+                let message = format!(
+                    "Invalid params: the params of `{}` do not match its schema",
+                    c.method
+                );
+                Frame::Reply(error(id, -32602, message))
+            }
+            _ => Frame::Message(Box::new(rmcp::model::JsonRpcMessage::Request(r))),
+        },
+        Ok(message) => Frame::Message(Box::new(message)),
+        Err(e) => {
+            // A well-formed object without an id is a notification: ignored.
+            // Anything else gets an error, with its id when one can be read.
+            match serde_json::from_slice::<Value>(line) {
+                Err(_) => Frame::Reply(error(Value::Null, -32700, format!("Parse error: {e}"))),
+                Ok(Value::Object(o)) if o.contains_key("method") && !o.contains_key("id") => {
+                    Frame::Ignore
+                }
+                Ok(v) => {
+                    let id = v.get("id").cloned().unwrap_or(Value::Null);
+                    Frame::Reply(error(id, -32600, format!("Invalid request: {e}")))
+                }
+            }
+        }
+    }
+}
+
 fn error(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
@@ -111,54 +160,103 @@ impl Transport<RoleServer> for StdioFront {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            if !self.read_line().await? {
-                let message =
-                    format!("Parse error: a frame is longer than {MAX_FRAME_BYTES} bytes");
-                self.reply(error(Value::Null, -32700, message)).await;
-                continue;
-            }
-            let mut line = self.line.as_slice();
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-                Ok(rmcp::model::JsonRpcMessage::Request(r)) if matches!(&r.request, ClientRequest::CustomRequest(c) if KNOWN_METHODS.contains(&c.method.as_str())) =>
-                {
-                    let ClientRequest::CustomRequest(c) = &r.request else {
-                        unreachable!("matched above")
-                    };
-                    let id = serde_json::to_value(&r.id).unwrap_or(Value::Null);
-                    let message = format!(
-                        "Invalid params: the params of `{}` do not match its schema",
-                        c.method
-                    );
-                    self.reply(error(id, -32602, message)).await;
-                }
-                Ok(message) => return Some(message),
-                Err(e) => {
-                    // A well-formed object without an id is a notification:
-                    // ignored. Anything else gets an error, with its id when
-                    // one can be read.
-                    let value = serde_json::from_slice::<Value>(line).ok();
-                    match value.as_ref().map(|v| v.get("id")) {
-                        Some(None) => continue,
-                        Some(Some(id)) => {
-                            let message = format!("Invalid request: {e}");
-                            self.reply(error(id.clone(), -32600, message)).await;
-                        }
-                        None => {
-                            let message = format!("Parse error: {e}");
-                            self.reply(error(Value::Null, -32700, message)).await;
-                        }
-                    }
-                }
+            let frame = if self.read_line().await? {
+                classify(&self.line)
+            } else {
+                Frame::Reply(error(
+                    Value::Null,
+                    -32700,
+                    format!("Parse error: a frame is longer than {MAX_FRAME_BYTES} bytes"),
+                ))
+            };
+            match frame {
+                Frame::Message(m) => return Some(*m),
+                Frame::Reply(reply) => self.reply(reply).await,
+                Frame::Ignore => {}
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.output.lock().await.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// `PROPTEST_CASES` (bench/fuzz.sh sets it high), or a short pass.
+    fn cases() -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256)
+    }
+
+    const FRAMES: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+        r#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    ];
+
+    /// Every answer this transport writes is a JSON-RPC error object.
+    fn check(frame: Frame) -> Result<(), TestCaseError> {
+        if let Frame::Reply(v) = frame {
+            prop_assert_eq!(&v["jsonrpc"], "2.0");
+            prop_assert!(v["error"]["code"].is_i64(), "{}", v);
+            prop_assert!(v.get("id").is_some(), "{}", v);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn any_bytes_are_a_message_an_answer_or_nothing(
+            line in proptest::collection::vec(any::<u8>(), 0..256)
+        ) {
+            check(classify(&line))?;
+        }
+
+        #[test]
+        fn edited_frames_are_a_message_an_answer_or_nothing(
+            which in 0..FRAMES.len(),
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..8)
+        ) {
+            let mut line = FRAMES[which].as_bytes().to_vec();
+            for (at, byte, how) in edits {
+                let at = at % (line.len() + 1);
+                match how {
+                    0 => line.insert(at, byte),
+                    1 if at < line.len() => { line.remove(at); }
+                    _ if at < line.len() => line[at] = byte,
+                    _ => line.push(byte),
+                }
+            }
+            check(classify(&line))?;
+        }
+    }
+
+    #[test]
+    fn valid_frames_are_messages_and_bad_params_an_answer() {
+        for f in FRAMES {
+            assert!(matches!(classify(f.as_bytes()), Frame::Message(_)), "{f}");
+        }
+        let bad = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#;
+        let Frame::Reply(v) = classify(bad) else {
+            panic!("an answer")
+        };
+        assert_eq!(v["error"]["code"], -32602);
+        assert_eq!(v["id"], 7);
+        let Frame::Reply(v) = classify(b"5") else {
+            panic!("an answer")
+        };
+        assert_eq!(v["error"]["code"], -32600);
+        assert!(matches!(classify(b"  "), Frame::Ignore));
     }
 }
