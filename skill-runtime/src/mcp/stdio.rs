@@ -39,7 +39,12 @@ const KNOWN_METHODS: &[&str] = &[
 pub(crate) struct StdioFront {
     input: BufReader<Stdin>,
     output: Arc<Mutex<Stdout>>,
+    /// The line being read. It survives a cancelled `receive` (rmcp polls it
+    /// in a `select!` and drops it when a response is ready to send), so a
+    /// partial line is resumed, never lost; it is cleared once handled.
     line: Vec<u8>,
+    /// Whether the line being read is over the limit (its bytes are dropped).
+    oversized: bool,
 }
 
 impl StdioFront {
@@ -48,33 +53,35 @@ impl StdioFront {
             input: BufReader::new(tokio::io::stdin()),
             output: Arc::new(Mutex::new(tokio::io::stdout())),
             line: Vec::new(),
+            oversized: false,
         }
     }
 
-    /// Read one line, at most [`MAX_FRAME_BYTES`]: `None` at the end of
-    /// input, `Some(false)` for a line that was longer (its rest skipped).
+    /// Read up to the end of the current line, at most [`MAX_FRAME_BYTES`]
+    /// of it kept: `None` at the end of input, `Some(true)` for a line in
+    /// `self.line`, `Some(false)` for one that was longer. Cancel-safe: bytes
+    /// are moved from the reader's buffer into `self.line` without an await
+    /// in between.
     async fn read_line(&mut self) -> Option<bool> {
-        self.line.clear();
-        let mut fits = true;
         loop {
             let available = match self.input.fill_buf().await {
-                Ok([]) | Err(_) => return (!self.line.is_empty() || !fits).then_some(fits),
+                Ok([]) | Err(_) => return None,
                 Ok(bytes) => bytes,
             };
             let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
-            if fits && self.line.len() + chunk.len() <= MAX_FRAME_BYTES {
+            if !self.oversized && self.line.len() + chunk.len() <= MAX_FRAME_BYTES {
                 self.line.extend_from_slice(chunk);
             } else {
-                fits = false;
+                self.oversized = true;
                 self.line.clear();
             }
             let used = done.unwrap_or(available.len());
             self.input.consume(used);
             if done.is_some() {
-                return Some(fits);
+                return Some(!std::mem::take(&mut self.oversized));
             }
         }
     }
@@ -161,7 +168,9 @@ impl Transport<RoleServer> for StdioFront {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let frame = if self.read_line().await? {
-                classify(&self.line)
+                let frame = classify(&self.line);
+                self.line.clear();
+                frame
             } else {
                 Frame::Reply(error(
                     Value::Null,
