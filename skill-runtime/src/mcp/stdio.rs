@@ -10,9 +10,9 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::model::ClientRequest;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::transport::{StdioReader, StdioWriter, Transport, stdio_pipes};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdin, Stdout};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
 /// The longest line read as a frame; a longer one is answered and skipped.
@@ -37,8 +37,8 @@ const KNOWN_METHODS: &[&str] = &[
 ];
 
 pub(crate) struct StdioFront {
-    input: BufReader<Stdin>,
-    output: Arc<Mutex<Stdout>>,
+    input: BufReader<StdioReader>,
+    output: Arc<Mutex<StdioWriter>>,
     /// The line being read. It survives a cancelled `receive` (rmcp polls it
     /// in a `select!` and drops it when a response is ready to send), so a
     /// partial line is resumed, never lost; it is cleared once handled.
@@ -48,10 +48,14 @@ pub(crate) struct StdioFront {
 }
 
 impl StdioFront {
+    /// Over rmcp's stdio pipes: non-blocking FIFOs through tokio's IO driver
+    /// where standard input and output are pipes (not the blocking thread
+    /// pool, a task per read and per write).
     pub(crate) fn new() -> Self {
+        let (input, output) = stdio_pipes();
         StdioFront {
-            input: BufReader::new(tokio::io::stdin()),
-            output: Arc::new(Mutex::new(tokio::io::stdout())),
+            input: BufReader::new(input),
+            output: Arc::new(Mutex::new(output)),
             line: Vec::new(),
             oversized: false,
         }
