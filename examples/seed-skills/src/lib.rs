@@ -31,16 +31,22 @@ use skill_runtime::{Registry, Resources, Runtime, RuntimeBuilder};
 pub const DATA_DIR: &str = "examples/seed-skills/data";
 
 /// Every resource the seed skills' capabilities grant, over the data in `dir`,
-/// and the script ops' root, `ops/` beside it (`examples/seed-skills/ops`).
+/// and the script ops' root, `ops/` beside it (`examples/seed-skills/ops`),
+/// when there is one: without it the script op refuses to run, saying so,
+/// and everything else serves.
 pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
-    Ok(Resources::new()
-        .with(skill_runtime::op::ScriptRoot::new(dir.join("../ops"))?)
+    let mut resources = Resources::new()
         .with(stores::SeoDb::load(&dir.join("seo"))?)
         .with(stores::Vault::new(dir.join("vault")))
         .with(stores::RoutesDir::new(dir.join("remix/app/routes")))
         .with(stores::RagCorpus::new(dir.join("rag")))
         .with(stores::VectorStore::default())
-        .with(stores::VersionCache::default()))
+        .with(stores::VersionCache::default());
+    let ops = dir.join("../ops");
+    if ops.is_dir() {
+        resources = resources.with(skill_runtime::op::ScriptRoot::new(ops)?);
+    }
+    Ok(resources)
 }
 
 /// A runtime for the seed skills: the resources over the data in `dir`, and the
