@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use skill_tests::{cargo, root};
+use skill_tests::{cargo, registry_cli, root};
 
 #[test]
 fn skills_crates_use_the_generated_clippy_toml() {
@@ -18,17 +18,6 @@ fn skills_crates_use_the_generated_clippy_toml() {
             panic!("{e}; or run SKILL_BLESS=1 cargo test --test clippy_toml");
         }
     }
-}
-
-fn registry_cli(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = skill_build::cli::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
 }
 
 /// `cargo clippy -- -D warnings` on the crate at `dir`, in a target directory

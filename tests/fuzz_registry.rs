@@ -9,8 +9,7 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use skill_runtime::Registry;
-use skill_tests::temp_dir;
+use skill_tests::{exported_registry, registry_cli, temp_dir};
 // Linked, so that their skills and pipelines are in the registry.
 use seed_skills as _;
 use team_skills as _;
@@ -24,10 +23,7 @@ fn cases() -> u32 {
 
 fn exported() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let registry = Registry::from_inventory().expect("valid registry");
-        serde_json::from_str(&registry.export()).unwrap()
-    })
+    DOC.get_or_init(exported_registry)
 }
 
 fn hostile(i: usize) -> Value {
@@ -89,12 +85,6 @@ fn mutate(doc: &mut Value, path: &[usize], edit: (u8, usize)) {
     }
 }
 
-fn registry_cli(args: &[&str]) -> i32 {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    skill_build::cli::run(&args, &mut out, &mut err)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
@@ -123,7 +113,7 @@ proptest! {
             runs.push(vec!["convert", "--to", to, mutated]);
         }
         for args in runs {
-            let code = registry_cli(&args);
+            let (code, _, _) = registry_cli(&args);
             prop_assert!((0..=2).contains(&code), "{args:?} exited {code}");
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -5,27 +5,10 @@
 //! `convert` ran out of memory.
 
 use serde_json::{Map, Value, json};
-use skill_runtime::Registry;
-use skill_tests::temp_dir;
+use skill_tests::{exported_registry as exported, registry_cli, temp_dir};
 // Linked, so that their skills and pipelines are in the registry.
 use seed_skills as _;
 use team_skills as _;
-
-fn registry_cli(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = skill_build::cli::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-fn exported() -> Value {
-    let registry = Registry::from_inventory().expect("valid registry");
-    serde_json::from_str(&registry.export()).unwrap()
-}
 
 /// Every skill's input (and output) schema replaced by `schema`.
 fn with_schemas(schema: &Value) -> Value {

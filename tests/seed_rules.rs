@@ -58,8 +58,7 @@ async fn a_router_page_with_expert_content_fails_the_audit() {
 /// `output.vlevel in ['V1', 'V2', 'V3', 'V4', 'V5']`.
 #[test]
 fn the_vlevel_postcondition_is_the_seeds() {
-    let registry = Registry::from_inventory().expect("valid registry");
-    let doc: serde_json::Value = serde_json::from_str(&registry.export()).unwrap();
+    let doc = skill_tests::exported_registry();
     let skill = doc["skills"]
         .as_array()
         .unwrap()

@@ -64,6 +64,24 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// `skill-registry ARGS`, in process: its exit status, stdout and stderr.
+pub fn registry_cli(args: &[&str]) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = skill_build::cli::run(&args, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).expect("UTF-8 output"),
+        String::from_utf8(err).expect("UTF-8 errors"),
+    )
+}
+
+/// The registry of every skill linked into the test binary, as exported.
+pub fn exported_registry() -> Value {
+    let registry = skill_runtime::Registry::from_inventory().expect("valid registry");
+    serde_json::from_str(&registry.export()).expect("the export is JSON")
+}
+
 /// Every way `registry` breaks the published format `skill-registry.schema.json`.
 pub fn format_violations(registry: &Value) -> Vec<String> {
     let text = std::fs::read_to_string(root().join("skill-registry.schema.json"))
