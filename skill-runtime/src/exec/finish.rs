@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use quanta::Instant;
 
 use crate::exec::clock::micros;
-use crate::exec::policy::limits::{kept_in_record, measure};
+use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
@@ -62,7 +62,7 @@ impl Runtime {
         if let Some(bytes) = st.text_len
             && bytes > budget
         {
-            params = serde_json::json!({"$truncated": {"bytes": bytes}});
+            params = truncated(Some(bytes));
         }
         // What the run produced: its result's data, or the output its checks
         // rejected (kept, so a failed run does not lose what it found; the

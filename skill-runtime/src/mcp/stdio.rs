@@ -90,13 +90,23 @@ impl StdioFront {
         }
     }
 
+    /// An answer of this transport's own (a failed write means the client is
+    /// gone, which the next read reports).
     async fn reply(&self, reply: Value) {
-        let mut line = reply.to_string().into_bytes();
-        line.push(b'\n');
-        let mut out = self.output.lock().await;
-        let _ = out.write_all(&line).await;
-        let _ = out.flush().await;
+        let _ = write_line(&self.output, &reply).await;
     }
+}
+
+/// Write `message` as one line and flush it.
+async fn write_line(
+    output: &Mutex<StdioWriter>,
+    message: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    let mut out = output.lock().await;
+    out.write_all(&line).await?;
+    out.flush().await
 }
 
 /// What a line read from the client is.
@@ -164,13 +174,7 @@ impl Transport<RoleServer> for StdioFront {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
-        async move {
-            let mut line = serde_json::to_vec(&item)?;
-            line.push(b'\n');
-            let mut out = output.lock().await;
-            out.write_all(&line).await?;
-            out.flush().await
-        }
+        async move { write_line(&output, &item).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {

@@ -36,8 +36,16 @@ impl Default for Limits {
 pub(crate) fn kept_in_record(v: Arc<Value>, bytes: Option<usize>, budget: usize) -> Arc<Value> {
     match bytes {
         Some(n) if n <= budget => v,
-        Some(n) => Arc::new(serde_json::json!({"$truncated": {"bytes": n}})),
-        None => Arc::new(serde_json::json!({"$truncated": {"too_deep": true}})),
+        _ => Arc::new(truncated(bytes)),
+    }
+}
+
+/// The marker a record keeps in place of a value over its budget: its size,
+/// or that it nests past the depth limit (`None`).
+pub(crate) fn truncated(bytes: Option<usize>) -> Value {
+    match bytes {
+        Some(n) => serde_json::json!({"$truncated": {"bytes": n}}),
+        None => serde_json::json!({"$truncated": {"too_deep": true}}),
     }
 }
 
