@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Lit, PathArguments, ReturnType, Type};
 
-use crate::ast::read::lit;
+use crate::ast::read::{find_token, lit};
 use crate::ctxt::Ctxt;
 
 /// The annotated function, taken apart.
@@ -224,15 +224,6 @@ fn capitalized(word: &str) -> String {
     c.next()
         .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
         .unwrap_or_default()
-}
-
-/// The span of the first token in `tokens` (groups searched) for which `is` holds.
-fn find_token(tokens: proc_macro2::TokenStream, is: &dyn Fn(&TokenTree) -> bool) -> Option<Span> {
-    tokens.into_iter().find_map(|t| match &t {
-        _ if is(&t) => Some(t.span()),
-        TokenTree::Group(g) => find_token(g.stream(), is),
-        _ => None,
-    })
 }
 
 /// A function item whose body stays tokens. Parsing a body is most of what a

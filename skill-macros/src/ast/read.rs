@@ -247,3 +247,15 @@ pub(super) fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
         }
     }
 }
+
+/// The span of the first token in `tokens` (groups searched) for which `is` holds.
+pub fn find_token(
+    tokens: proc_macro2::TokenStream,
+    is: &dyn Fn(&proc_macro2::TokenTree) -> bool,
+) -> Option<proc_macro2::Span> {
+    tokens.into_iter().find_map(|t| match &t {
+        _ if is(&t) => Some(t.span()),
+        proc_macro2::TokenTree::Group(g) => find_token(g.stream(), is),
+        _ => None,
+    })
+}

@@ -185,11 +185,11 @@ fn group(
 
 /// Whether `tokens` use `Self`, which a nested function cannot.
 fn mentions_self(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Ident(i) => i == "Self",
-        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
-        _ => false,
-    })
+    crate::ast::read::find_token(
+        tokens,
+        &|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "Self"),
+    )
+    .is_some()
 }
 
 /// Compile-time checks that need the capability's declaration, which lives in
