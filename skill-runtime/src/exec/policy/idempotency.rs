@@ -117,16 +117,44 @@ enum Slot {
     },
 }
 
-/// The keys, and the stored results in the order they were stored.
+/// The keys, and the stored results in the order they were stored (`stored`
+/// may also name results replaced since; `results` and `bytes` count only the
+/// ones in `map`).
 struct Slots {
     map: HashMap<Key, Slot>,
     stored: VecDeque<(Key, Instant)>,
+    results: usize,
     bytes: usize,
     max_results: usize,
     max_bytes: usize,
 }
 
 impl Slots {
+    /// Put `slot` under `key`, the totals following.
+    fn put(&mut self, key: Key, slot: Slot) {
+        if let Slot::Done { bytes, .. } = &slot {
+            self.results += 1;
+            self.bytes += bytes;
+        }
+        if let Some(old) = self.map.insert(key, slot) {
+            self.left(&old);
+        }
+    }
+
+    /// Remove whatever is under `key`, the totals following.
+    fn take(&mut self, key: &Key) {
+        if let Some(old) = self.map.remove(key) {
+            self.left(&old);
+        }
+    }
+
+    fn left(&mut self, old: &Slot) {
+        if let Slot::Done { bytes, .. } = old {
+            self.results -= 1;
+            self.bytes -= bytes;
+        }
+    }
+
     /// Store `result` under `key`, then drop the oldest results past the
     /// bounds.
     fn store(&mut self, key: Key, result: Shared, at: Instant) {
@@ -134,15 +162,9 @@ impl Slots {
             Ok(r) => measure(&r.data, 64).unwrap_or(usize::MAX / 2),
             Err(_) => 0,
         };
-        if let Some(Slot::Done { bytes: old, .. }) = self
-            .map
-            .insert(key.clone(), Slot::Done { result, at, bytes })
-        {
-            self.bytes -= old;
-        }
-        self.bytes += bytes;
+        self.put(key.clone(), Slot::Done { result, at, bytes });
         self.stored.push_back((key, at));
-        while self.stored.len() > self.max_results || self.bytes > self.max_bytes {
+        while self.results > self.max_results || self.bytes > self.max_bytes {
             let Some(oldest) = self.stored.pop_front() else {
                 break;
             };
@@ -152,15 +174,8 @@ impl Slots {
 
     /// Remove the stored result `(key, at)` names, if it is still that one.
     fn forget(&mut self, (key, at): &(Key, Instant)) {
-        if let Some(Slot::Done {
-            at: stored_at,
-            bytes,
-            ..
-        }) = self.map.get(key)
-            && stored_at == at
-        {
-            self.bytes -= *bytes;
-            self.map.remove(key);
+        if matches!(self.map.get(key), Some(Slot::Done { at: stored_at, .. }) if stored_at == at) {
+            self.take(key);
         }
     }
 }
@@ -192,6 +207,7 @@ impl MemoryIdempotency {
             slots: Arc::new(Mutex::new(Slots {
                 map: HashMap::new(),
                 stored: VecDeque::new(),
+                results: 0,
                 bytes: 0,
                 max_results,
                 max_bytes,
@@ -212,11 +228,7 @@ impl MemoryIdempotency {
                 Some(Slot::Running(rx)) => rx.clone(),
                 _ => {
                     let (tx, rx) = watch::channel(None);
-                    if let Some(Slot::Done { bytes, .. }) =
-                        slots.map.insert(k.clone(), Slot::Running(rx))
-                    {
-                        slots.bytes -= bytes;
-                    }
+                    slots.put(k.clone(), Slot::Running(rx));
                     self.sweep(&mut slots, now);
                     return Claim::Run(Box::new(MemoryClaim {
                         slots: self.slots.clone(),
@@ -269,7 +281,7 @@ impl Claimed for MemoryClaim {
         if result.is_ok() {
             slots.store(self.key.clone(), result.clone(), Instant::now());
         } else {
-            slots.map.remove(&self.key);
+            slots.take(&self.key);
         }
         drop(slots);
         self.tx.send_replace(Some(result));
@@ -280,7 +292,7 @@ impl Claimed for MemoryClaim {
 impl Drop for MemoryClaim {
     fn drop(&mut self) {
         if !self.done {
-            lock(&self.slots).map.remove(&self.key);
+            lock(&self.slots).take(&self.key);
             // Dropping `tx` wakes the waiters with an error: they report
             // `Abandoned` instead of waiting forever.
         }
