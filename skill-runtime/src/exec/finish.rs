@@ -69,7 +69,7 @@ impl Runtime {
         // error's copy is redacted already, and is again below, harmlessly).
         let produced = match &result {
             Ok(done) => Some(done.result.data.clone()),
-            Err(e) => e.rejected_output().map(|o| Arc::new(o.clone())),
+            Err(e) => e.rejected_output_shared().cloned(),
         };
         let output = match produced {
             Some(data) if !outputs.is_empty() => {

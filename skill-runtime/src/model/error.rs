@@ -181,9 +181,14 @@ impl InvokeError {
     /// The output a postcondition or an error-severity rule rejected: the job
     /// failed, and this is what it produced (redacted as its manifest says).
     pub fn rejected_output(&self) -> Option<&serde_json::Value> {
+        self.rejected_output_shared().map(|o| &**o)
+    }
+
+    /// [`Self::rejected_output`] as the error holds it, to share, not copy.
+    pub(crate) fn rejected_output_shared(&self) -> Option<&std::sync::Arc<serde_json::Value>> {
         match self {
             InvokeError::Postcondition { output, .. }
-            | InvokeError::ValidationRule { output, .. } => output.as_deref(),
+            | InvokeError::ValidationRule { output, .. } => output.as_ref(),
             _ => None,
         }
     }
