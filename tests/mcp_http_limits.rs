@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use skill_tests::cargo;
+use skill_tests::skill_examples;
 
 struct Server {
     child: Child,
@@ -23,20 +23,8 @@ impl Drop for Server {
 }
 
 fn start(extra: &[&str]) -> Server {
-    let mut cmd = cargo();
-    cmd.args([
-        "run",
-        "-q",
-        "-p",
-        "skill-examples",
-        "--",
-        "mcp",
-        "--http",
-        "127.0.0.1:0",
-    ])
-    .args(extra)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    let mut cmd = skill_examples(&["mcp", "--http", "127.0.0.1:0"]);
+    cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::piped());
     // Owned by `Server` at once, whose drop kills and waits for it.
     let mut server = Server {
         child: cmd.spawn().expect("skill-examples starts"),

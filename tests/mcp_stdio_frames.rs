@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skill_tests::cargo;
+use skill_tests::skill_examples;
 
 struct Server {
     child: Child,
@@ -42,8 +42,7 @@ impl Server {
 }
 
 fn start() -> Server {
-    let mut child = cargo()
-        .args(["run", "-q", "-p", "skill-examples", "--", "mcp"])
+    let mut child = skill_examples(&["mcp"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -13,7 +13,7 @@ use skill_runtime::op::{McpClient, McpTools};
 use skill_runtime::record::RunStatus;
 use skill_runtime::rules::{check_pipelines, check_registry};
 use skill_runtime::{Caller, InvokeError, JobEnvelope, Registry, Runtime, RuntimeBuilder};
-use skill_tests::{cargo, root, run_ok};
+use skill_tests::{cargo, root, run_ok, skill_examples};
 
 fn builder() -> RuntimeBuilder {
     let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
@@ -172,17 +172,15 @@ fn a_script_op_runs_under_its_root_never_the_current_directory() {
     )
     .unwrap();
     let out = run_ok(
-        cargo()
-            .args(["run", "-q", "-p", "skill-examples", "--"])
-            .args([
-                "invoke",
-                "--op",
-                "word_count",
-                r#"{"text": "one two"}"#,
-                "--data",
-            ])
-            .arg(root().join(seed_skills::DATA_DIR))
-            .current_dir(&dir),
+        skill_examples(&[
+            "invoke",
+            "--op",
+            "word_count",
+            r#"{"text": "one two"}"#,
+            "--data",
+        ])
+        .arg(root().join(seed_skills::DATA_DIR))
+        .current_dir(&dir),
     );
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["data"], json!({"words": 2, "lines": 1}));
