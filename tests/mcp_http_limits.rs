@@ -1,7 +1,9 @@
 //! The MCP HTTP transport's limits, on the real server: a browser origin that
 //! is neither loopback nor allowed gets 403; a connection that sends nothing is
 //! closed after the header timeout; past the connection cap, a new client
-//! waits until a slot frees.
+//! waits until a slot frees; past the session cap, the least recently used
+//! session is closed; a body that is not a JSON-RPC message gets a JSON-RPC
+//! error.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -45,6 +47,47 @@ fn start(extra: &[&str]) -> Server {
             return server;
         }
     }
+}
+
+/// POST `body` to `/mcp` with extra header lines, and read the whole answer:
+/// its status line, its headers (lower-case names) and its body.
+fn post(addr: &str, headers: &str, body: &str) -> (String, String, String) {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+/// A new session's id.
+fn open_session(addr: &str) -> String {
+    let (status, headers, _) = post(addr, "", INITIALIZE);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    headers
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .expect("a session id")
+        .trim()
+        .to_owned()
+}
+
+/// The status of a notification sent in `session`.
+fn notify(addr: &str, session: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(addr, &format!("Mcp-Session-Id: {session}\r\n"), body).0
 }
 
 /// POST an `initialize` to `/mcp` with `origin`, and read the status line.
@@ -115,4 +158,87 @@ fn silent_connections_are_closed_and_the_cap_makes_new_ones_wait() {
         "served before a slot was free ({:?})",
         started.elapsed()
     );
+}
+
+#[test]
+fn past_the_session_cap_the_least_recently_used_session_is_closed() {
+    let server = start(&["--max-sessions", "2"]);
+    let addr = &server.addr;
+    let first = open_session(addr);
+    let second = open_session(addr);
+    // The first is used again: the second is now the least recently used.
+    assert!(notify(addr, &first).contains(" 202 "));
+    let third = open_session(addr);
+    let gone = notify(addr, &second);
+    assert!(
+        gone.contains(" 404 "),
+        "the evicted session answered {gone}"
+    );
+    for kept in [&first, &third] {
+        let status = notify(addr, kept);
+        assert!(status.contains(" 202 "), "{kept}: {status}");
+    }
+    // A client whose session was closed starts again.
+    let again = open_session(addr);
+    assert!(notify(addr, &again).contains(" 202 "));
+}
+
+#[test]
+fn a_body_that_is_not_a_message_gets_a_json_rpc_error() {
+    let server = start(&[]);
+    let addr = &server.addr;
+    for (body, code, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"#,
+            -32700,
+            serde_json::Value::Null,
+        ),
+        ("\u{0}not json", -32700, serde_json::Value::Null),
+        (r#"{"jsonrpc":"2.0","id":7}"#, -32600, serde_json::json!(7)),
+        (r#"[1,2,3]"#, -32600, serde_json::Value::Null),
+    ] {
+        let (status, headers, answer) = post(addr, "", body);
+        assert!(status.contains(" 400 "), "{body}: {status}");
+        assert!(
+            headers.contains("content-type: application/json"),
+            "{headers}"
+        );
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert_eq!(answer["id"], id, "{body}: {answer}");
+    }
+    // A body over the 4 MiB default is refused (just over it: the server
+    // reads what the client sends before answering).
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"x":"{}"}}}}"#,
+        "a".repeat(4 << 20)
+    );
+    let (status, _, answer) = post(addr, "", &big);
+    assert!(status.contains(" 413 "), "{status}");
+    assert!(answer.contains("-32600"), "{answer}");
+    // The server goes on serving.
+    open_session(addr);
+}
+
+#[test]
+fn a_kept_alive_connection_left_idle_is_closed() {
+    let server = start(&["--header-timeout-ms", "1000"]);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INITIALIZE}",
+        server.addr,
+        INITIALIZE.len()
+    );
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    // The answer comes, then the connection stays open for a next request
+    // only until the header timeout; read_to_end returns when it is closed.
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""result""#), "{answer}");
 }

@@ -39,6 +39,13 @@ pub struct McpArgs {
     /// this time is closed.
     #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "http")]
     header_timeout_ms: u64,
+    /// With --http: sessions kept at once; one more closes the least recently
+    /// used.
+    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_sessions, requires = "http")]
+    max_sessions: usize,
+    /// With --http: a session with no request for this long is closed.
+    #[arg(long, value_name = "SECS", default_value_t = HttpLimits::default().session_idle.as_secs(), requires = "http")]
+    session_idle_secs: u64,
 }
 
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
@@ -86,6 +93,9 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
                 allowed_origins: args.allow_origins,
                 max_connections: args.max_connections,
                 header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
+                max_sessions: args.max_sessions,
+                session_idle: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
+                ..HttpLimits::default()
             },
         };
         let server = match McpServer::new(runtime, options) {

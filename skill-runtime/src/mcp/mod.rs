@@ -7,6 +7,8 @@
 //! result with `isError: true`, so that a model can read it and correct itself.
 //! Only requests that name no callable tool are protocol errors.
 
+#[cfg(feature = "mcp-http")]
+mod http;
 mod stdio;
 
 use std::collections::BTreeSet;
@@ -64,6 +66,13 @@ pub struct HttpLimits {
     /// Time a client has to send a request's headers: a connection that sends
     /// nothing, or half a request, for this long is closed.
     pub header_timeout: std::time::Duration,
+    /// Sessions kept at once; creating one more closes the session used least
+    /// recently (its client gets 404 and may initialize again).
+    pub max_sessions: usize,
+    /// A session with no request for this long is closed.
+    pub session_idle: std::time::Duration,
+    /// Largest request body read; a larger one is answered 413.
+    pub max_body_bytes: usize,
 }
 
 impl Default for HttpLimits {
@@ -72,6 +81,9 @@ impl Default for HttpLimits {
             allowed_origins: Vec::new(),
             max_connections: 512,
             header_timeout: std::time::Duration::from_secs(10),
+            max_sessions: 1_000,
+            session_idle: std::time::Duration::from_secs(300),
+            max_body_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -216,62 +228,18 @@ impl McpServer {
     /// origins in `Origin` (DNS rebinding protection, 403 otherwise); at most
     /// [`HttpLimits::max_connections`] connections are served at once, and a
     /// connection that does not send its request's headers within
-    /// [`HttpLimits::header_timeout`] is closed. Sessions are kept in memory.
+    /// [`HttpLimits::header_timeout`] is closed. Sessions are kept in memory,
+    /// at most [`HttpLimits::max_sessions`] (the least recently used one is
+    /// closed to admit another), each until idle for
+    /// [`HttpLimits::session_idle`]. A body that is not JSON is answered 400
+    /// with a JSON-RPC parse error (-32700), JSON that is not a message 400
+    /// with -32600, a body over [`HttpLimits::max_body_bytes`] 413.
     /// A failed `accept` (out of descriptors, a connection reset before it was
     /// taken) is logged and serving goes on.
     #[cfg(feature = "mcp-http")]
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-        use rmcp::transport::streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-        };
-
-        let limits = self.http.clone();
-        let server = self;
-        let origins = LOOPBACK_ORIGINS
-            .iter()
-            .map(|o| (*o).to_owned())
-            .chain(limits.allowed_origins.iter().cloned());
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default().with_allowed_origins(origins),
-        );
-        let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
-        loop {
-            // A slot first: past the cap, connections wait in the backlog.
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                return Ok(());
-            };
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    tracing::warn!("MCP HTTP accept failed: {e}");
-                    // Out of descriptors clears only as connections close.
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let service = service.clone();
-            let header_timeout = limits.header_timeout;
-            tokio::spawn(async move {
-                let _slot = slot;
-                let handler = hyper::service::service_fn(
-                    move |request: hyper::Request<hyper::body::Incoming>| {
-                        tower_service::Service::call(&mut service.clone(), request)
-                    },
-                );
-                let io = hyper_util::rt::TokioIo::new(stream);
-                if let Err(e) = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .serve_connection(io, handler)
-                    .await
-                {
-                    tracing::debug!("MCP HTTP connection ended: {e}");
-                }
-            });
-        }
+        http::serve(self, listener).await;
+        Ok(())
     }
 
     /// Run one `tools/call`: a protocol error only when no callable tool has that
