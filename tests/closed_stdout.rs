@@ -1,5 +1,6 @@
 //! A command whose reader goes away (`| head`) ends quietly, in both binaries:
-//! no panic, no backtrace, success.
+//! no panic, no backtrace, success. A run record that cannot be written is
+//! never a silent success, in `invoke` or in the MCP server.
 
 use std::process::{Command, Stdio};
 
@@ -66,4 +67,41 @@ fn a_run_record_that_cannot_be_written_fails_the_invoke() {
     );
     // The job itself ran: its result is printed.
     assert!(String::from_utf8_lossy(&out.stdout).contains("summary"));
+}
+
+#[test]
+fn a_run_record_the_mcp_server_cannot_write_fails_its_exit() {
+    use std::io::Write;
+    let mut child = skill_examples(&["mcp", "--record", "/dev/full"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("skill-examples starts");
+    let frames = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summarize_text","arguments":{"text":"One. Two."}}}"#,
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for frame in frames {
+        writeln!(stdin, "{frame}").unwrap();
+    }
+    // Closing stdin ends the session once the call is answered.
+    drop(stdin);
+    let out = child.wait_with_output().expect("the server ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains(r#""id":2"#) && stdout.contains("summary"),
+        "{stdout}"
+    );
+    assert!(
+        !out.status.success(),
+        "a lost record must not exit 0: {stderr}"
+    );
+    assert!(
+        stderr.contains("1 run record could not be written to /dev/full"),
+        "{stderr}"
+    );
 }

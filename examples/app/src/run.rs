@@ -140,34 +140,36 @@ pub fn invoke(
             r.record_sink().flush().await;
         }
         let status = print_result(result);
-        match record_file_errors() {
+        match records_lost(&runtime, args, redis.is_some()) {
             Ok(()) => status,
             Err(failed) => failed,
         }
     })
 }
 
-/// The `--record` file's sink, kept to report the records it could not write.
-static RECORD_FILE: std::sync::OnceLock<(PathBuf, Arc<JsonLinesSink>)> = std::sync::OnceLock::new();
-
-/// Report on stderr the run records the `--record` file could not take (a
-/// full disk, a device that refuses writes): `Err` with a failing status
-/// when there were any, so a lost record is never a silent success.
-pub fn record_file_errors() -> Result<(), ExitCode> {
-    let Some((path, sink)) = RECORD_FILE.get() else {
+/// Report on stderr the run records the runtime's sinks could not keep (a
+/// `--record` file on a full disk or a device that refuses writes, a Redis
+/// backlog that overflowed): `Err` with a failing status when there were any,
+/// so a lost record is never a silent success.
+pub fn records_lost(runtime: &Runtime, args: &RuntimeArgs, redis: bool) -> Result<(), ExitCode> {
+    let n = runtime.records_lost();
+    if n == 0 {
         return Ok(());
-    };
-    match sink.errors() {
-        0 => Ok(()),
-        n => {
-            eprintln!(
-                "error: {n} run record{} could not be written to {}",
-                if n == 1 { "" } else { "s" },
-                path.display()
-            );
-            Err(ExitCode::FAILURE)
-        }
     }
+    let mut places: Vec<String> = args
+        .record
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if redis {
+        places.push("the fleet's records stream".to_owned());
+    }
+    eprintln!(
+        "error: {n} run record{} could not be written to {}",
+        if n == 1 { "" } else { "s" },
+        places.join(" or ")
+    );
+    Err(ExitCode::FAILURE)
 }
 
 /// Print a job's result as JSON (rule notes on stderr), or its error and what
@@ -256,9 +258,7 @@ pub fn build_runtime(
     if let Some(path) = &args.record {
         match JsonLinesSink::append(path) {
             Ok(sink) => {
-                let sink = Arc::new(sink);
-                let _ = RECORD_FILE.set((path.clone(), sink.clone()));
-                sinks.push(sink);
+                sinks.push(Arc::new(sink));
             }
             Err(e) => {
                 eprintln!("error: cannot open {}: {e}", path.display());

@@ -98,7 +98,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
                 ..HttpLimits::default()
             },
         };
-        let server = match McpServer::new(runtime, options) {
+        let server = match McpServer::new(runtime.clone(), options) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -122,7 +122,9 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             r.record_sink().flush().await;
         }
         match served {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => crate::run::records_lost(&runtime, &args.runtime, redis.is_some())
+                .err()
+                .unwrap_or(ExitCode::SUCCESS),
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE

@@ -268,6 +268,13 @@ impl Runtime {
         Some(self.inner.skills[i].stats.snapshot(s.label()))
     }
 
+    /// Run records the runtime's sink could not keep (see
+    /// [`RecordSink::lost`]): a non-zero count means the record of some jobs
+    /// is missing.
+    pub fn records_lost(&self) -> u64 {
+        self.inner.sink.lost()
+    }
+
     /// Invocations that named no registered skill.
     pub fn unresolved(&self) -> u64 {
         self.inner.unresolved.load(Ordering::Relaxed)

@@ -15,6 +15,13 @@ use crate::sync::lock;
 /// quick (buffer, do not block on the network).
 pub trait RecordSink: Send + Sync + 'static {
     fn record(&self, record: Arc<RunRecord>);
+
+    /// Records this sink was given and could not keep (a write that failed, a
+    /// backlog that overflowed), counted since it was made. A bounded sink
+    /// that lets its oldest records go by design does not count them.
+    fn lost(&self) -> u64 {
+        0
+    }
 }
 
 /// Keeps the most recent records in memory, up to a bound; older ones are dropped
@@ -138,6 +145,10 @@ impl RecordSink for JsonLinesSink {
             tracing::warn!(job_id = %record.job_id, error = %e, "cannot write run record");
         }
     }
+
+    fn lost(&self) -> u64 {
+        self.errors()
+    }
 }
 
 /// Sends every record to each of several sinks.
@@ -148,5 +159,9 @@ impl RecordSink for FanOut {
         for sink in &self.0 {
             sink.record(record.clone());
         }
+    }
+
+    fn lost(&self) -> u64 {
+        self.0.iter().map(|s| s.lost()).sum()
     }
 }

@@ -75,7 +75,8 @@ impl RedisSink {
         }
     }
 
-    /// Records dropped because Redis could not take them fast enough.
+    /// Records dropped because Redis could not take them fast enough (or
+    /// they did not serialize).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
@@ -86,6 +87,7 @@ impl RecordSink for RedisSink {
         let text = match serde_json::to_string(&*record) {
             Ok(t) => t,
             Err(e) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(job_id = %record.job_id, error = %e, "run record does not serialize");
                 return;
             }
@@ -101,6 +103,10 @@ impl RecordSink for RedisSink {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(job_id = %record.job_id, "run record dropped: Redis is not keeping up");
         }
+    }
+
+    fn lost(&self) -> u64 {
+        self.dropped()
     }
 }
 
