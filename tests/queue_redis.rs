@@ -422,7 +422,7 @@ fn the_cli_enqueues_waits_and_reports() {
     let out = cli(&["stats", "--json"]);
     assert!(out.status.success());
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let skills: BTreeSet<&str> = stats
+    let skills: BTreeSet<&str> = stats["skills"]
         .as_array()
         .unwrap()
         .iter()

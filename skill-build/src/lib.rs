@@ -11,7 +11,8 @@
 //! ```
 //!
 //! This writes `$OUT_DIR/skill-registry.json` and `$OUT_DIR/capabilities.json`
-//! (and `op-registry.json` when there are ops), and the same registry bytes to
+//! (and `op-registry.json` when there are ops, `agent-registry.json` when there
+//! are agents), and the same registry bytes to
 //! `$SKILL_REGISTRY_OUT` when that is set (with the other files beside it). Every
 //! problem (a crate listed in `link!` that contributed nothing, duplicate
 //! skills, dangling call targets, invalid schemas) fails the build.
@@ -67,6 +68,10 @@ pub enum ExportError {
          is it the right crate, and does it define skills?"
     )]
     NothingFrom(String),
+    #[error("{0}")]
+    Agents(#[from] skill_runtime::agents::AgentRegistryError),
+    #[error("the agent registry breaks its rules:\n{}", .0.join("\n"))]
+    AgentRules(Vec<String>),
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
     #[error("{0} is not set; skill_build::export runs from a build script")]
@@ -80,6 +85,7 @@ pub struct Exported {
     pub capabilities: PathBuf,
     pub extra: Option<PathBuf>,
     pub skills: usize,
+    pub agents: usize,
 }
 
 /// Build the registry of `linked` crates and check that each contributed.
@@ -111,13 +117,18 @@ pub fn export_to(
 ) -> Result<Exported, ExportError> {
     let registry = registry(linked)?;
     let bytes = registry.export();
+    let agents = agent_registry(&registry)?;
     let out = Exported {
         registry: dir.join("skill-registry.json"),
         capabilities: dir.join("capabilities.json"),
         extra: extra.map(Path::to_path_buf),
         skills: registry.skills().len(),
+        agents: agents.as_ref().map_or(0, |(n, _)| *n),
     };
     write_if_changed(&out.registry, &bytes)?;
+    if let Some((_, agent_bytes)) = &agents {
+        write_if_changed(&dir.join("agent-registry.json"), agent_bytes)?;
+    }
     write_if_changed(&out.capabilities, &registry.export_capabilities())?;
     if registry.has_ops() {
         write_if_changed(&dir.join("op-registry.json"), &registry.export_ops())?;
@@ -132,8 +143,35 @@ pub fn export_to(
         if registry.has_ops() && ops != *path {
             write_if_changed(&ops, &registry.export_ops())?;
         }
+        let agent_file = path.with_file_name("agent-registry.json");
+        if let Some((_, agent_bytes)) = &agents
+            && agent_file != *path
+        {
+            write_if_changed(&agent_file, agent_bytes)?;
+        }
     }
     Ok(out)
+}
+
+/// The agents every linked crate declares, checked against the skill
+/// registry (listed skills admit the agent's role, escalation targets are
+/// agents, one agent per id), as the count and canonical bytes of
+/// `agent-registry.json`; `None` when no crate declares an agent.
+pub fn agent_registry(skills: &Registry) -> Result<Option<(usize, String)>, ExportError> {
+    let agents = skill_runtime::agents::AgentRegistry::from_inventory()?;
+    if agents.is_empty() {
+        return Ok(None);
+    }
+    let skills_json = skills.to_json();
+    let json = agents.to_json(&skills_json);
+    let findings = skill_runtime::agents::check_agents(&json, Some(&skills_json));
+    if !findings.is_empty() {
+        return Err(ExportError::AgentRules(findings));
+    }
+    Ok(Some((
+        agents.agents().len(),
+        skill_runtime::export::canonical(&json),
+    )))
 }
 
 /// [`export`], printing any error and exiting non-zero, which fails the build.

@@ -10,6 +10,7 @@
 
 #[macro_use]
 pub mod words;
+pub mod agent;
 pub mod capability;
 pub mod failure;
 pub mod manifest;

@@ -49,6 +49,19 @@ pub const fn is_capability_id(id: &str) -> bool {
     dots == 1 && !word_start
 }
 
+/// An agent id: two or more snake_case words joined by dots, like
+/// `agent.seo.vlevel` (the AI-COS agent model's ids).
+pub fn is_agent_id(id: &str) -> bool {
+    let mut words = 0;
+    for word in id.split('.') {
+        if !is_snake_case(word) {
+            return false;
+        }
+        words += 1;
+    }
+    words >= 2
+}
+
 /// MCP's tool naming rule: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
 pub fn is_mcp_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
@@ -135,6 +148,23 @@ mod tests {
         }
         for bad in ["1.0", "01.0.0", "1.0.0-", "v1.0.0", "1.0.0-01"] {
             assert!(!is_semver(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn agent_ids_are_dotted_snake_case() {
+        assert!(is_agent_id("agent.seo.vlevel"));
+        assert!(is_agent_id("agent.team_ops"));
+        for bad in [
+            "agent",
+            "agent..seo",
+            "Agent.seo",
+            "agent.seo-x",
+            ".agent",
+            "agent.",
+            "",
+        ] {
+            assert!(!is_agent_id(bad), "{bad}");
         }
     }
 

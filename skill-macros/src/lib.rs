@@ -1,6 +1,7 @@
 //! Procedural macros of `skill-runtime`. Depend on `skill-runtime` and use these
 //! through `skill_runtime::prelude`; this crate's paths are not public API.
 
+mod agent;
 mod ambient;
 mod args;
 mod ast;
@@ -168,6 +169,13 @@ fn declared_impl(
 }
 
 /// Declare a capability on a unit struct:
+/// Declare an agent (the AI-COS agent contract) on an `async fn`. See
+/// `skill_runtime` and `docs/agents.md`.
+#[proc_macro_attribute]
+pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
+    agent::expand(attr.into(), item.into()).into()
+}
+
 /// `#[capability(id = "database.write", effect = "database", operation = "write", resource = Db)]`.
 /// The doc comment is its description.
 #[proc_macro_attribute]

@@ -36,6 +36,7 @@
 
 // The layers, each depending only on those above it in this list; see
 // ARCHITECTURE.md. `mcp` is a front door over `exec`.
+mod agent;
 mod contract;
 mod exec;
 #[cfg(feature = "mcp")]
@@ -48,6 +49,26 @@ mod sync;
 
 // The facade: what users name, by topic. Paths inside the layers are not
 // public API.
+
+/// Agents (the AI-COS agent model): contracts checked when the code
+/// compiles, their registry, running them, their KPIs. See docs/agents.md.
+pub mod agents {
+    pub use crate::agent::contract::{
+        Agent, AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource,
+        Memory, PostCheck, PostCondition, PreCondition, Trigger, Uses,
+    };
+    pub use crate::agent::ctx::AgentCtx;
+    pub use crate::agent::export::{AGENT_REGISTRY_VERSION, check_agents};
+    pub use crate::agent::kpi::{KpiRun, KpiValue, kpis};
+    pub use crate::agent::registry::{
+        AgentEntry, AgentRegistry, AgentRegistryError, RegisteredAgent,
+    };
+    pub use crate::agent::run::{
+        AgentError, AgentFailure, AgentMetrics, AgentResult, AgentRunner, EscalationDecision,
+    };
+    pub use skill_core::agent::{Direction, KpiStatus, Storage, ToolPermission, kpi_status};
+    pub use skill_core::names::is_agent_id;
+}
 
 /// Capabilities: the data every capability carries, and the traits that tie
 /// capabilities to skills at compile time.
@@ -195,6 +216,10 @@ pub use skill_macros::pipeline;
 /// with `url`. Pipeline steps and `calls` reach ops by name.
 pub use skill_macros::op;
 
+/// `#[agent(id = "agent.domain.name", role = "...", skills(...), ...)]` on an
+/// `async fn` declares an agent (seed 002's contract); see docs/agents.md.
+pub use skill_macros::agent;
+
 /// `#[capability(id = "domain.verb", effect = "...", operation = "...")]` on a unit
 /// struct declares a capability; its doc comment is the description.
 pub use skill_macros::capability;
@@ -204,9 +229,10 @@ pub use skill_macros::FailureModes;
 
 /// What skill authors import.
 pub mod prelude {
+    pub use crate::agents::{Agent, AgentCtx};
     pub use crate::{
         Artifact, Caller, Ctx, FailureModes, JobEnvelope, Never, NextAction, Registry, Resources,
-        Runtime, Skill, capability, op, pipeline, skill,
+        Runtime, Skill, agent, capability, op, pipeline, skill,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -215,6 +241,12 @@ pub mod prelude {
 /// Paths the generated code uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::agent::contract::{
+        Agent, AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource,
+        Memory, PostCheck, PostCondition, PreCondition, Trigger, Uses, assert_reusable,
+    };
+    pub use crate::agent::ctx::AgentCtx;
+    pub use crate::agent::registry::AgentEntry;
     pub use crate::contract::capability::{CapabilityEntry, assert_effect_listed};
     pub use crate::contract::conditions::{PostconditionFn, PreconditionFn, RuleFn};
     pub use crate::contract::direct::{AnyType, Direct, NotASkill, Probe, TypeProbe};
@@ -228,5 +260,6 @@ pub mod __private {
     };
     pub use core;
     pub use inventory;
+    pub use skill_core::agent::{Direction, Storage, ToolPermission};
     pub use skill_core::manifest::*;
 }

@@ -17,6 +17,7 @@ macro_rules! out {
     };
 }
 
+mod agents;
 mod fleet;
 mod progress;
 mod redis_args;
@@ -58,6 +59,24 @@ enum Command {
         /// Print capabilities.json (same as --format capabilities).
         #[arg(long, conflicts_with = "format")]
         capabilities: bool,
+        /// Print agent-registry.json (the same bytes the build script writes).
+        #[arg(long, conflicts_with_all = ["format", "capabilities"])]
+        agents: bool,
+    },
+    /// List the agents: id, version, name, role, skills, KPIs and description.
+    Agents,
+    /// Run an agent: its input checked, its pre-conditions, its body (every
+    /// skill it runs goes through the pipeline with the agent as the caller),
+    /// its post-conditions and escalation triggers; print its result.
+    Agent {
+        /// Agent id, like agent.seo.vlevel.
+        id: String,
+        /// Input JSON: the text itself, @FILE, or - for standard input.
+        input: String,
+        #[command(flatten)]
+        job: run::JobArgs,
+        #[command(flatten)]
+        runtime: run::RuntimeArgs,
     },
     /// Run a skill through the whole pipeline (authorization, rate limit, schema,
     /// conditions, idempotency, approval, timeout and retries, output checks) and
@@ -85,7 +104,8 @@ enum Command {
     /// tools needing an MCP permission that is not granted are neither listed
     /// nor callable.
     Mcp(serve::McpArgs),
-    /// Per-skill runs, failures and latency percentiles: from a run-record file
+    /// Per-skill runs, failures and latency percentiles, and each agent's KPIs
+    /// with their status: from a run-record file
     /// (written by `--record FILE`), or over the fleet's records with --redis.
     Stats {
         /// A JSON-lines file of run records.
@@ -155,9 +175,18 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::List => report::list(&registry),
+        Command::Export { agents: true, .. } => agents::export(&registry),
+        Command::Agents => agents::list(),
+        Command::Agent {
+            id,
+            input,
+            job,
+            runtime,
+        } => agents::run(registry, &id, &input, &job, &runtime),
         Command::Export {
             format,
             capabilities,
+            ..
         } => report::export(
             &registry,
             if capabilities {

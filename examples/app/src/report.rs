@@ -84,6 +84,8 @@ struct RecordLine {
     version: Option<String>,
     duration_us: u64,
     status: RunStatus,
+    #[serde(default)]
+    output: Option<serde_json::Value>,
 }
 
 /// How many of the fleet's most recent records `stats --redis` reads.
@@ -153,15 +155,67 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
             .zip(&keys)
             .map(|(r, k)| (k.as_str(), r.duration_us, r.status == RunStatus::Failed)),
     );
+    let runs: Vec<(String, u64, bool, Option<serde_json::Value>)> = records
+        .into_iter()
+        .map(|r| {
+            (
+                r.skill,
+                r.duration_us,
+                r.status == RunStatus::Succeeded,
+                r.output,
+            )
+        })
+        .collect();
+    let agents = crate::agents::kpis_of(&runs);
     if json {
+        let agents: Vec<serde_json::Value> = agents
+            .iter()
+            .map(|(id, kpis)| serde_json::json!({"agent": id, "kpis": kpis}))
+            .collect();
         outln!(
             "{}",
-            serde_json::to_string_pretty(&stats).unwrap_or_default()
+            serde_json::to_string_pretty(&serde_json::json!({"skills": stats, "agents": agents}))
+                .unwrap_or_default()
         );
     } else {
         print_table(&stats);
+        print_kpis(&agents);
     }
     ExitCode::SUCCESS
+}
+
+fn print_kpis(agents: &[(&str, Vec<skill_runtime::agents::KpiValue>)]) {
+    if agents.is_empty() {
+        return;
+    }
+    outln!(
+        "\n{:<22} {:<22} {:>10} {:<12} {:>8} {:>8} {:>8} {:<8} {:>5}",
+        "agent",
+        "kpi",
+        "value",
+        "unit",
+        "target",
+        "warning",
+        "critical",
+        "status",
+        "runs"
+    );
+    for (id, kpis) in agents {
+        for k in kpis {
+            outln!(
+                "{:<22} {:<22} {:>10} {:<12} {:>8} {:>8} {:>8} {:<8} {:>5}",
+                id,
+                k.metric_id,
+                k.value.map_or("-".to_owned(), |v| format!("{v:.3}")),
+                k.unit,
+                k.target,
+                k.threshold_warning,
+                k.threshold_critical,
+                k.status.map_or("no data", |s| s.as_str()),
+                k.samples
+            );
+        }
+    }
 }
 
 fn print_table(stats: &[SkillStats]) {

@@ -3,7 +3,10 @@
 //! - AI-COS skill model: [`seo_role_audit`], [`rag_reindex`], [`vlevel_calculator`],
 //!   [`routes_sync`];
 //! - Brain OS registry v2: [`search_notes`], [`read_note`], [`summarize_text`];
-//! - Chimera workflows: [`echo`], [`normalize_handle`].
+//! - Chimera workflows: [`echo`], [`normalize_handle`];
+//! - AI-COS agent model: the agents [`vlevel_agent`] (`agent.seo.vlevel`) and
+//!   [`seo_architect_agent`] (`agent.seo.architect`), and the skill
+//!   [`canonical_check`] the first one lists.
 //!
 //! They work on local data under [`DATA_DIR`] (an Obsidian-style vault, a Remix
 //! routes folder, RAG documents, an SEO page table), loaded by [`demo_resources`].
@@ -11,11 +14,13 @@
 pub mod caps;
 pub mod stores;
 
+mod agents;
 mod aicos;
 mod brain;
 mod chimera;
 mod defaults;
 
+pub use agents::*;
 pub use aicos::*;
 pub use brain::*;
 pub use chimera::*;

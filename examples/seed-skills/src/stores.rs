@@ -22,6 +22,9 @@ pub struct PageRecord {
     pub role: String,
     pub has_expert_content: bool,
     pub product_count: u32,
+    /// The page's `<link rel="canonical">` target, when it has one.
+    #[serde(default)]
+    pub canonical: Option<String>,
 }
 
 /// A row of the `__seo_routes` table.

@@ -278,7 +278,7 @@ impl FnWithBody {
 pub(crate) fn is_ctx(ty: &Type) -> Option<bool> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "Ctx" {
+    if last.ident != "Ctx" && last.ident != "AgentCtx" {
         return None;
     }
     Some(!matches!(last.arguments, PathArguments::None))

@@ -48,7 +48,7 @@ pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&s
     out
 }
 
-pub(super) fn sub_list(cx: &Ctxt, node: Node) -> List {
+pub fn sub_list(cx: &Ctxt, node: Node) -> List {
     match node.kind {
         NodeKind::List(list, _) => list,
         _ => {
@@ -58,7 +58,7 @@ pub(super) fn sub_list(cx: &Ctxt, node: Node) -> List {
     }
 }
 
-pub(super) fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a Expr> {
+pub fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a Expr> {
     match &node.kind {
         NodeKind::Value(e) => Some(e),
         _ => {
@@ -71,7 +71,7 @@ pub(super) fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a
     }
 }
 
-pub(super) fn lit(e: &Expr) -> Option<&Lit> {
+pub fn lit(e: &Expr) -> Option<&Lit> {
     match e {
         Expr::Lit(ExprLit { lit, .. }) => Some(lit),
         Expr::Group(g) => lit(&g.expr),
@@ -97,7 +97,7 @@ pub fn str_lit(cx: &Ctxt, node: &Node) -> Option<LitStr> {
     }
 }
 
-pub(super) fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
+pub fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
     let e = value(cx, node, "N")?;
     match lit(e) {
         Some(Lit::Int(i)) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
@@ -164,13 +164,13 @@ pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Optio
 }
 
 /// `node`'s word, one of vocabulary `W` (the words the manifest exports).
-pub(super) fn word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+pub fn word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
     choice(cx, node, W::WORDS)
 }
 
 /// [`word`] for the ADR's capitalized words, which the attribute takes in
 /// lowercase (`sandbox = "docker"`, exported `DOCKER`).
-pub(super) fn lowercase_word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+pub fn lowercase_word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
     let lower: Vec<(String, &'static str)> = W::WORDS
         .iter()
         .map(|(w, v)| (w.to_ascii_lowercase(), *v))
@@ -180,11 +180,11 @@ pub(super) fn lowercase_word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> 
 }
 
 /// The words of vocabulary `W`, as keys.
-pub(super) fn words<W: Word>() -> Vec<&'static str> {
+pub fn words<W: Word>() -> Vec<&'static str> {
     W::WORDS.iter().map(|(w, _)| *w).collect()
 }
 
-pub(super) fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
+pub fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
     let NodeKind::List(list, _) = &node.kind else {
         cx.error_at(
             node.span(),
@@ -205,7 +205,7 @@ pub(super) fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
     out
 }
 
-pub(super) fn path_list(cx: &Ctxt, node: Node, key: &str) -> Vec<Path> {
+pub fn path_list(cx: &Ctxt, node: Node, key: &str) -> Vec<Path> {
     let span = node.span();
     let NodeKind::List(list, _) = node.kind else {
         cx.error_at(span, format!("expected `{key}(Path, ...)`"));
@@ -235,7 +235,7 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
     crate::args::path_text(a) == crate::args::path_text(b)
 }
 
-pub(super) fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
+pub fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
     match s.parse::<Path>() {
         Ok(p) => Some(p),
         Err(_) => {

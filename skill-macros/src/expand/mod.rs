@@ -83,7 +83,7 @@ pub fn body_fn(ident: &Ident) -> Ident {
 
 /// The signature with a bare `Ctx` completed to `Ctx<marker>`, so the
 /// user's import stays used and the type they named is the one they get.
-fn completed_sig(func: &SkillFn) -> syn::Signature {
+pub fn completed_sig(func: &SkillFn) -> syn::Signature {
     let mut sig = func.item.sig.clone();
     let ident = &func.item.sig.ident;
     // Every bare `Ctx`, so that a misplaced second one gets only the shape error.

@@ -268,6 +268,11 @@ impl Runtime {
         Some(self.inner.skills[i].stats.snapshot(s.label()))
     }
 
+    /// Hand a record made outside the job path (an agent run) to the sink.
+    pub(crate) fn record(&self, record: crate::model::record::RunRecord) {
+        self.inner.sink.record(Arc::new(record));
+    }
+
     /// Run records the runtime's sink could not keep (see
     /// [`RecordSink::lost`]): a non-zero count means the record of some jobs
     /// is missing.

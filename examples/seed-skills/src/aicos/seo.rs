@@ -10,7 +10,7 @@ use crate::stores::{AuditLogEntry, lock};
 
 // ---------------------------------------------------------------- seo_role_audit
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditInput {
     /// Pages to audit.
     #[schemars(length(max = 1000), inner(url))]
@@ -20,7 +20,7 @@ pub struct AuditInput {
     pub check_content: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditOutput {
     pub audited: u32,
     pub violations: Vec<RoleViolation>,
@@ -29,7 +29,7 @@ pub struct AuditOutput {
     pub logged: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RoleViolation {
     pub url: String,
     pub current_role: String,
@@ -39,7 +39,7 @@ pub struct RoleViolation {
     pub has_expert_content: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ViolationSeverity {
     Info,
@@ -48,7 +48,7 @@ pub enum ViolationSeverity {
     Critical,
 }
 
-#[derive(Debug, Default, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct AuditSummary {
     /// Pages per current role.
     pub by_role: BTreeMap<String, u32>,
@@ -155,12 +155,12 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
 
 // ---------------------------------------------------------------- vlevel_calculator
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct VLevelInput {
     pub page_data: PageData,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PageData {
     pub url: String,
     /// Product range, e.g. "plaquettes-de-frein".
@@ -176,7 +176,7 @@ pub struct PageData {
     pub ktypnr: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum VLevel {
     V1,
     V2,
@@ -185,7 +185,7 @@ pub enum VLevel {
     V5,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct VLevelOutput {
     pub vlevel: VLevel,
     #[schemars(range(min = 0, max = 100))]
@@ -194,7 +194,7 @@ pub struct VLevelOutput {
     pub recommendations: Vec<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Breakdown {
     pub gamme_score: u8,
     pub vehicle_score: u8,

@@ -1,0 +1,159 @@
+//! `agents`, `agent ID INPUT`, `export --agents` and the KPI part of `stats`:
+//! the agents the linked crates declare.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use skill_runtime::Registry;
+use skill_runtime::agents::{AgentRegistry, AgentRunner, KpiRun, KpiValue, kpis};
+
+use crate::run::{JobArgs, RuntimeArgs, async_runtime, build_runtime, read_input, records_lost};
+
+/// The agents of every linked crate, checked; an error is printed.
+pub fn registry() -> Result<AgentRegistry, ExitCode> {
+    AgentRegistry::from_inventory().map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::FAILURE
+    })
+}
+
+/// `agents`: id, role, version, skills and KPIs of each agent.
+pub fn list() -> ExitCode {
+    let agents = match registry() {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    for a in agents.agents() {
+        let c = a.contract();
+        let skills: Vec<&str> = c.skills.iter().map(|s| s.manifest.name).collect();
+        let kpis: Vec<&str> = c.kpis.iter().map(|k| k.metric_id).collect();
+        outln!(
+            "{}@{}  {}  role {}  skills {}  kpis {}\n    {}",
+            c.id,
+            c.version,
+            c.name,
+            c.role.as_str(),
+            skills.join(", "),
+            kpis.join(", "),
+            c.description
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// `export --agents`: agent-registry.json, the bytes the build script writes.
+pub fn export(skills: &Registry) -> ExitCode {
+    match registry() {
+        Ok(a) => {
+            out!("{}", a.export(&skills.to_json()));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// `agent ID INPUT`: run an agent, print its result; exit 1 when it failed.
+pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &RuntimeArgs) -> ExitCode {
+    let agents = match registry() {
+        Ok(a) => Arc::new(a),
+        Err(code) => return code,
+    };
+    let text = match read_input(input) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read input {input}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let params: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: input for agent `{id}` is not JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async {
+        let redis = match args.redis.connect().await {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let runtime = match build_runtime(skills, args, None, redis.as_ref()) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let runner = AgentRunner::new(runtime.clone(), agents);
+        // The operator's identity, as --role/--permission/--grant give it;
+        // the agent's skill calls carry the agent's own role.
+        let caller = job
+            .apply(skill_runtime::JobEnvelope::for_reference(
+                id,
+                serde_json::Value::Null,
+            ))
+            .caller;
+        let result = match runner.run(id, params, caller, job.dry_run).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        if let Some(r) = &redis {
+            r.record_sink().flush().await;
+        }
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        );
+        if let Some(e) = &result.escalation {
+            eprintln!(
+                "next action: escalate to `{}`{}: {}",
+                e.target_agent,
+                if e.human_required {
+                    " (a human is required)"
+                } else {
+                    ""
+                },
+                e.reasons.join("; ")
+            );
+        }
+        let status = if result.success {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+        records_lost(&runtime, args, redis.is_some())
+            .err()
+            .unwrap_or(status)
+    })
+}
+
+/// Each linked agent's KPIs over `records` (run records of any jobs: each
+/// agent reads its own), as (agent id, KPIs).
+pub fn kpis_of(
+    records: &[(String, u64, bool, Option<serde_json::Value>)],
+) -> Vec<(&'static str, Vec<KpiValue>)> {
+    let Ok(agents) = AgentRegistry::from_inventory() else {
+        return Vec::new();
+    };
+    agents
+        .agents()
+        .iter()
+        .map(|a| {
+            let c = a.contract();
+            let runs: Vec<KpiRun<'_>> = records
+                .iter()
+                .filter(|(skill, ..)| skill == c.id)
+                .map(|(_, duration_us, succeeded, output)| KpiRun {
+                    succeeded: *succeeded,
+                    duration_us: *duration_us,
+                    output: output.as_ref(),
+                })
+                .collect();
+            (c.id, kpis(c, &runs))
+        })
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! What an agent's body holds: the runtime, with the agent as the caller of
+//! every skill it runs.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::agent::contract::{Agent, Uses};
+use crate::contract::skill::Skill;
+use crate::exec::runtime::Runtime;
+use crate::model::caller::Caller;
+use crate::model::envelope::JobEnvelope;
+use crate::model::error::InvokeError;
+use crate::model::id::Id;
+use crate::model::result::SkillResult;
+
+/// The context of one agent run. Every skill it runs goes through the
+/// runtime's whole pipeline with the agent's role and `execute` level as the
+/// caller, and the run's job id as the parent: a skill whose `reusable_by`
+/// does not admit the agent is refused, as for any caller.
+pub struct AgentCtx<A> {
+    pub(crate) runtime: Runtime,
+    pub(crate) caller: Caller,
+    pub(crate) job_id: Id,
+    pub(crate) trace_id: Id,
+    pub(crate) dry_run: bool,
+    pub(crate) errors: Arc<AtomicU32>,
+    pub(crate) calls: Arc<AtomicU32>,
+    pub(crate) _agent: PhantomData<fn() -> A>,
+}
+
+impl<A: Agent> AgentCtx<A> {
+    /// Run skill `S`, one the agent's contract lists (checked when the code
+    /// compiles), on a typed input.
+    pub async fn run<S: Skill>(&self, input: S::Input) -> Result<S::Output, InvokeError>
+    where
+        A: Uses<S>,
+        S::Input: Serialize,
+        S::Output: DeserializeOwned,
+    {
+        let m = S::MANIFEST;
+        let params = serde_json::to_value(&input).map_err(|e| InvokeError::MalformedInput {
+            skill: m.name.to_owned(),
+            message: format!("the input does not serialize: {e}"),
+        })?;
+        let result = self
+            .run_json(&format!("{}@{}", m.name, m.version), params)
+            .await?;
+        serde_json::from_value::<S::Output>((*result.data).clone()).map_err(|e| {
+            InvokeError::Internal {
+                skill: m.name.to_owned(),
+                message: format!("the output does not decode as the skill's type: {e}"),
+            }
+        })
+    }
+
+    /// Run skill `reference` (`name` or `name@version`) on JSON params. A
+    /// skill the contract does not list is refused here, before the runtime
+    /// sees it; a failed call counts toward the `error_count` trigger.
+    pub async fn run_json(
+        &self,
+        reference: &str,
+        params: Value,
+    ) -> Result<SkillResult, InvokeError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let name = reference.split_once('@').map_or(reference, |(n, _)| n);
+        if !A::CONTRACT.skills.iter().any(|s| s.manifest.name == name) {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            return Err(InvokeError::Denied {
+                skill: name.to_owned(),
+                reason: format!(
+                    "agent `{}` does not list skill `{name}` in its contract",
+                    A::CONTRACT.id
+                ),
+            });
+        }
+        let mut job = JobEnvelope::for_reference(reference, params)
+            .with_caller(self.caller.clone())
+            .with_parent(self.job_id.as_str());
+        job.trace_id = self.trace_id.clone();
+        job.constraints.dry_run = self.dry_run;
+        let result = self.runtime.invoke(job).await;
+        if result.is_err() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// Skill calls that failed so far in this run.
+    pub fn error_count(&self) -> u32 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// The caller the agent's skill calls carry.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// Whether the run is a dry run: skills run with it, so none writes.
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    pub fn job_id(&self) -> &str {
+        self.job_id.as_str()
+    }
+
+    pub fn trace_id(&self) -> &str {
+        self.trace_id.as_str()
+    }
+
+    /// The runtime, for what the contract does not cover (reading stats).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}

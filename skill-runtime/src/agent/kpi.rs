@@ -1,0 +1,73 @@
+//! An agent's KPIs, computed from its run records: `task_success_rate`
+//! (succeeded over all runs), `avg_processing_time` (mean duration in
+//! milliseconds), and the mean of a declared output field over succeeded
+//! runs; each with its status against its thresholds.
+
+use serde::Serialize;
+use serde_json::Value;
+use skill_core::agent::{KpiStatus, kpi_status};
+
+use crate::agent::contract::{AgentContract, KpiSource};
+
+/// What KPIs read from one run record of the agent.
+#[derive(Clone, Copy, Debug)]
+pub struct KpiRun<'a> {
+    pub succeeded: bool,
+    pub duration_us: u64,
+    /// The output, when the run succeeded.
+    pub output: Option<&'a Value>,
+}
+
+/// One KPI's value and status.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KpiValue {
+    pub metric_id: &'static str,
+    /// `None` when no run gave a value (no runs, or no output had the field).
+    pub value: Option<f64>,
+    pub unit: &'static str,
+    pub target: f64,
+    pub threshold_warning: f64,
+    pub threshold_critical: f64,
+    pub direction: &'static str,
+    /// `None` with no value.
+    pub status: Option<KpiStatus>,
+    /// Runs the value was computed from.
+    pub samples: u64,
+}
+
+/// The KPIs of `agent` over `runs` (its records), in declaration order.
+pub fn kpis<'a>(agent: &AgentContract, runs: &[KpiRun<'a>]) -> Vec<KpiValue> {
+    agent
+        .kpis
+        .iter()
+        .map(|k| {
+            let (sum, n) = match k.source {
+                KpiSource::SuccessRate => (
+                    runs.iter().filter(|r| r.succeeded).count() as f64,
+                    runs.len() as u64,
+                ),
+                KpiSource::ProcessingTime => (
+                    runs.iter().map(|r| r.duration_us as f64 / 1000.0).sum(),
+                    runs.len() as u64,
+                ),
+                KpiSource::OutputMean(field) => runs
+                    .iter()
+                    .filter_map(|r| r.output?.pointer(field)?.as_f64())
+                    .fold((0.0, 0), |(s, n), v| (s + v, n + 1)),
+            };
+            let value = (n > 0).then(|| sum / n as f64);
+            KpiValue {
+                metric_id: k.metric_id,
+                value,
+                unit: k.unit,
+                target: k.target,
+                threshold_warning: k.threshold_warning,
+                threshold_critical: k.threshold_critical,
+                direction: k.direction.as_str(),
+                status: value
+                    .map(|v| kpi_status(k.direction, v, k.threshold_warning, k.threshold_critical)),
+                samples: n,
+            }
+        })
+        .collect()
+}

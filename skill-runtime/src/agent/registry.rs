@@ -1,0 +1,154 @@
+//! Agents collected across crates, like skills: each `#[agent]` submits an
+//! [`AgentEntry`] to `inventory`; [`AgentRegistry::from_inventory`] sorts them
+//! by id, refuses two with one id (naming both places), and compiles their
+//! input schemas. Its JSON (`agent-registry.json`) is built in `export`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::agent::contract::{Agent, AgentContract};
+use crate::agent::run::{Finished, Started, run_typed};
+use crate::exec::runtime::Runtime;
+use crate::schema::compiled::CompiledSchema;
+use crate::schema::generate::{RootFns, input_schema, output_schema};
+
+/// The type-erased agent `#[agent]` submits.
+pub struct AgentEntry {
+    pub contract: &'static AgentContract,
+    input_root: &'static RootFns,
+    output_root: &'static RootFns,
+    pub(crate) run: for<'a> fn(&'a Runtime, Started) -> RunFuture<'a>,
+}
+
+impl AgentEntry {
+    #[doc(hidden)]
+    pub const fn of<A: Agent>() -> AgentEntry {
+        AgentEntry {
+            contract: A::CONTRACT,
+            input_root: RootFns::of::<A::Input>(),
+            output_root: RootFns::of::<A::Output>(),
+            run: run_erased::<A>,
+        }
+    }
+}
+
+/// An agent run, type-erased.
+pub(crate) type RunFuture<'a> = Pin<Box<dyn Future<Output = Finished> + Send + 'a>>;
+
+fn run_erased<A: Agent>(runtime: &Runtime, started: Started) -> RunFuture<'_> {
+    Box::pin(run_typed::<A>(runtime, started))
+}
+
+inventory::collect!(AgentEntry);
+
+/// One agent of a registry, with its schemas.
+pub struct RegisteredAgent {
+    pub entry: &'static AgentEntry,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    pub(crate) validator: CompiledSchema,
+}
+
+impl RegisteredAgent {
+    pub fn contract(&self) -> &'static AgentContract {
+        self.entry.contract
+    }
+}
+
+/// Why agents could not be put together.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .problems.join("\n"))]
+pub struct AgentRegistryError {
+    pub problems: Vec<String>,
+}
+
+/// Every agent linked into the program, by id.
+pub struct AgentRegistry {
+    agents: Vec<RegisteredAgent>,
+}
+
+impl AgentRegistry {
+    /// The agents every linked crate submitted. Two with one id fail, with
+    /// both locations; so does an escalation target that is no agent.
+    pub fn from_inventory() -> Result<AgentRegistry, AgentRegistryError> {
+        AgentRegistry::from_entries(inventory::iter::<AgentEntry>.into_iter().collect())
+    }
+
+    pub(crate) fn from_entries(
+        mut entries: Vec<&'static AgentEntry>,
+    ) -> Result<AgentRegistry, AgentRegistryError> {
+        entries.sort_by_key(|e| e.contract.id);
+        let mut problems = Vec::new();
+        let mut by_id: BTreeMap<&str, &AgentContract> = BTreeMap::new();
+        for e in &entries {
+            let c = e.contract;
+            if let Some(first) = by_id.insert(c.id, c) {
+                problems.push(format!(
+                    "agent id `{}` is declared twice: by `{}` at {}:{} and by `{}` at {}:{}; give one of them another id",
+                    c.id,
+                    first.handler,
+                    first.location.file,
+                    first.location.line,
+                    c.handler,
+                    c.location.file,
+                    c.location.line
+                ));
+            }
+        }
+        for e in &entries {
+            let c = e.contract;
+            if let Some(esc) = &c.escalation
+                && !by_id.contains_key(esc.target_agent)
+            {
+                problems.push(format!(
+                    "agent `{}` ({}:{}) escalates to `{}`, which is not an agent of this registry; declare it with #[agent(id = \"{}\", ...)] or name an existing agent",
+                    c.id, c.location.file, c.location.line, esc.target_agent, esc.target_agent
+                ));
+            }
+        }
+        let mut agents = Vec::with_capacity(entries.len());
+        for e in entries {
+            let input = input_schema(e.input_root);
+            let validator = match CompiledSchema::compile(&input) {
+                Ok(v) => v,
+                Err(err) => {
+                    problems.push(format!(
+                        "agent `{}`: its input schema does not compile: {err}",
+                        e.contract.id
+                    ));
+                    continue;
+                }
+            };
+            agents.push(RegisteredAgent {
+                entry: e,
+                input_schema: input,
+                output_schema: output_schema(e.output_root),
+                validator,
+            });
+        }
+        if problems.is_empty() {
+            Ok(AgentRegistry { agents })
+        } else {
+            Err(AgentRegistryError { problems })
+        }
+    }
+
+    /// The agents, sorted by id.
+    pub fn agents(&self) -> &[RegisteredAgent] {
+        &self.agents
+    }
+
+    pub fn get(&self, id: &str) -> Option<&RegisteredAgent> {
+        self.agents
+            .binary_search_by(|a| a.contract().id.cmp(id))
+            .ok()
+            .map(|i| &self.agents[i])
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+    }
+}
