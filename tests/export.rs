@@ -43,7 +43,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let registry: Value = serde_json::from_slice(&a).expect("registry is JSON");
     assert_eq!(format_violations(&registry), Vec::<String>::new());
     assert_eq!(invalid_skill_schemas(&registry), Vec::<String>::new());
-    assert_eq!(registry["skills"].as_array().unwrap().len(), 15);
+    assert_eq!(registry["skills"].as_array().unwrap().len(), 16);
     let ops_cli = run_ok(&mut skill_examples(&["export", "--format", "ops"])).stdout;
     assert_eq!(
         fs::read(dir.join("first/op-registry.json")).expect("op-registry.json beside the registry"),
@@ -70,13 +70,89 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
             .arg("--capabilities")
             .arg(dir.join("first/capabilities.json"))
             .arg("--ops")
-            .arg(dir.join("first/op-registry.json")),
+            .arg(dir.join("first/op-registry.json"))
+            .arg("--agents")
+            .arg(dir.join("first/agent-registry.json")),
     );
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("valid (15 skills, 3 pipelines, 3 ops)"),
+        String::from_utf8_lossy(&out.stdout)
+            .contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+
+    // agent-registry.json beside it: the bytes `export --agents` prints, the
+    // same on both builds, valid for the published schema by an independent
+    // validator, with the seed's agent whole and the team's cross-crate one.
+    let agents = fs::read(dir.join("first/agent-registry.json"))
+        .expect("agent-registry.json beside the registry");
+    assert_eq!(
+        agents,
+        fs::read(dir.join("second/agent-registry.json")).unwrap()
+    );
+    assert_eq!(
+        agents,
+        run_ok(&mut skill_examples(&["export", "--agents"])).stdout
+    );
+    let out = run_ok(std::process::Command::new("python3").args([
+        "-c",
+        "import json, sys, jsonschema\n\
+         schema = json.load(open(sys.argv[1]))\n\
+         jsonschema.Draft202012Validator.check_schema(schema)\n\
+         errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(open(sys.argv[2]))))\n\
+         print('\\n'.join(e.message for e in errors) or 'ok')",
+    ]).arg(root().join("agent-registry.schema.json")).arg(dir.join("first/agent-registry.json")));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+    let agents: Value = serde_json::from_slice(&agents).unwrap();
+    let by_id = |id: &str| {
+        agents["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} exported"))
+    };
+    let vlevel = by_id("agent.seo.vlevel");
+    let skills: Vec<&str> = vlevel["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["skill_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skills,
+        ["seo_role_audit", "canonical_check", "vlevel_calculator"]
+    );
+    assert_eq!(vlevel["role"], "executor");
+    assert_eq!(vlevel["tools"][0]["tool_id"], "mcp__supabase__execute_sql");
+    assert_eq!(vlevel["tools"][1]["rate_limit"], 30);
+    assert_eq!(vlevel["memory"]["short_term"]["max_tokens"], 50000);
+    assert_eq!(vlevel["memory"]["long_term"]["storage"], "supabase");
+    assert_eq!(
+        vlevel["memory"]["shared"]["namespaces"],
+        serde_json::json!(["seo:scores", "seo:audit"])
+    );
+    assert_eq!(
+        vlevel["validation"]["pre_conditions"][0]["error_code"],
+        "INVALID_URL_COUNT"
+    );
+    assert_eq!(
+        vlevel["validation"]["post_conditions"][0]["error_code"],
+        "SCORE_MISMATCH"
+    );
+    assert_eq!(vlevel["escalation"]["target_agent"], "agent.seo.architect");
+    assert_eq!(vlevel["kpis"][0]["metric_id"], "task_success_rate");
+    assert_eq!(vlevel["kpis"][1]["threshold_critical"], 30000.0);
+    assert_eq!(vlevel["inputs"][1]["name"], "urls");
+    assert_eq!(vlevel["inputs"][1]["required"], true);
+    assert_eq!(
+        vlevel["capabilities"],
+        serde_json::json!(["database.read", "database.write", "seo.audit", "seo.read"]),
+        "the union of its skills' capabilities"
+    );
+    let digest = by_id("agent.team.digest");
+    assert_eq!(digest["skills"][0]["skill_id"], "summarize_text");
 
     let out = brainos_validate(&first, &dir.join("first/capabilities.json"));
     assert!(

@@ -2,7 +2,7 @@
 //! tools that never compile Rust.
 //!
 //! ```text
-//! skill-registry validate FILE [--capabilities FILE] [--ops FILE]
+//! skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]
 //! skill-registry diff OLD NEW [--json]
 //! skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
 //! skill-registry new DIR [--name NAME] [--runtime-path DIR]
@@ -31,11 +31,14 @@ pub const REGISTRY_SCHEMA: &str = include_str!("../../skill-registry.schema.json
 pub const OP_REGISTRY_SCHEMA: &str = include_str!("../../op-registry.schema.json");
 
 const USAGE: &str = "usage:
-  skill-registry validate FILE [--capabilities FILE] [--ops FILE]
+  skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]
   skill-registry diff OLD NEW [--json]
   skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
   skill-registry new DIR [--name NAME] [--runtime-path DIR]
   skill-registry backstop DIR [--check]";
+
+/// The published format of `agent-registry.json`.
+pub const AGENT_REGISTRY_SCHEMA: &str = include_str!("../../agent-registry.schema.json");
 
 /// A usage error or an unreadable file: exit status 2.
 struct Fatal(String);
@@ -227,12 +230,14 @@ fn schemas_compile(path: &str, doc: &Value, list: &str, problems: &mut Vec<Strin
 }
 
 fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--capabilities", "--ops"])?;
+    let a = parse(args, &["--capabilities", "--ops", "--agents"])?;
     let file = a.files(1)?[0];
     let registry = read_json(file)?;
     let catalog = a.option("--capabilities").map(read_json).transpose()?;
     let ops_file = a.option("--ops");
     let ops = ops_file.map(read_json).transpose()?;
+    let agents_file = a.option("--agents");
+    let agents = agents_file.map(read_json).transpose()?;
 
     let mut problems = Vec::new();
     format_problems(file, &registry, REGISTRY_SCHEMA, &mut problems);
@@ -240,6 +245,9 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
     if let (Some(path), Some(ops)) = (ops_file, &ops) {
         format_problems(path, ops, OP_REGISTRY_SCHEMA, &mut problems);
         schemas_compile(path, ops, "ops", &mut problems);
+    }
+    if let (Some(path), Some(agents)) = (agents_file, &agents) {
+        format_problems(path, agents, AGENT_REGISTRY_SCHEMA, &mut problems);
     }
     // Cross rules read fields the format guarantees; after format errors they
     // would only repeat them.
@@ -249,6 +257,13 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
                 .into_iter()
                 .map(|f| format!("{file}: {f}")),
         );
+        if let (Some(path), Some(agents)) = (agents_file, &agents) {
+            problems.extend(
+                skill_runtime::agents::check_agents(agents, Some(&registry))
+                    .into_iter()
+                    .map(|f| format!("{path}: {f}")),
+            );
+        }
     }
     if problems.is_empty() {
         let count =
@@ -267,6 +282,10 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
             ops.as_ref()
                 .map(|o| format!(", {} ops", count(o, "ops")))
                 .unwrap_or_default()
+                + &agents
+                    .as_ref()
+                    .map(|a| format!(", {} agents", count(a, "agents")))
+                    .unwrap_or_default()
         );
         return Ok(0);
     }

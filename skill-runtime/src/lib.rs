@@ -54,17 +54,18 @@ mod sync;
 /// compiles, their registry, running them, their KPIs. See docs/agents.md.
 pub mod agents {
     pub use crate::agent::contract::{
-        Agent, AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource,
-        Memory, PostCheck, PostCondition, PreCondition, Trigger, Uses,
+        AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
+        PostCheck, PostCondition, PreCondition, Trigger,
     };
-    pub use crate::agent::ctx::AgentCtx;
     pub use crate::agent::export::{AGENT_REGISTRY_VERSION, check_agents};
+    pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::kpi::{KpiRun, KpiValue, kpis};
     pub use crate::agent::registry::{
         AgentEntry, AgentRegistry, AgentRegistryError, RegisteredAgent,
     };
-    pub use crate::agent::run::{
-        AgentError, AgentFailure, AgentMetrics, AgentResult, AgentRunner, EscalationDecision,
+    pub use crate::agent::run::AgentFailure;
+    pub use crate::agent::runner::{
+        AgentError, AgentMetrics, AgentResult, AgentRunner, EscalationDecision,
     };
     pub use skill_core::agent::{Direction, KpiStatus, Storage, ToolPermission, kpi_status};
     pub use skill_core::names::is_agent_id;
@@ -242,10 +243,10 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::agent::contract::{
-        Agent, AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource,
-        Memory, PostCheck, PostCondition, PreCondition, Trigger, Uses, assert_reusable,
+        AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
+        PostCheck, PostCondition, PreCondition, Trigger, assert_reusable,
     };
-    pub use crate::agent::ctx::AgentCtx;
+    pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::registry::AgentEntry;
     pub use crate::contract::capability::{CapabilityEntry, assert_effect_listed};
     pub use crate::contract::conditions::{PostconditionFn, PreconditionFn, RuleFn};

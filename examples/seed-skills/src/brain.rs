@@ -168,7 +168,7 @@ fn three() -> u8 {
     3
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SummarizeInput {
     pub text: String,
     /// How many sentences the summary keeps.
@@ -177,7 +177,7 @@ pub struct SummarizeInput {
     pub max_sentences: u8,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SummarizeOutput {
     pub summary: String,
 }

@@ -1,10 +1,13 @@
 //! A team's own skills, built on the seed skills of another crate: a profile
 //! card (calling the seed's `normalize_handle`), and notifications delivered
-//! through an outbox, once per job across a fleet of workers.
+//! through an outbox, once per job across a fleet of workers; and an agent,
+//! `agent.team.digest`, whose skill is the seed crate's `summarize_text`.
 
+mod digest;
 mod outbox;
 mod profile;
 
+pub use digest::*;
 pub use outbox::*;
 pub use profile::*;
 

@@ -1,22 +1,12 @@
-//! What `#[agent]` expands to: the agent contract of the AI-COS agent model
-//! (seed 002) as `const` data, the `Agent` trait, and the compile-time checks
-//! that tie an agent to the skills it lists.
+//! The agent contract of the AI-COS agent model (seed 002) as `const` data,
+//! and the compile-time check that ties an agent to the skills it lists.
 
-use std::fmt::Display;
-use std::future::Future;
-
-use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use skill_core::agent::{Direction, Storage, ToolPermission};
-use skill_core::failure::FailureModes;
 use skill_core::manifest::{AgentRole, Location, Manifest, PermissionLevel};
 
-use crate::agent::ctx::AgentCtx;
-
 /// An agent's contract: every field of the seed's `AgentManifest` but its
-/// inputs and outputs, which are the schemas of [`Agent::Input`] and
-/// [`Agent::Output`], and its capabilities, which are computed from its
+/// inputs and outputs, which are the schemas of `Agent::Input` and
+/// `Agent::Output`, and its capabilities, which are computed from its
 /// skills.
 #[derive(Debug)]
 pub struct AgentContract {
@@ -35,7 +25,7 @@ pub struct AgentContract {
     pub skills: &'static [AgentSkill],
     pub memory: Memory,
     /// The text of each pre- and post-condition, as exported; the checks
-    /// themselves are [`Agent::PRE_CONDITIONS`] and [`Agent::POST_CONDITIONS`].
+    /// themselves are `Agent::PRE_CONDITIONS` and `Agent::POST_CONDITIONS`.
     pub pre_conditions: &'static [ConditionText],
     pub post_conditions: &'static [ConditionText],
     pub invariants: &'static [&'static str],
@@ -148,48 +138,6 @@ pub struct PostCondition<I, O> {
 pub enum PostCheck<I, O> {
     Output(fn(&O) -> bool),
     Both(fn(&I, &O) -> bool),
-}
-
-/// Implemented by `#[agent(...)]` on the marker type named like the function.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an agent",
-    label = "not an agent",
-    note = "agents are `async fn`s with `#[agent(id = \"...\", ...)]`, named by their function"
-)]
-pub trait Agent: Sized + Send + Sync + 'static {
-    type Input: DeserializeOwned + Serialize + JsonSchema + Send + 'static;
-    type Output: Serialize + JsonSchema + Send + 'static;
-    type Error: FailureModes + Display + Send + 'static;
-
-    const CONTRACT: &'static AgentContract;
-    const PRE_CONDITIONS: &'static [PreCondition<Self::Input>] = &[];
-    const POST_CONDITIONS: &'static [PostCondition<Self::Input, Self::Output>] = &[];
-
-    /// The agent's body. Its skill calls go through the runtime as the agent.
-    fn execute(
-        ctx: AgentCtx<Self>,
-        input: Self::Input,
-    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
-}
-
-/// `A: Uses<S>` holds when agent `A` lists skill `S` in `skills(...)`: the
-/// bound of the typed call [`AgentCtx::run`].
-///
-/// # Safety
-///
-/// Only `#[agent]` implements it, beside the check that the skill's
-/// `reusable_by` allows the agent's role.
-#[diagnostic::on_unimplemented(
-    message = "agent `{Self}` runs skill `{S}`, which its contract does not list",
-    label = "`{S}` is not among the skills of agent `{Self}`",
-    note = "add `{S}` to `skills(...)` in the #[agent] attribute of `{Self}`"
-)]
-pub unsafe trait Uses<S>: sealed::Sealed {}
-
-pub(crate) mod sealed {
-    /// Only the agent macro's marker types are agents' markers.
-    pub trait Sealed {}
-    impl<A: super::Agent> Sealed for A {}
 }
 
 /// The compile-time check of one listed skill: its `reusable_by` allows the

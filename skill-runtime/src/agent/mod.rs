@@ -7,8 +7,9 @@
 //! A layer above `exec`: an agent's skill calls are ordinary jobs.
 
 pub(crate) mod contract;
-pub(crate) mod ctx;
 pub(crate) mod export;
+pub(crate) mod handler;
 pub(crate) mod kpi;
 pub(crate) mod registry;
 pub(crate) mod run;
+pub(crate) mod runner;

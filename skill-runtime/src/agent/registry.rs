@@ -9,7 +9,8 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use crate::agent::contract::{Agent, AgentContract};
+use crate::agent::contract::AgentContract;
+use crate::agent::handler::Agent;
 use crate::agent::run::{Finished, Started, run_typed};
 use crate::exec::runtime::Runtime;
 use crate::schema::compiled::CompiledSchema;

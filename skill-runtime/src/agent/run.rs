@@ -1,28 +1,20 @@
-//! Running an agent: its input checked against its schema, its pre-conditions,
-//! its body with the agent as the caller of every skill, its post-conditions,
-//! then the escalation triggers; one run record, in the runtime's sink, like
-//! any job's.
+//! An agent's typed run: its input decoded, its pre-conditions, its body
+//! with the agent as the caller of every skill, its post-conditions.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
 use skill_core::failure::FailureModes;
-use skill_core::manifest::{PermissionLevel, Severity};
+use skill_core::manifest::PermissionLevel;
 
-use crate::agent::contract::{Agent, AgentContract, PostCheck, Trigger};
-use crate::agent::ctx::AgentCtx;
-use crate::agent::registry::AgentRegistry;
+use crate::agent::contract::PostCheck;
+use crate::agent::handler::{Agent, AgentCtx};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
-use crate::model::envelope::new_id;
 use crate::model::id::Id;
-use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
-use crate::model::result::NextAction;
 
 /// One agent run, as handed to the agent's typed code.
 pub(crate) struct Started {
@@ -47,7 +39,7 @@ pub struct AgentFailure {
     pub message: String,
 }
 
-fn failed(code: &str, message: String) -> Result<Value, AgentFailure> {
+pub(crate) fn failed(code: &str, message: String) -> Result<Value, AgentFailure> {
     Err(AgentFailure {
         code: code.to_owned(),
         message,
@@ -140,220 +132,4 @@ async fn run_checked<A: Agent>(
             format!("the output of agent `{}` does not serialize: {e}", c.id),
         )
     })
-}
-
-/// The escalation a run calls for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EscalationDecision {
-    pub target_agent: &'static str,
-    pub human_required: bool,
-    pub timeout_hours: u32,
-    /// Each trigger that held, as text (`confidence 0.62 < 0.7`).
-    pub reasons: Vec<String>,
-}
-
-/// What running an agent gives.
-#[derive(Clone, Debug, Serialize)]
-pub struct AgentResult {
-    pub success: bool,
-    pub job_id: Id,
-    pub trace_id: Id,
-    /// `id@version` of the agent that ran.
-    pub agent: String,
-    /// The output; `null` when the run failed.
-    pub data: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<AgentFailure>,
-    pub metrics: AgentMetrics,
-    pub next_action: NextAction,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub escalation: Option<EscalationDecision>,
-}
-
-/// What a run cost.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct AgentMetrics {
-    pub duration_ms: u64,
-    /// Skill calls the run made, and how many failed.
-    pub skill_calls: u32,
-    pub errors: u32,
-}
-
-/// Why no agent ran.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    #[error("unknown agent `{id}`{}", if .known.is_empty() { String::new() } else { format!("; agents: {}", .known.join(", ")) })]
-    UnknownAgent { id: String, known: Vec<String> },
-}
-
-/// Runs the agents of a registry on a runtime.
-#[derive(Clone)]
-pub struct AgentRunner {
-    runtime: Runtime,
-    agents: Arc<AgentRegistry>,
-}
-
-impl AgentRunner {
-    pub fn new(runtime: Runtime, agents: Arc<AgentRegistry>) -> AgentRunner {
-        AgentRunner { runtime, agents }
-    }
-
-    pub fn agents(&self) -> &AgentRegistry {
-        &self.agents
-    }
-
-    /// Run agent `id` on `params` for `caller`. A run that fails (bad input,
-    /// a pre- or post-condition, the body's error) is a result with
-    /// `success: false` and the error's code, like a successful one it has a
-    /// run record; only an unknown id is an error.
-    pub async fn run(
-        &self,
-        id: &str,
-        params: Value,
-        caller: Caller,
-        dry_run: bool,
-    ) -> Result<AgentResult, AgentError> {
-        let Some(agent) = self.agents.get(id) else {
-            return Err(AgentError::UnknownAgent {
-                id: id.to_owned(),
-                known: self
-                    .agents
-                    .agents()
-                    .iter()
-                    .map(|a| a.contract().id.to_owned())
-                    .collect(),
-            });
-        };
-        let c = agent.contract();
-        let (job_id, trace_id) = (new_id(), new_id());
-        let started_at = SystemTime::now();
-        let clock = Instant::now();
-        let violations = agent.validator.violations(&params);
-        let finished = if violations.is_empty() {
-            let started = Started {
-                params: params.clone(),
-                job_id: job_id.clone(),
-                trace_id: trace_id.clone(),
-                dry_run,
-            };
-            (agent.entry.run)(&self.runtime, started).await
-        } else {
-            let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
-            Finished {
-                output: failed(
-                    "invalid_input",
-                    format!("invalid input for agent `{}`: {}", c.id, list.join("; ")),
-                ),
-                errors: 0,
-                calls: 0,
-            }
-        };
-        let duration = clock.elapsed();
-        let reasons = triggered(c, &finished);
-        let escalation = c
-            .escalation
-            .filter(|_| !reasons.is_empty())
-            .map(|e| EscalationDecision {
-                target_agent: e.target_agent,
-                human_required: e.human_required,
-                timeout_hours: e.timeout_hours,
-                reasons,
-            });
-        let next_action = if escalation.is_some() {
-            NextAction::Escalate
-        } else {
-            NextAction::Complete
-        };
-        let (data, error) = match &finished.output {
-            Ok(v) => (v.clone(), None),
-            Err(f) => (Value::Null, Some(f.clone())),
-        };
-        let notes = escalation
-            .iter()
-            .map(|e| RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Warning,
-                message: Cow::Owned(format!(
-                    "escalate to `{}`{}: {}",
-                    e.target_agent,
-                    if e.human_required {
-                        " (a human is required)"
-                    } else {
-                        ""
-                    },
-                    e.reasons.join("; ")
-                )),
-            })
-            .collect();
-        let record = RunRecord {
-            job_id: job_id.clone(),
-            trace_id: trace_id.clone(),
-            parent_job_id: None,
-            skill: Cow::Borrowed(c.id),
-            version: Some(c.version),
-            intent: None,
-            scope: None,
-            created_at: None,
-            caller,
-            params,
-            dry_run,
-            idempotency_key: None,
-            replayed: false,
-            started_at,
-            completed_at: started_at + duration,
-            duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-            status: if error.is_none() {
-                RunStatus::Succeeded
-            } else {
-                RunStatus::Failed
-            },
-            steps: Default::default(),
-            attempts: Default::default(),
-            output: error.is_none().then(|| Arc::new(data.clone())),
-            error: error.as_ref().map(|f| ErrorRecord {
-                code: f.code.clone(),
-                message: f.message.clone(),
-            }),
-            notes,
-            pipeline_steps: Vec::new(),
-        };
-        self.runtime.record(record);
-        Ok(AgentResult {
-            success: error.is_none(),
-            job_id,
-            trace_id,
-            agent: format!("{}@{}", c.id, c.version),
-            data,
-            error,
-            metrics: AgentMetrics {
-                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-                skill_calls: finished.calls,
-                errors: finished.errors,
-            },
-            next_action,
-            escalation,
-        })
-    }
-}
-
-/// The triggers of `c` that hold for a run, each as text.
-fn triggered(c: &AgentContract, run: &Finished) -> Vec<String> {
-    let Some(esc) = &c.escalation else {
-        return Vec::new();
-    };
-    let output = run.output.as_ref().ok();
-    esc.triggers
-        .iter()
-        .filter_map(|t| match *t {
-            Trigger::ErrorCountAbove { count } => {
-                (run.errors > count).then(|| format!("error_count {} > {count}", run.errors))
-            }
-            Trigger::ConfidenceBelow { field, value } => {
-                let seen = output?.pointer(field)?.as_f64()?;
-                (seen < value).then(|| format!("confidence {seen} < {value} (at {field})"))
-            }
-            Trigger::HumanRequired { field } => (output?.pointer(field)? == &Value::Bool(true))
-                .then(|| format!("human_required == true (at {field})")),
-        })
-        .collect()
 }

@@ -1,7 +1,10 @@
-//! What an agent's body holds: the runtime, with the agent as the caller of
-//! every skill it runs.
+//! What `#[agent]` implements (the `Agent` trait, `Uses` for each listed
+//! skill) and what an agent's body holds: the runtime, with the agent as the
+//! caller of every skill it runs.
 
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -9,7 +12,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::agent::contract::{Agent, Uses};
+use std::fmt::Display;
+
+use schemars::JsonSchema;
+use skill_core::failure::FailureModes;
+
+use crate::agent::contract::{AgentContract, PostCondition, PreCondition};
 use crate::contract::skill::Skill;
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
@@ -17,6 +25,48 @@ use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::result::SkillResult;
+
+/// Implemented by `#[agent(...)]` on the marker type named like the function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an agent",
+    label = "not an agent",
+    note = "agents are `async fn`s with `#[agent(id = \"...\", ...)]`, named by their function"
+)]
+pub trait Agent: Sized + Send + Sync + 'static {
+    type Input: DeserializeOwned + Serialize + JsonSchema + Send + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
+    type Error: FailureModes + Display + Send + 'static;
+
+    const CONTRACT: &'static AgentContract;
+    const PRE_CONDITIONS: &'static [PreCondition<Self::Input>] = &[];
+    const POST_CONDITIONS: &'static [PostCondition<Self::Input, Self::Output>] = &[];
+
+    /// The agent's body. Its skill calls go through the runtime as the agent.
+    fn execute(
+        ctx: AgentCtx<Self>,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// `A: Uses<S>` holds when agent `A` lists skill `S` in `skills(...)`: the
+/// bound of the typed call [`AgentCtx::run`].
+///
+/// # Safety
+///
+/// Only `#[agent]` implements it, beside the check that the skill's
+/// `reusable_by` allows the agent's role.
+#[diagnostic::on_unimplemented(
+    message = "agent `{Self}` runs skill `{S}`, which its contract does not list",
+    label = "`{S}` is not among the skills of agent `{Self}`",
+    note = "add `{S}` to `skills(...)` in the #[agent] attribute of `{Self}`"
+)]
+pub unsafe trait Uses<S>: sealed::Sealed {}
+
+pub(crate) mod sealed {
+    /// Only the agent macro's marker types are agents' markers.
+    pub trait Sealed {}
+    impl<A: super::Agent> Sealed for A {}
+}
 
 /// The context of one agent run. Every skill it runs goes through the
 /// runtime's whole pipeline with the agent's role and `execute` level as the
@@ -36,9 +86,23 @@ pub struct AgentCtx<A> {
 impl<A: Agent> AgentCtx<A> {
     /// Run skill `S`, one the agent's contract lists (checked when the code
     /// compiles), on a typed input.
-    pub async fn run<S: Skill>(&self, input: S::Input) -> Result<S::Output, InvokeError>
+    ///
+    /// The future is boxed: its type does not name `S`, so a skill the
+    /// contract does not list is one error, at the call.
+    pub fn run<S: Skill>(
+        &self,
+        input: S::Input,
+    ) -> Pin<Box<dyn Future<Output = Result<S::Output, InvokeError>> + Send + '_>>
     where
         A: Uses<S>,
+        S::Input: Serialize,
+        S::Output: DeserializeOwned,
+    {
+        Box::pin(self.run_typed::<S>(input))
+    }
+
+    async fn run_typed<S: Skill>(&self, input: S::Input) -> Result<S::Output, InvokeError>
+    where
         S::Input: Serialize,
         S::Output: DeserializeOwned,
     {

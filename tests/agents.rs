@@ -1,0 +1,342 @@
+//! Agents at run time, on agents declared here: the agent is the caller of its
+//! skills; pre- and post-conditions fail with their `error_code` in the
+//! result and the record; each escalation trigger makes `next_action`
+//! `escalate` with its reason; a skill outside the contract is refused.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skill_runtime::agents::{AgentRegistry, AgentResult, AgentRunner};
+use skill_runtime::prelude::*;
+use skill_runtime::{InvokeError, RunRecord};
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Num {
+    pub n: i64,
+}
+
+/// Double a number.
+#[skill(reusable_by(executor = "execute", architect = "execute"))]
+pub async fn double(input: Num) -> Num {
+    Num { n: input.n * 2 }
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum FlakyError {
+    /// Asked to fail.
+    #[error("asked to fail")]
+    Asked,
+}
+
+/// Fail on negative numbers.
+#[skill(reusable_by(executor = "execute"))]
+pub async fn flaky(input: Num) -> Result<Num, FlakyError> {
+    if input.n < 0 {
+        Err(FlakyError::Asked)
+    } else {
+        Ok(input)
+    }
+}
+
+/// Not listed by the worker agent.
+#[skill]
+pub async fn unlisted(input: Num) -> Num {
+    input
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Task {
+    /// The number to work on.
+    #[schemars(range(min = -1000, max = 1000))]
+    pub n: i64,
+    /// The confidence to report.
+    pub confidence: f64,
+    /// Ask for a human.
+    #[serde(default)]
+    pub human: bool,
+    /// Failing skill calls to make before working.
+    #[serde(default)]
+    pub failures: u32,
+    /// Call a skill outside the contract.
+    #[serde(default)]
+    pub stray: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Done {
+    pub n: i64,
+    pub confidence: f64,
+    pub human: bool,
+    pub caller_role: String,
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum WorkerError {
+    /// A skill failed.
+    #[error("skill failed: {0}")]
+    Skill(String),
+}
+
+/// Double a number through its skills, reporting a confidence.
+#[agent(
+    id = "agent.test.worker",
+    name = "Worker",
+    role = "executor",
+    domain = "core",
+    version = "1.2.0",
+    owner = "tests",
+    skills(double, flaky),
+    pre_condition(code = "ZERO_INPUT", check = |t: &Task| t.n != 0),
+    post_condition(code = "TOO_BIG", check = |o: &Done| o.n.abs() < 1000),
+    escalation(
+        triggers(
+            confidence_below(field = "/confidence", value = 0.5),
+            error_count_above = 1,
+            human_required(field = "/human"),
+        ),
+        target_agent = "agent.test.reviewer",
+        human_required = true,
+        timeout_hours = 4,
+    ),
+    kpi(metric_id = "task_success_rate", target = 0.95, warning = 0.85, critical = 0.70, unit = "percentage", direction = "higher"),
+)]
+pub async fn worker(ctx: AgentCtx, task: Task) -> Result<Done, WorkerError> {
+    for _ in 0..task.failures {
+        let _ = ctx.run::<flaky>(Num { n: -1 }).await;
+    }
+    if task.stray {
+        let e = ctx.run_json("unlisted", json!({"n": 1})).await.unwrap_err();
+        assert!(matches!(e, InvokeError::Denied { .. }), "{e}");
+    }
+    let out = ctx
+        .run::<double>(Num { n: task.n })
+        .await
+        .map_err(|e| WorkerError::Skill(e.to_string()))?;
+    Ok(Done {
+        n: out.n,
+        confidence: task.confidence,
+        human: task.human,
+        caller_role: ctx
+            .caller()
+            .agent_role
+            .map(|r| r.as_str().to_owned())
+            .unwrap_or_default(),
+    })
+}
+
+/// Reviews what the worker escalates.
+#[agent(
+    id = "agent.test.reviewer",
+    name = "Reviewer",
+    role = "architect",
+    domain = "core",
+    version = "1.0.0",
+    owner = "tests",
+    skills(double)
+)]
+pub async fn reviewer(ctx: AgentCtx, input: Num) -> Result<Num, WorkerError> {
+    ctx.run::<double>(input)
+        .await
+        .map_err(|e| WorkerError::Skill(e.to_string()))
+}
+
+fn runner() -> (AgentRunner, Runtime) {
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::new(registry, Resources::new()).expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    (AgentRunner::new(runtime.clone(), agents), runtime)
+}
+
+fn run(task: Value) -> (AgentResult, Vec<Arc<RunRecord>>) {
+    let (runner, runtime) = runner();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let result = rt
+        .block_on(runner.run("agent.test.worker", task, Caller::default(), false))
+        .expect("the agent exists");
+    let records = runtime.memory_records().unwrap().records();
+    (result, records)
+}
+
+fn agent_record(records: &[Arc<RunRecord>]) -> &RunRecord {
+    records
+        .iter()
+        .find(|r| r.skill == "agent.test.worker")
+        .expect("the agent's run record")
+}
+
+#[test]
+fn a_run_calls_its_skills_as_the_agent_and_completes() {
+    let (result, records) = run(json!({"n": 21, "confidence": 0.9}));
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.data["n"], 42);
+    assert_eq!(result.data["caller_role"], "executor");
+    assert_eq!(result.agent, "agent.test.worker@1.2.0");
+    assert_eq!(result.next_action, NextAction::Complete);
+    assert!(result.escalation.is_none());
+    // The skill's own record carries the agent as caller and the run as parent.
+    let step = records.iter().find(|r| r.skill == "double").unwrap();
+    assert_eq!(step.caller.agent_role.map(|r| r.as_str()), Some("executor"));
+    assert_eq!(
+        step.parent_job_id.as_ref().map(|i| i.as_str()),
+        Some(result.job_id.as_str())
+    );
+    let own = agent_record(&records);
+    assert_eq!(own.output.as_deref(), Some(&result.data));
+}
+
+#[test]
+fn each_trigger_escalates_to_the_target_with_its_reason() {
+    let cases = [
+        (
+            json!({"n": 1, "confidence": 0.4}),
+            "confidence 0.4 < 0.5 (at /confidence)",
+        ),
+        (
+            json!({"n": 1, "confidence": 0.9, "failures": 2}),
+            "error_count 2 > 1",
+        ),
+        (
+            json!({"n": 1, "confidence": 0.9, "human": true}),
+            "human_required == true (at /human)",
+        ),
+    ];
+    for (task, reason) in cases {
+        let (result, records) = run(task.clone());
+        assert!(result.success, "{task}: {result:?}");
+        assert_eq!(result.next_action, NextAction::Escalate, "{task}");
+        let e = result.escalation.as_ref().expect("an escalation");
+        assert_eq!(e.target_agent, "agent.test.reviewer");
+        assert!(e.human_required);
+        assert_eq!(e.timeout_hours, 4);
+        assert_eq!(e.reasons, vec![reason.to_owned()], "{task}");
+        let note = &agent_record(&records).notes[0];
+        assert_eq!(note.rule_id, "escalation");
+        assert!(note.message.contains(reason), "{}", note.message);
+    }
+    // One failure is not more than one: no escalation.
+    let (result, _) = run(json!({"n": 1, "confidence": 0.9, "failures": 1}));
+    assert_eq!(result.metrics.errors, 1);
+    assert_eq!(result.next_action, NextAction::Complete);
+}
+
+#[test]
+fn conditions_fail_with_their_error_code_in_result_and_record() {
+    for (task, code) in [
+        (json!({"n": 0, "confidence": 0.9}), "ZERO_INPUT"),
+        (json!({"n": 600, "confidence": 0.9}), "TOO_BIG"),
+        (json!({"n": 5000, "confidence": 0.9}), "invalid_input"),
+        (json!({"confidence": 0.9}), "invalid_input"),
+    ] {
+        let (result, records) = run(task.clone());
+        assert!(!result.success, "{task}");
+        assert_eq!(result.error.as_ref().unwrap().code, code, "{task}");
+        let record = agent_record(&records);
+        assert_eq!(record.error.as_ref().unwrap().code, code);
+        assert!(record.output.is_none());
+    }
+}
+
+#[test]
+fn a_skill_outside_the_contract_is_refused_and_counted() {
+    let (result, _) = run(json!({"n": 2, "confidence": 0.9, "stray": true}));
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.metrics.errors, 1);
+    assert_eq!(result.metrics.skill_calls, 2);
+}
+
+#[test]
+fn an_unknown_agent_is_an_error_naming_the_known_ones() {
+    let (runner, _) = runner();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let e = rt
+        .block_on(runner.run("agent.test.nobody", json!({}), Caller::default(), false))
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("agent.test.nobody") && text.contains("agent.test.worker"),
+        "{text}"
+    );
+}
+
+/// `stats` on a synthetic record set: each KPI's exact value and status.
+#[test]
+fn stats_computes_each_kpi_from_the_agents_records() {
+    let dir = skill_tests::temp_dir("agent-kpis");
+    let file = dir.join("records.jsonl");
+    // Four runs of agent.seo.vlevel, three succeeded: 1, 3, 5 and 7 ms, with
+    // confidences 0.9, 0.6 and 0.75; and one skill record, not the agent's.
+    let line = |status: &str, us: u64, confidence: Option<f64>| {
+        let mut r = json!({"skill": "agent.seo.vlevel", "version": "1.0.0", "duration_us": us, "status": status});
+        if let Some(c) = confidence {
+            r["output"] = json!({"confidence": c});
+        }
+        r.to_string()
+    };
+    let lines = [
+        line("succeeded", 1_000, Some(0.9)),
+        line("succeeded", 3_000, Some(0.6)),
+        line("failed", 5_000, None),
+        line("succeeded", 7_000, Some(0.75)),
+        json!({"skill": "echo", "version": "1.0.0", "duration_us": 10, "status": "succeeded"})
+            .to_string(),
+    ];
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = skill_tests::run_ok(&mut skill_tests::skill_examples(&[
+        "stats",
+        file.to_str().unwrap(),
+        "--json",
+    ]));
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let agent = stats["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "agent.seo.vlevel")
+        .expect("the agent's KPIs");
+    let kpi = |id: &str| {
+        agent["kpis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["metric_id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    // 3 of 4 succeeded: 0.75, at or below the 0.85 warning, above the 0.70 critical.
+    assert_eq!(kpi("task_success_rate")["value"], 0.75);
+    assert_eq!(kpi("task_success_rate")["status"], "warning");
+    assert_eq!(kpi("task_success_rate")["samples"], 4);
+    // (1 + 3 + 5 + 7) / 4 = 4 ms, under the 10,000 ms warning.
+    assert_eq!(kpi("avg_processing_time")["value"], 4.0);
+    assert_eq!(kpi("avg_processing_time")["status"], "ok");
+    // (0.9 + 0.6 + 0.75) / 3 = 0.75, above the 0.7 warning.
+    assert_eq!(kpi("avg_confidence")["value"], 0.75);
+    assert_eq!(kpi("avg_confidence")["status"], "ok");
+    assert_eq!(kpi("avg_confidence")["samples"], 3);
+    // The architect has no runs: no value, no status.
+    let architect = stats["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "agent.seo.architect")
+        .unwrap();
+    assert_eq!(architect["kpis"][0]["value"], Value::Null);
+    assert_eq!(architect["kpis"][0]["status"], Value::Null);
+
+    // The table says the same.
+    let out = skill_tests::run_ok(&mut skill_tests::skill_examples(&[
+        "stats",
+        file.to_str().unwrap(),
+    ]));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("agent.seo.vlevel") && l.contains("task_success_rate"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("0.750") && row.contains("warning"), "{row}");
+}

@@ -1,0 +1,32 @@
+use skill_runtime::prelude::*;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+/// Only executors may run this.
+#[skill(reusable_by(executor = "execute"))]
+pub async fn exec_only(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// Analyzers may read it, not execute it.
+#[skill(reusable_by(executor = "execute", analyzer = "read"))]
+pub async fn read_for_analyzers(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// A trigger field that is not a JSON pointer.
+#[agent(id = "agent.test.a", name = "A", role = "executor", domain = "core", version = "1.0.0", owner = "t",
+    escalation(triggers(confidence_below(field = "confidence", value = 0.7)), target_agent = "agent.test.b"))]
+pub async fn a(input: In) -> Out {
+    Out { y: input.x }
+}
+
+fn main() {}

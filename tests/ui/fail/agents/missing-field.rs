@@ -1,0 +1,31 @@
+use skill_runtime::prelude::*;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+/// Only executors may run this.
+#[skill(reusable_by(executor = "execute"))]
+pub async fn exec_only(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// Analyzers may read it, not execute it.
+#[skill(reusable_by(executor = "execute", analyzer = "read"))]
+pub async fn read_for_analyzers(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// No owner.
+#[agent(id = "agent.test.a", name = "A", role = "executor", domain = "core", version = "1.0.0", skills(exec_only))]
+pub async fn a(input: In) -> Out {
+    Out { y: input.x }
+}
+
+fn main() {}

@@ -1,0 +1,32 @@
+use skill_runtime::prelude::*;
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct In {
+    pub x: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Out {
+    pub y: String,
+}
+
+/// Only executors may run this.
+#[skill(reusable_by(executor = "execute"))]
+pub async fn exec_only(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// Analyzers may read it, not execute it.
+#[skill(reusable_by(executor = "execute", analyzer = "read"))]
+pub async fn read_for_analyzers(input: In) -> Out {
+    Out { y: input.x }
+}
+
+/// An analyzer listing an executor-only skill.
+#[agent(id = "agent.test.analyze", name = "A", role = "analyzer", domain = "core", version = "1.0.0", owner = "t",
+    skills(exec_only))]
+pub async fn analyze(ctx: AgentCtx, input: In) -> Out {
+    ctx.run::<exec_only>(input).await.unwrap()
+}
+
+fn main() {}
