@@ -1,4 +1,5 @@
-//! Two crates defining the same name@version: the registry names both places.
+//! Two crates defining the same name@version (and the same agent id): the
+//! registry names both places.
 
 use dup_a as _;
 use dup_b as _;
@@ -18,6 +19,28 @@ fn duplicate_name_across_crates_names_both_locations() {
     );
     assert!(
         text.contains("crate `dup_b` at tests/fixtures/dup-b/src/lib.rs:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn duplicate_agent_id_across_crates_names_both_locations_and_a_missing_target_fails() {
+    let err = skill_runtime::agents::AgentRegistry::from_inventory()
+        .err()
+        .expect("a duplicate agent id must fail");
+    let text = err.to_string();
+    assert_eq!(err.problems.len(), 2, "{text}");
+    assert!(
+        text.contains("agent id `agent.dup.same` is declared twice"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/fixtures/dup-a/src/lib.rs:")
+            && text.contains("tests/fixtures/dup-b/src/lib.rs:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("escalates to `agent.dup.nowhere`, which is not an agent"),
         "{text}"
     );
 }
