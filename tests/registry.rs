@@ -23,6 +23,7 @@ fn collects_every_skill_of_both_crates_sorted() {
     assert_eq!(
         names,
         [
+            "canonical_check",
             "echo",
             "handle_normalization",
             "handle_profile",
