@@ -286,30 +286,107 @@ fn is_openai_function_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }
 
-/// Strict mode: every object schema lists all its properties as required and
-/// forbids others; no `$ref` left unresolved outside `$defs`.
+/// Keywords OpenAI's strict mode (Structured Outputs) does not accept.
+const NOT_STRICT: &[&str] = &[
+    "allOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "dependentRequired",
+    "dependentSchemas",
+    "minProperties",
+    "maxProperties",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "uniqueItems",
+];
+
+/// The string formats strict mode accepts.
+const STRICT_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Whether a tool's parameters keep OpenAI's strict-mode rules, at every
+/// depth (properties, array items, `anyOf` branches, map values, `$defs`):
+/// the root is an object; every object forbids other properties
+/// (`additionalProperties: false`, so a map-typed field is not strict) and
+/// requires all of its own; no keyword or string format strict mode lacks;
+/// references only into the schema's own `$defs`.
 fn is_strict(schema: &Value) -> bool {
-    match schema {
-        Value::Object(o) => {
-            if let Some(props) = o.get("properties").and_then(Value::as_object) {
-                let required: BTreeSet<&str> = o
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                if o.get("additionalProperties") != Some(&Value::Bool(false))
-                    || props.keys().any(|k| !required.contains(k.as_str()))
-                {
-                    return false;
-                }
-            }
-            o.values().all(is_strict)
-        }
-        Value::Array(items) => items.iter().all(is_strict),
-        _ => true,
+    schema.get("type") == Some(&json!("object")) && strict_node(schema)
+}
+
+fn strict_node(schema: &Value) -> bool {
+    let Value::Object(o) = schema else {
+        // `true` and `false` schemas say nothing strict mode can enforce.
+        return false;
+    };
+    if o.keys().any(|k| NOT_STRICT.contains(&k.as_str())) {
+        return false;
     }
+    if let Some(f) = o.get("format").and_then(Value::as_str)
+        && !STRICT_FORMATS.contains(&f)
+    {
+        return false;
+    }
+    if let Some(r) = o.get("$ref").and_then(Value::as_str)
+        && !(r == "#" || r.starts_with("#/$defs/"))
+    {
+        return false;
+    }
+    let is_object = match o.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => o.contains_key("properties") || o.contains_key("additionalProperties"),
+    };
+    let empty = serde_json::Map::new();
+    let props = o
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    if is_object {
+        let required: BTreeSet<&str> = o
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if o.get("additionalProperties") != Some(&Value::Bool(false))
+            || props.keys().any(|k| !required.contains(k.as_str()))
+        {
+            return false;
+        }
+    }
+    let items = match o.get("items") {
+        None => true,
+        Some(items) => strict_node(items),
+    };
+    let branches = o
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_none_or(|b| b.iter().all(strict_node));
+    let defs = o
+        .get("$defs")
+        .and_then(Value::as_object)
+        .is_none_or(|d| d.values().all(strict_node));
+    items && branches && defs && props.values().all(strict_node)
 }
 
 /// The ADR's UnifiedSkillContract v1 for every skill of a registry (all of them,
@@ -380,5 +457,63 @@ mod tests {
         assert!(is_strict(&closed));
         assert!(!is_strict(&open));
         assert!(!is_strict(&optional));
+    }
+
+    /// Each way a schema breaks strict mode below its root.
+    #[test]
+    fn strict_mode_is_checked_at_every_depth() {
+        let wrap = |field: Value| json!({"type": "object", "properties": {"f": field}, "required": ["f"], "additionalProperties": false});
+        let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+        let open =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        assert!(is_strict(&wrap(closed.clone())));
+        assert!(is_strict(&wrap(
+            json!({"type": "array", "items": closed.clone()})
+        )));
+        assert!(is_strict(&wrap(
+            json!({"anyOf": [closed.clone(), {"type": "null"}]})
+        )));
+        assert!(is_strict(&wrap(
+            json!({"type": "string", "format": "date-time"})
+        )));
+        for (why, field) in [
+            (
+                "a map-typed field",
+                json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            ),
+            (
+                "an open object in array items",
+                json!({"type": "array", "items": open.clone()}),
+            ),
+            (
+                "an open object in anyOf",
+                json!({"anyOf": [open.clone(), {"type": "null"}]}),
+            ),
+            ("allOf", json!({"allOf": [closed.clone()]})),
+            (
+                "a format strict mode lacks",
+                json!({"type": "string", "format": "uri"}),
+            ),
+            (
+                "uniqueItems",
+                json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
+            ),
+            (
+                "a reference outside $defs",
+                json!({"$ref": "other.json#/x"}),
+            ),
+            ("a true schema", json!(true)),
+        ] {
+            assert!(!is_strict(&wrap(field)), "{why}");
+        }
+        let via_defs = json!({
+            "type": "object", "properties": {"f": {"$ref": "#/$defs/Open"}}, "required": ["f"],
+            "additionalProperties": false, "$defs": {"Open": open},
+        });
+        assert!(!is_strict(&via_defs), "an open object behind a $ref");
+        assert!(
+            !is_strict(&json!({"type": "array", "items": closed})),
+            "a root that is no object"
+        );
     }
 }
