@@ -25,10 +25,10 @@ use crate::diff::diff;
 use crate::scaffold::{self, RuntimeDep};
 
 /// The published format of `skill-registry.json`.
-pub const REGISTRY_SCHEMA: &str = include_str!("../../skill-registry.schema.json");
+pub const REGISTRY_SCHEMA: &str = include_str!("../schemas/skill-registry.schema.json");
 
 /// The published format of `op-registry.json`.
-pub const OP_REGISTRY_SCHEMA: &str = include_str!("../../op-registry.schema.json");
+pub const OP_REGISTRY_SCHEMA: &str = include_str!("../schemas/op-registry.schema.json");
 
 const USAGE: &str = "usage:
   skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]
@@ -38,7 +38,7 @@ const USAGE: &str = "usage:
   skill-registry backstop DIR [--check]";
 
 /// The published format of `agent-registry.json`.
-pub const AGENT_REGISTRY_SCHEMA: &str = include_str!("../../agent-registry.schema.json");
+pub const AGENT_REGISTRY_SCHEMA: &str = include_str!("../schemas/agent-registry.schema.json");
 
 /// A usage error or an unreadable file: exit status 2.
 struct Fatal(String);

@@ -34,12 +34,15 @@
 //! Streamable HTTP transport. The tool, OpenAI and UnifiedSkillContract views of
 //! a registry ([`views`]) need no feature.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // The layers, each depending only on those above it in this list; see
 // ARCHITECTURE.md. `mcp` is a front door over `exec`.
 mod agent;
 mod contract;
 mod exec;
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod model;
 pub mod queue;
@@ -166,6 +169,7 @@ pub mod policy {
 /// Ops that run outside this process: a tool on an MCP client, or a script.
 pub mod op {
     #[cfg(feature = "mcp-client")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-client")))]
     pub use crate::exec::op::McpClient;
     pub use crate::exec::op::{McpTools, OpFailed, ScriptRoot, ToolClient, ToolFuture};
 }

@@ -237,6 +237,7 @@ impl McpServer {
     /// A failed `accept` (out of descriptors, a connection reset before it was
     /// taken) is logged and serving goes on.
     #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
     pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         http::serve(self, listener).await;
         Ok(())

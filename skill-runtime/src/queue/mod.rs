@@ -8,5 +8,6 @@
 pub mod api;
 pub mod memory;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 pub mod worker;
