@@ -105,3 +105,15 @@ fn a_run_record_the_mcp_server_cannot_write_fails_its_exit() {
         "{stderr}"
     );
 }
+
+#[test]
+fn errors_name_the_next_action_as_results_write_it() {
+    let out = skill_examples(&["invoke", "seo_role_audit", r#"{"urls": []}"#])
+        .output()
+        .expect("skill-examples runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("EMPTY_INPUT"), "{stderr}");
+    // The seed's word, as in a result's `next_action`, not a Rust variant.
+    assert!(stderr.contains("next action: escalate"), "{stderr}");
+}

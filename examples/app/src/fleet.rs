@@ -344,7 +344,7 @@ fn print_outcome(o: Outcome) -> ExitCode {
         (_, _, Some(e)) => print_error(&e.message, e.next_action, e.input_error),
         _ => {
             eprintln!(
-                "error: job {} ended ({:?}) without a result or an error",
+                "error: job {} ended ({}) without a result or an error",
                 o.job_id, o.status
             );
             ExitCode::FAILURE

@@ -208,7 +208,7 @@ pub fn print_result(result: Result<SkillResult, InvokeError>) -> ExitCode {
 /// Print an error and what to do next; the exit status.
 pub fn print_error(message: &str, next: skill_runtime::NextAction, input_error: bool) -> ExitCode {
     eprintln!("error: {message}");
-    eprintln!("next action: {next:?}");
+    eprintln!("next action: {next}");
     if input_error {
         ExitCode::from(2)
     } else {

@@ -79,3 +79,21 @@ pub enum NextAction {
     #[default]
     Complete,
 }
+
+impl NextAction {
+    /// The seed's word for it, as results write it (`escalate`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NextAction::Continue => "continue",
+            NextAction::Retry => "retry",
+            NextAction::Escalate => "escalate",
+            NextAction::Complete => "complete",
+        }
+    }
+}
+
+impl std::fmt::Display for NextAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -68,6 +68,16 @@ pub enum OutcomeStatus {
     Expired,
 }
 
+impl std::fmt::Display for OutcomeStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OutcomeStatus::Succeeded => "succeeded",
+            OutcomeStatus::Failed => "failed",
+            OutcomeStatus::Expired => "expired",
+        })
+    }
+}
+
 /// A failed job's error, as a caller of another process reads it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutcomeError {
