@@ -56,8 +56,11 @@ pub(crate) fn redact_error(e: &mut InvokeError, inputs: &[&str], secrets: &[Stri
     match e {
         InvokeError::InvalidInput { violations, .. } => {
             for v in violations.iter_mut() {
-                let field = v.instance_path.split('/').nth(1).unwrap_or("");
-                if inputs.contains(&field) {
+                // The pointer's first token, unescaped (RFC 6901: `~1` is
+                // `/`, `~0` is `~`), so a field named `a/b` is found.
+                let token = v.instance_path.split('/').nth(1).unwrap_or("");
+                let field = token.replace("~1", "/").replace("~0", "~");
+                if inputs.contains(&field.as_str()) {
                     v.message = format!("{REDACTED} (fails `{}`)", v.schema_path);
                 } else {
                     v.message = scrub(std::mem::take(&mut v.message), secrets);
@@ -77,6 +80,31 @@ pub(crate) fn redact_error(e: &mut InvokeError, inputs: &[&str], secrets: &[Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A redacted field whose name a JSON pointer escapes still loses its text.
+    #[test]
+    fn violations_in_fields_named_with_slash_or_tilde_are_redacted() {
+        use crate::schema::compiled::SchemaViolation;
+        for (field, pointer) in [("a/b", "/a~1b"), ("x~y", "/x~0y"), ("plain", "/plain/0")] {
+            let mut e = InvokeError::InvalidInput {
+                skill: "s".into(),
+                violations: vec![SchemaViolation {
+                    instance_path: pointer.into(),
+                    schema_path: "/properties/x/type".into(),
+                    message: "\"hunter2\" is not of type \"integer\"".into(),
+                }],
+            };
+            redact_error(&mut e, &[field], &[]);
+            let InvokeError::InvalidInput { violations, .. } = e else {
+                unreachable!()
+            };
+            assert!(
+                !violations[0].message.contains("hunter2"),
+                "{field}: {}",
+                violations[0].message
+            );
+        }
+    }
 
     #[test]
     fn redaction_replaces_fields_and_scrubs_their_text() {
