@@ -25,7 +25,11 @@ impl Drop for Server {
 }
 
 fn start(extra: &[&str]) -> Server {
-    let mut cmd = skill_examples(&["mcp", "--http", "127.0.0.1:0"]);
+    start_at("127.0.0.1:0", extra)
+}
+
+fn start_at(addr: &str, extra: &[&str]) -> Server {
+    let mut cmd = skill_examples(&["mcp", "--http", addr]);
     cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::piped());
     // Owned by `Server` at once, whose drop kills and waits for it.
     let mut server = Server {
@@ -241,4 +245,16 @@ fn a_kept_alive_connection_left_idle_is_closed() {
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains(r#""result""#), "{answer}");
+}
+
+#[test]
+fn localhost_names_loopback_and_other_hosts_are_refused() {
+    let server = start_at("localhost:0", &[]);
+    assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
+    assert!(open_session(&server.addr).len() > 8);
+    let out = skill_examples(&["mcp", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback only"));
 }

@@ -23,9 +23,9 @@ pub struct McpArgs {
     #[command(flatten)]
     runtime: RuntimeArgs,
     /// Serve the Streamable HTTP transport on this loopback address (e.g.
-    /// 127.0.0.1:8080; port 0 picks one) instead of standard input and
-    /// output; the endpoint is printed on standard error.
-    #[arg(long, value_name = "ADDR")]
+    /// 127.0.0.1:8080 or localhost:8080; port 0 picks one) instead of
+    /// standard input and output; the endpoint is printed on standard error.
+    #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<std::net::SocketAddr>,
     /// With --http: accept requests from this browser origin too (e.g.
     /// https://app.example.com:443; repeat for several). Loopback origins are
@@ -46,6 +46,18 @@ pub struct McpArgs {
     /// With --http: a session with no request for this long is closed.
     #[arg(long, value_name = "SECS", default_value_t = HttpLimits::default().session_idle.as_secs(), requires = "http")]
     session_idle_secs: u64,
+}
+
+/// A socket address, with `localhost` read as 127.0.0.1 (it names loopback
+/// by definition, RFC 6761); other names are refused, not looked up.
+fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    let spelled = match s.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => s.to_owned(),
+    };
+    spelled
+        .parse()
+        .map_err(|e| format!("`{s}` is not HOST:PORT with a loopback IP or `localhost` ({e})"))
 }
 
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
