@@ -371,7 +371,8 @@ async fn unknown_skills_versions_and_disabled_skills_are_typed_errors() {
     assert_eq!(
         e,
         InvokeError::UnknownSkill {
-            reference: "nope".into()
+            reference: "nope".into(),
+            hint: String::new(),
         }
     );
     let e = err(
@@ -1257,4 +1258,16 @@ async fn run_all(
         set.spawn(async move { rt.invoke(job).await });
     }
     set.join_all().await
+}
+
+#[tokio::test]
+async fn an_unknown_name_suggests_the_close_one_or_the_other_kind() {
+    let rt = runtime();
+    let e = err(&rt, JobEnvelope::new("doubel", json!({}))).await;
+    assert_eq!(
+        e.to_string(),
+        "unknown skill `doubel`; did you mean `double`?"
+    );
+    let e = err(&rt, JobEnvelope::new("zzzzzz", json!({}))).await;
+    assert_eq!(e.to_string(), "unknown skill `zzzzzz`");
 }

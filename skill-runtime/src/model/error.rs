@@ -13,8 +13,13 @@ use crate::schema::compiled::SchemaViolation;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InvokeError {
-    #[error("unknown skill `{reference}`")]
-    UnknownSkill { reference: String },
+    #[error("unknown skill `{reference}`{hint}")]
+    UnknownSkill {
+        reference: String,
+        /// What the caller may have meant: `; did you mean `x`?`, or that the
+        /// name is an op's; empty when nothing is close.
+        hint: String,
+    },
     #[error(
         "no skill serves intent `{intent}`; name the skill, or list the intent in its #[skill(intents(...))]"
     )]

@@ -4,7 +4,8 @@
 
 use std::borrow::Cow;
 
-use skill_core::manifest::Status;
+use skill_core::manifest::{Status, TargetKind};
+use skill_core::names::did_you_mean;
 
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
@@ -29,6 +30,7 @@ pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, Invo
                 },
                 _ => InvokeError::UnknownSkill {
                     reference: job.reference(None),
+                    hint: hint(registry, job.kind, &job.skill),
                 },
             };
             st.step(Step::Resolve, StepOutcome::Failed, None);
@@ -36,6 +38,32 @@ pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, Invo
         }
     };
     status(registry, i, st)
+}
+
+/// What a caller naming no registered `name` may have meant: the same name
+/// of the other kind (an op named as a skill), or a close name of its kind.
+fn hint(registry: &Registry, kind: TargetKind, name: &str) -> String {
+    let other = match kind {
+        TargetKind::Skill => TargetKind::Op,
+        TargetKind::Op => TargetKind::Skill,
+    };
+    if registry.index_of_kind(other, name, None).is_ok() {
+        return match other {
+            TargetKind::Op => format!(
+                "; `{name}` is an op: run it as one (`invoke --op`, or `\"kind\": \"op\"` in a job envelope)"
+            ),
+            TargetKind::Skill => format!("; `{name}` is a skill, not an op"),
+        };
+    }
+    let names: Vec<&str> = registry
+        .skills()
+        .iter()
+        .filter(|s| s.is_op() == (kind == TargetKind::Op))
+        .map(|s| s.name())
+        .collect();
+    did_you_mean(name, &names)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
 }
 
 /// The skill that serves the job's intent, named in the job from then on.
