@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use skill_tests::{cargo, skill_examples};
+use skill_tests::{cargo, run_ok, skill_examples};
 
 /// Run `cmd` with its standard output's reading end closed before it writes.
 fn with_closed_stdout(mut cmd: Command) -> (bool, String) {
@@ -116,4 +116,21 @@ fn errors_name_the_next_action_as_results_write_it() {
     assert!(stderr.contains("EMPTY_INPUT"), "{stderr}");
     // The seed's word, as in a result's `next_action`, not a Rust variant.
     assert!(stderr.contains("next action: escalate"), "{stderr}");
+}
+
+/// The app's binary finds the example data from any working directory, by
+/// where the binary is; never by a path of the machine that built it.
+#[test]
+fn the_app_finds_its_data_from_another_directory() {
+    run_ok(&mut cargo().args(["build", "-q", "-p", "skill-examples"]));
+    let elsewhere = skill_tests::temp_dir("elsewhere");
+    let out = Command::new(skill_tests::root().join("target/debug/skill-examples"))
+        .args(["invoke", "read_note", r#"{"path": "rust-ownership.md"}"#])
+        .env_remove("SKILL_DATA_DIR")
+        .current_dir(&elsewhere)
+        .output()
+        .expect("skill-examples runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"success\": true"));
 }

@@ -77,10 +77,11 @@ pub struct RuntimeArgs {
     /// Append a run record per job to this JSON-lines file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Data folder of the example stores (relative paths from the working
-    /// directory; the default is the repository's, from its root).
-    #[arg(long, value_name = "DIR", env = "SKILL_DATA_DIR", default_value = seed_skills::DATA_DIR)]
-    pub data: PathBuf,
+    /// Data folder of the example stores. Without it: the repository's
+    /// (`examples/seed-skills/data`) under the working directory, else under
+    /// the folders holding this program (a checkout's `target/debug/..`).
+    #[arg(long, value_name = "DIR", env = "SKILL_DATA_DIR")]
+    pub data: Option<PathBuf>,
     #[command(flatten)]
     pub redis: RedisArgs,
 }
@@ -229,18 +230,40 @@ pub fn async_runtime(
 /// The example runtime: the seed skills' resources and rollback actions, an
 /// approver when the operator approves, a record file when asked; with a
 /// Redis backend, the fleet's idempotency, rate limits and records.
+/// The example data: `given`, else [`seed_skills::DATA_DIR`] under the
+/// working directory, else under each folder above this program's file (so a
+/// checkout's binary finds it from anywhere). Found at run time, never a path
+/// of the machine that built the program.
+fn data_dir(given: Option<&std::path::Path>) -> Result<PathBuf, ExitCode> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let mut tried = vec![PathBuf::from(seed_skills::DATA_DIR)];
+    if let Ok(exe) = std::env::current_exe() {
+        tried.extend(exe.ancestors().skip(1).map(|a| a.join(seed_skills::DATA_DIR)));
+    }
+    if let Some(found) = tried.iter().find(|d| d.is_dir()) {
+        return Ok(found.clone());
+    }
+    eprintln!(
+        "error: no example data found (looked for {} under the working directory and above this program); pass --data DIR (or set SKILL_DATA_DIR)",
+        seed_skills::DATA_DIR
+    );
+    Err(ExitCode::FAILURE)
+}
+
 pub fn build_runtime(
     registry: Registry,
     args: &RuntimeArgs,
     tools: Option<McpTools>,
     redis: Option<&RedisBackend>,
 ) -> Result<Runtime, ExitCode> {
-    let data = &args.data;
-    let mut builder = match team_skills::runtime_builder(Arc::new(registry), data) {
+    let data = data_dir(args.data.as_deref())?;
+    let mut builder = match team_skills::runtime_builder(Arc::new(registry), &data) {
         Ok(b) => b,
         Err(e) => {
             eprintln!(
-                "error: cannot load example data from {}: {e}; run from the repository root, or pass --data DIR (or set SKILL_DATA_DIR)",
+                "error: cannot load example data from {}: {e}; pass --data DIR (or set SKILL_DATA_DIR)",
                 data.display()
             );
             return Err(ExitCode::FAILURE);
