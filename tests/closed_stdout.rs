@@ -122,7 +122,7 @@ fn errors_name_the_next_action_as_results_write_it() {
 /// where the binary is; never by a path of the machine that built it.
 #[test]
 fn the_app_finds_its_data_from_another_directory() {
-    run_ok(&mut cargo().args(["build", "-q", "-p", "skill-examples"]));
+    run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
     let elsewhere = skill_tests::temp_dir("elsewhere");
     let out = Command::new(skill_tests::root().join("target/debug/skill-examples"))
         .args(["invoke", "read_note", r#"{"path": "rust-ownership.md"}"#])
