@@ -81,6 +81,28 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
         String::from_utf8_lossy(&out.stdout)
     );
 
+    // With no options, the files beside the registry are read.
+    let out = run_ok(
+        cargo()
+            .args([
+                "run",
+                "-q",
+                "-p",
+                "skill-build",
+                "--bin",
+                "skill-registry",
+                "--",
+                "validate",
+            ])
+            .arg(&first),
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
     // agent-registry.json beside it: the bytes `export --agents` prints, the
     // same on both builds, valid for the published schema by an independent
     // validator, with the seed's agent whole and the team's cross-crate one.

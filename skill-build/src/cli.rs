@@ -9,6 +9,10 @@
 //! skill-registry backstop DIR [--check]
 //! ```
 //!
+//! `validate` reads `capabilities.json`, `op-registry.json` and
+//! `agent-registry.json` beside FILE when they are there and no option names
+//! another.
+//!
 //! Exit status: 0 when valid (or the diff's version bumps suffice), 1 when not,
 //! 2 for a usage error or a file that cannot be read.
 
@@ -31,7 +35,7 @@ pub const REGISTRY_SCHEMA: &str = include_str!("../schemas/skill-registry.schema
 pub const OP_REGISTRY_SCHEMA: &str = include_str!("../schemas/op-registry.schema.json");
 
 const USAGE: &str = "usage:
-  skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]
+  skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]   (the files beside FILE by default)
   skill-registry diff OLD NEW [--json]
   skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
   skill-registry new DIR [--name NAME] [--runtime-path DIR]
@@ -233,10 +237,20 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
     let a = parse(args, &["--capabilities", "--ops", "--agents"])?;
     let file = a.files(1)?[0];
     let registry = read_json(file)?;
-    let catalog = a.option("--capabilities").map(read_json).transpose()?;
-    let ops_file = a.option("--ops");
+    // The files an export writes beside the registry are read by default.
+    let beside = |option: &str, name: &str| -> Option<String> {
+        a.option(option).map(str::to_owned).or_else(|| {
+            let path = Path::new(file).with_file_name(name);
+            (path.is_file() && path != Path::new(file)).then(|| path.display().to_string())
+        })
+    };
+    let catalog_file = beside("--capabilities", "capabilities.json");
+    let catalog = catalog_file.as_deref().map(read_json).transpose()?;
+    let ops_owned = beside("--ops", "op-registry.json");
+    let ops_file = ops_owned.as_deref();
     let ops = ops_file.map(read_json).transpose()?;
-    let agents_file = a.option("--agents");
+    let agents_owned = beside("--agents", "agent-registry.json");
+    let agents_file = agents_owned.as_deref();
     let agents = agents_file.map(read_json).transpose()?;
 
     let mut problems = Vec::new();

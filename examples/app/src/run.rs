@@ -240,7 +240,11 @@ fn data_dir(given: Option<&std::path::Path>) -> Result<PathBuf, ExitCode> {
     }
     let mut tried = vec![PathBuf::from(seed_skills::DATA_DIR)];
     if let Ok(exe) = std::env::current_exe() {
-        tried.extend(exe.ancestors().skip(1).map(|a| a.join(seed_skills::DATA_DIR)));
+        tried.extend(
+            exe.ancestors()
+                .skip(1)
+                .map(|a| a.join(seed_skills::DATA_DIR)),
+        );
     }
     if let Some(found) = tried.iter().find(|d| d.is_dir()) {
         return Ok(found.clone());
