@@ -1,7 +1,8 @@
 //! Agents at run time, on agents declared here: the agent is the caller of its
 //! skills; pre- and post-conditions fail with their `error_code` in the
 //! result and the record; each escalation trigger makes `next_action`
-//! `escalate` with its reason; a skill outside the contract is refused.
+//! `escalate` with its reason; a skill outside the contract is refused; served
+//! as MCP tools, the same codes and escalations reach the client.
 
 use std::sync::Arc;
 
@@ -339,4 +340,50 @@ fn stats_computes_each_kpi_from_the_agents_records() {
         .find(|l| l.starts_with("agent.seo.vlevel") && l.contains("task_success_rate"))
         .unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("0.750") && row.contains("warning"), "{row}");
+}
+
+/// Agents served as MCP tools: a failed run is a tool error with the
+/// contract's `error_code`; an escalation is in the result's `_meta`.
+#[tokio::test]
+async fn agents_as_mcp_tools_carry_error_codes_and_escalations() {
+    use skill_runtime::mcp::{McpOptions, McpServer};
+    let (runner, runtime) = runner();
+    let server = McpServer::new(runtime, McpOptions::default())
+        .unwrap()
+        .with_agents(runner)
+        .unwrap();
+    let tool = server
+        .tools()
+        .iter()
+        .find(|t| t.name == "agent.test.worker")
+        .expect("the agent is a tool");
+    assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+    let meta = |r: &rmcp::model::CallToolResult| {
+        let m = serde_json::to_value(&r.meta).unwrap();
+        m[skill_runtime::views::META_KEY].clone()
+    };
+    let args = |v: Value| v.as_object().cloned();
+    let refused = server
+        .call(
+            "agent.test.worker",
+            args(json!({"n": 0, "confidence": 0.9})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(meta(&refused)["code"], "ZERO_INPUT");
+    let escalated = server
+        .call(
+            "agent.test.worker",
+            args(json!({"n": 2, "confidence": 0.4})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(escalated.is_error, Some(false));
+    assert_eq!(escalated.structured_content.as_ref().unwrap()["n"], 4);
+    assert_eq!(meta(&escalated)["next_action"], "escalate");
+    assert_eq!(
+        meta(&escalated)["escalation"]["target_agent"],
+        "agent.test.reviewer"
+    );
 }

@@ -22,6 +22,10 @@ pub struct McpArgs {
     permission: Option<PermissionLevel>,
     #[command(flatten)]
     runtime: RuntimeArgs,
+    /// Serve the agents too: one tool per agent, named by its id (see
+    /// docs/agents.md).
+    #[arg(long)]
+    agents: bool,
     /// Serve the Streamable HTTP transport on this loopback address (e.g.
     /// 127.0.0.1:8080 or localhost:8080; port 0 picks one) instead of
     /// standard input and output; the endpoint is printed on standard error.
@@ -110,7 +114,21 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
                 ..HttpLimits::default()
             },
         };
-        let server = match McpServer::new(runtime.clone(), options) {
+        let server = match McpServer::new(runtime.clone(), options).and_then(|s| {
+            if !args.agents {
+                return Ok(s);
+            }
+            match crate::agents::registry() {
+                Ok(agents) => s.with_agents(skill_runtime::agents::AgentRunner::new(
+                    runtime.clone(),
+                    std::sync::Arc::new(agents),
+                )),
+                Err(_) => Err(skill_runtime::mcp::ToolError {
+                    tool: "agents".to_owned(),
+                    message: "the agent registry did not build".to_owned(),
+                }),
+            }
+        }) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -7,6 +7,7 @@
 //! result with `isError: true`, so that a model can read it and correct itself.
 //! Only requests that name no callable tool are protocol errors.
 
+mod agents;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod stdio;
@@ -22,6 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+use crate::agent::runner::AgentRunner;
 use crate::exec::policy::authorize::{missing_permissions, permission_list};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::{Caller, Source};
@@ -99,6 +101,7 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
 ];
 
 /// Why `tools/call` names no tool this server serves.
+#[derive(Clone)]
 enum Route {
     /// The manifest's own name and version: a call copies neither.
     Serve {
@@ -107,6 +110,10 @@ enum Route {
     },
     NotGranted {
         missing: Vec<&'static str>,
+    },
+    /// An agent of the server's [`AgentRunner`], by id.
+    Agent {
+        id: &'static str,
     },
 }
 
@@ -125,6 +132,7 @@ pub struct McpServer {
         expect(dead_code, reason = "read by serve_http, with feature mcp-http")
     )]
     http: Arc<HttpLimits>,
+    agents: Option<AgentRunner>,
 }
 
 /// The tool definitions of a registry value could not be read as MCP tools.
@@ -204,7 +212,35 @@ impl McpServer {
             info,
             http: Arc::new(options.http),
             result_ids: options.result_ids,
+            agents: None,
         })
+    }
+
+    /// Serve the agents of `runner` too, one tool per agent named by its id
+    /// (see [`crate::agents`]): a call runs the agent with the agent as the
+    /// caller of its skills; a failed run is a tool error whose `_meta` has
+    /// the contract's `error_code`, an escalation is in the result's `_meta`.
+    /// An agent id that is also a skill's tool name is an error.
+    pub fn with_agents(mut self, runner: AgentRunner) -> Result<McpServer, ToolError> {
+        let mut tools = self.tools.to_vec();
+        let mut routes = self.routes.to_vec();
+        for a in runner.agents().agents() {
+            let id = a.contract().id;
+            if routes.iter().any(|(n, _)| n == id) {
+                return Err(ToolError {
+                    tool: id.to_owned(),
+                    message: "an agent id that is also a skill's tool name".to_owned(),
+                });
+            }
+            tools.push(agents::agent_tool(a)?);
+            routes.push((id.to_owned(), Route::Agent { id }));
+        }
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        routes.sort_by(|a, b| a.0.cmp(&b.0));
+        self.tools = tools.into();
+        self.routes = routes.into();
+        self.agents = Some(runner);
+        Ok(self)
     }
 
     /// The tools this server lists, in `tools/list` order.
@@ -257,6 +293,16 @@ impl McpServer {
             .map(|i| &self.routes[i].1);
         let (skill, version) = match route {
             Some(Route::Serve { name, version }) => (*name, *version),
+            Some(Route::Agent { id }) => {
+                let params = Value::Object(arguments.unwrap_or_default());
+                let Some(runner) = &self.agents else {
+                    return Err(ErrorData::internal_error("no agent runner", None));
+                };
+                return match runner.run(id, params, self.caller.clone(), false).await {
+                    Ok(r) => Ok(agents::agent_result(r, self.result_ids)),
+                    Err(e) => Err(ErrorData::invalid_params(e.to_string(), None)),
+                };
+            }
             Some(Route::NotGranted { missing }) => {
                 return Err(ErrorData::invalid_params(
                     format!(
