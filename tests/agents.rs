@@ -387,3 +387,58 @@ async fn agents_as_mcp_tools_carry_error_codes_and_escalations() {
         "agent.test.reviewer"
     );
 }
+
+/// Needs an MCP permission.
+#[skill(reusable_by(executor = "execute"), mcp(permissions("secret:read")))]
+pub async fn guarded(input: Num) -> Num {
+    input
+}
+
+/// Lists a skill that needs an MCP permission.
+#[agent(
+    id = "agent.test.guarded",
+    name = "Guarded",
+    role = "executor",
+    domain = "core",
+    version = "1.0.0",
+    owner = "tests",
+    skills(guarded)
+)]
+pub async fn guarded_agent(ctx: AgentCtx, input: Num) -> Result<Num, WorkerError> {
+    ctx.run::<guarded>(input)
+        .await
+        .map_err(|e| WorkerError::Skill(e.to_string()))
+}
+
+/// An MCP client reaches an agent only with every permission its skills need.
+#[tokio::test]
+async fn an_agent_over_mcp_needs_its_skills_permissions() {
+    use skill_runtime::mcp::{McpOptions, McpServer};
+    let serve = |grants: &[&str]| {
+        let (runner, runtime) = runner();
+        let options = McpOptions {
+            grants: grants.iter().map(|g| g.to_string()).collect(),
+            ..McpOptions::default()
+        };
+        McpServer::new(runtime, options)
+            .unwrap()
+            .with_agents(runner)
+            .unwrap()
+    };
+    let args = json!({"n": 1}).as_object().cloned();
+    let closed = serve(&[]);
+    assert!(
+        !closed
+            .tools()
+            .iter()
+            .any(|t| t.name == "agent.test.guarded")
+    );
+    let e = closed
+        .call("agent.test.guarded", args.clone())
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("secret:read"), "{}", e.message);
+    let open = serve(&["secret:read"]);
+    let r = open.call("agent.test.guarded", args).await.unwrap();
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+}

@@ -220,7 +220,9 @@ impl McpServer {
     /// (see [`crate::agents`]): a call runs the agent with the agent as the
     /// caller of its skills; a failed run is a tool error whose `_meta` has
     /// the contract's `error_code`, an escalation is in the result's `_meta`.
-    /// An agent id that is also a skill's tool name is an error.
+    /// An agent is served only when the server grants every MCP permission
+    /// of every skill it lists (else it is refused like such a skill); an
+    /// agent id that is also a skill's tool name is an error.
     pub fn with_agents(mut self, runner: AgentRunner) -> Result<McpServer, ToolError> {
         let mut tools = self.tools.to_vec();
         let mut routes = self.routes.to_vec();
@@ -231,6 +233,22 @@ impl McpServer {
                     tool: id.to_owned(),
                     message: "an agent id that is also a skill's tool name".to_owned(),
                 });
+            }
+            // An agent reaches what its skills reach: it is served only when
+            // the server grants every MCP permission of every skill it lists.
+            if let Some(granted) = &self.caller.permissions {
+                let mut missing: Vec<&'static str> = Vec::new();
+                for s in a.contract().skills {
+                    for p in missing_permissions(granted, s.manifest.mcp.permissions) {
+                        if !missing.contains(&p) {
+                            missing.push(p);
+                        }
+                    }
+                }
+                if !missing.is_empty() {
+                    routes.push((id.to_owned(), Route::NotGranted { missing }));
+                    continue;
+                }
             }
             tools.push(agents::agent_tool(a)?);
             routes.push((id.to_owned(), Route::Agent { id }));
