@@ -442,3 +442,28 @@ async fn an_agent_over_mcp_needs_its_skills_permissions() {
     let r = open.call("agent.test.guarded", args).await.unwrap();
     assert_eq!(r.is_error, Some(false), "{r:?}");
 }
+
+/// The runner's KPIs over the runtime's own records.
+#[test]
+fn the_runner_reports_kpis_from_its_runtimes_records() {
+    let (runner, _) = runner();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for n in [1, 2, 0, 3] {
+        let task = json!({"n": n, "confidence": 0.9});
+        rt.block_on(runner.run("agent.test.worker", task, Caller::default(), false))
+            .unwrap();
+    }
+    let kpis = runner.kpis();
+    let (_, worker) = kpis
+        .iter()
+        .find(|(id, _)| *id == "agent.test.worker")
+        .unwrap();
+    // 3 of 4 succeeded (n = 0 breaks the pre-condition).
+    assert_eq!(worker[0].metric_id, "task_success_rate");
+    assert_eq!(worker[0].value, Some(0.75));
+    assert_eq!(worker[0].samples, 4);
+    assert_eq!(worker[0].status.map(|s| s.as_str()), Some("warning"));
+}

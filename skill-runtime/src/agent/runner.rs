@@ -11,6 +11,7 @@ use serde_json::Value;
 use skill_core::manifest::Severity;
 
 use crate::agent::contract::{AgentContract, Trigger};
+use crate::agent::kpi::{KpiRun, KpiValue, kpis};
 use crate::agent::registry::AgentRegistry;
 use crate::agent::run::{AgentFailure, Finished, Started, failed};
 use crate::exec::runtime::Runtime;
@@ -78,6 +79,36 @@ impl AgentRunner {
 
     pub fn agents(&self) -> &AgentRegistry {
         &self.agents
+    }
+
+    /// Each agent's KPIs over the records the runtime keeps in memory (its
+    /// default sink, the last [`MemorySink::DEFAULT_CAPACITY`] jobs); empty
+    /// with another sink, whose records `kpis` reads where they are kept
+    /// (`skill-examples stats FILE` does for a record file).
+    ///
+    /// [`MemorySink::DEFAULT_CAPACITY`]: crate::exec::sink::MemorySink::DEFAULT_CAPACITY
+    pub fn kpis(&self) -> Vec<(&'static str, Vec<KpiValue>)> {
+        let Some(memory) = self.runtime.memory_records() else {
+            return Vec::new();
+        };
+        let records = memory.records();
+        self.agents
+            .agents()
+            .iter()
+            .map(|a| {
+                let c = a.contract();
+                let runs: Vec<KpiRun<'_>> = records
+                    .iter()
+                    .filter(|r| r.skill == c.id)
+                    .map(|r| KpiRun {
+                        succeeded: r.status == RunStatus::Succeeded,
+                        duration_us: r.duration_us,
+                        output: r.output.as_deref(),
+                    })
+                    .collect();
+                (c.id, kpis(c, &runs))
+            })
+            .collect()
     }
 
     /// Run agent `id` on `params` for `caller`. A run that fails (bad input,
