@@ -467,3 +467,36 @@ fn the_runner_reports_kpis_from_its_runtimes_records() {
     assert_eq!(worker[0].samples, 4);
     assert_eq!(worker[0].status.map(|s| s.as_str()), Some("warning"));
 }
+
+/// An agent's params are held to the runtime's limits, and its record keeps
+/// params and output within the record budget, like a skill's.
+#[test]
+fn agent_params_and_records_are_bounded_like_a_skills() {
+    use skill_runtime::policy::Limits;
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let limits = Limits {
+        max_input_bytes: 10_000,
+        max_record_value_bytes: 200,
+        ..Limits::default()
+    };
+    let runtime = Runtime::builder(registry).limits(limits).build().unwrap();
+    let agents = Arc::new(AgentRegistry::from_inventory().unwrap());
+    let runner = AgentRunner::new(runtime.clone(), agents);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let run = |task: Value| {
+        rt.block_on(runner.run("agent.test.worker", task, Caller::default(), false))
+            .unwrap()
+    };
+    // Over the record budget, under the input limit: runs, recorded as its size.
+    let r = run(json!({"n": 1, "confidence": 0.9, "note": "x".repeat(1_000)}));
+    assert!(r.success, "{r:?}");
+    let records = runtime.memory_records().unwrap().records();
+    let own = agent_record(&records);
+    assert!(own.params.get("$truncated").is_some(), "{}", own.params);
+    // Over the input limit: refused before its schema is walked.
+    let r = run(json!({"n": 1, "confidence": 0.9, "note": "x".repeat(20_000)}));
+    assert_eq!(r.error.unwrap().code, "invalid_input");
+}

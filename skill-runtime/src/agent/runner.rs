@@ -14,6 +14,7 @@ use crate::agent::contract::{AgentContract, Trigger};
 use crate::agent::kpi::{KpiRun, KpiValue, kpis};
 use crate::agent::registry::AgentRegistry;
 use crate::agent::run::{AgentFailure, Finished, Started, failed};
+use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
 use crate::model::envelope::new_id;
@@ -137,8 +138,29 @@ impl AgentRunner {
         let (job_id, trace_id) = (new_id(), new_id());
         let started_at = SystemTime::now();
         let clock = Instant::now();
-        let violations = agent.validator.violations(&params);
-        let finished = if violations.is_empty() {
+        // Params come from outside (a CLI, an MCP client): the runtime's
+        // limits apply as to a skill's, before the schema walks them.
+        let limits = self.runtime.params_limits();
+        let size = measure(&params, limits.max_depth);
+        let too_big = match size {
+            None => Some(format!("nests deeper than {} levels", limits.max_depth)),
+            Some(n) if n > limits.max_input_bytes => Some(format!(
+                "is {n} bytes; the limit is {}",
+                limits.max_input_bytes
+            )),
+            Some(_) => None,
+        };
+        let violations = match too_big {
+            Some(_) => Vec::new(),
+            None => agent.validator.violations(&params),
+        };
+        let finished = if let Some(why) = too_big {
+            Finished {
+                output: failed("invalid_input", format!("input for agent `{}` {why}", c.id)),
+                errors: 0,
+                calls: 0,
+            }
+        } else if violations.is_empty() {
             let started = Started {
                 params: params.clone(),
                 job_id: job_id.clone(),
@@ -204,7 +226,12 @@ impl AgentRunner {
             scope: None,
             created_at: None,
             caller,
-            params,
+            // Records are kept (in memory, by default): a value past the
+            // budget is kept as its size.
+            params: match size {
+                Some(n) if n <= limits.max_record_value_bytes => params,
+                _ => truncated(size),
+            },
             dry_run,
             idempotency_key: None,
             replayed: false,
@@ -218,7 +245,13 @@ impl AgentRunner {
             },
             steps: Default::default(),
             attempts: Default::default(),
-            output: error.is_none().then(|| Arc::new(data.clone())),
+            output: error.is_none().then(|| {
+                kept_in_record(
+                    Arc::new(data.clone()),
+                    measure(&data, limits.max_depth),
+                    limits.max_record_value_bytes,
+                )
+            }),
             error: error.as_ref().map(|f| ErrorRecord {
                 code: f.code.clone(),
                 message: f.message.clone(),

@@ -268,6 +268,11 @@ impl Runtime {
         Some(self.inner.skills[i].stats.snapshot(s.label()))
     }
 
+    /// The limits on params and on what records keep.
+    pub(crate) fn params_limits(&self) -> Limits {
+        self.inner.limits
+    }
+
     /// Hand a record made outside the job path (an agent run) to the sink.
     pub(crate) fn record(&self, record: crate::model::record::RunRecord) {
         self.inner.sink.record(Arc::new(record));
