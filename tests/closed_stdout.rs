@@ -1,6 +1,8 @@
-//! A command whose reader goes away (`| head`) ends quietly, in both binaries:
-//! no panic, no backtrace, success. A run record that cannot be written is
-//! never a silent success, in `invoke` or in the MCP server.
+//! The binaries as a shell user meets them: a command whose reader goes away
+//! (`| head`) ends quietly, in both (no panic, no backtrace, success); a run
+//! record that cannot be written is never a silent success, in `invoke` or in
+//! the MCP server; an error names its next action in the seed's word; the
+//! example app finds its data from any working directory.
 
 use std::process::{Command, Stdio};
 

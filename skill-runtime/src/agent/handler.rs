@@ -2,19 +2,17 @@
 //! skill) and what an agent's body holds: the runtime, with the agent as the
 //! caller of every skill it runs.
 
+use std::fmt::Display;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-
-use std::fmt::Display;
-
-use schemars::JsonSchema;
 use skill_core::failure::FailureModes;
 
 use crate::agent::contract::{AgentContract, PostCondition, PreCondition};
