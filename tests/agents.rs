@@ -1,6 +1,6 @@
 //! Agents at run time, on agents declared here: the agent is the caller of its
 //! skills; pre- and post-conditions fail with their `error_code` in the
-//! result and the record; each escalation trigger makes `next_action`
+//! result and the record, an output breaking its schema with `invalid_output`; each escalation trigger makes `next_action`
 //! `escalate` with its reason; a skill outside the contract is refused; served
 //! as MCP tools, the same codes and escalations reach the client.
 
@@ -66,6 +66,9 @@ pub struct Task {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Done {
     pub n: i64,
+    /// Between 0 and 1; the task may claim otherwise, and the output's schema
+    /// catches it.
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: f64,
     pub human: bool,
     pub caller_role: String,
@@ -230,6 +233,7 @@ fn conditions_fail_with_their_error_code_in_result_and_record() {
         (json!({"n": 600, "confidence": 0.9}), "TOO_BIG"),
         (json!({"n": 5000, "confidence": 0.9}), "invalid_input"),
         (json!({"confidence": 0.9}), "invalid_input"),
+        (json!({"n": 1, "confidence": 1.5}), "invalid_output"),
     ] {
         let (result, records) = run(task.clone());
         assert!(!result.success, "{task}");

@@ -51,6 +51,7 @@ pub struct RegisteredAgent {
     pub input_schema: Value,
     pub output_schema: Value,
     pub(crate) validator: CompiledSchema,
+    pub(crate) output_validator: CompiledSchema,
 }
 
 impl RegisteredAgent {
@@ -123,11 +124,23 @@ impl AgentRegistry {
                     continue;
                 }
             };
+            let output = output_schema(e.output_root);
+            let output_validator = match CompiledSchema::compile(&output) {
+                Ok(v) => v,
+                Err(err) => {
+                    problems.push(format!(
+                        "agent `{}`: its output schema does not compile: {err}",
+                        e.contract.id
+                    ));
+                    continue;
+                }
+            };
             agents.push(RegisteredAgent {
                 entry: e,
                 input_schema: input,
-                output_schema: output_schema(e.output_root),
+                output_schema: output,
                 validator,
+                output_validator,
             });
         }
         if problems.is_empty() {

@@ -179,6 +179,34 @@ impl AgentRunner {
                 calls: 0,
             }
         };
+        // Every output is checked against its schema too (the seed's R2):
+        // what the type allows may still break a declared range or length.
+        let finished = match &finished.output {
+            Ok(out) => {
+                let broken: Vec<String> = agent
+                    .output_validator
+                    .violations(out)
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect();
+                if broken.is_empty() {
+                    finished
+                } else {
+                    Finished {
+                        output: failed(
+                            "invalid_output",
+                            format!(
+                                "agent `{}` returned output that breaks its own schema: {}",
+                                c.id,
+                                broken.join("; ")
+                            ),
+                        ),
+                        ..finished
+                    }
+                }
+            }
+            Err(_) => finished,
+        };
         let duration = clock.elapsed();
         let reasons = triggered(c, &finished);
         let escalation = c
