@@ -144,11 +144,15 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         lit_or(&args.version),
         lit_or(&args.owner),
     );
-    let (role, role_word) = args
-        .role
-        .as_ref()
-        .map(|(c, w)| (c.variant, w.clone()))
-        .expect("checked");
+    // Present whenever no error was reported (a missing role is one).
+    let Some((role, role_word)) = args.role.as_ref().map(|(c, w)| (c.variant, w.clone())) else {
+        let e = syn::Error::new(
+            Span::call_site(),
+            "an agent contract needs `role = \"...\"`",
+        )
+        .into_compile_error();
+        return quote!(#e #user_fn #marker);
+    };
     let role_ident = syn::Ident::new(role, Span::call_site());
     let description = func
         .doc
