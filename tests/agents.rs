@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skill_runtime::agents::{AgentRegistry, AgentResult, AgentRunner};
+use skill_runtime::policy::Limits;
 use skill_runtime::prelude::*;
 use skill_runtime::{InvokeError, RunRecord};
 
@@ -145,23 +146,33 @@ pub async fn reviewer(ctx: AgentCtx, input: Num) -> Result<Num, WorkerError> {
 }
 
 fn runner() -> (AgentRunner, Runtime) {
+    runner_with(Limits::default())
+}
+
+fn runner_with(limits: Limits) -> (AgentRunner, Runtime) {
     let registry = Arc::new(Registry::from_inventory().expect("skills"));
-    let runtime = Runtime::new(registry, Resources::new()).expect("runtime");
+    let runtime = Runtime::builder(registry)
+        .limits(limits)
+        .build()
+        .expect("runtime");
     let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
     (AgentRunner::new(runtime.clone(), agents), runtime)
 }
 
-fn run(task: Value) -> (AgentResult, Vec<Arc<RunRecord>>) {
-    let (runner, runtime) = runner();
-    let rt = tokio::runtime::Builder::new_current_thread()
+/// One run of the worker agent, to its end.
+fn run_worker(runner: &AgentRunner, task: Value) -> AgentResult {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
-    let result = rt
+        .unwrap()
         .block_on(runner.run("agent.test.worker", task, Caller::default(), false))
-        .expect("the agent exists");
-    let records = runtime.memory_records().unwrap().records();
-    (result, records)
+        .expect("the agent exists")
+}
+
+fn run(task: Value) -> (AgentResult, Vec<Arc<RunRecord>>) {
+    let (runner, runtime) = runner();
+    let result = run_worker(&runner, task);
+    (result, runtime.memory_records().unwrap().records())
 }
 
 fn agent_record(records: &[Arc<RunRecord>]) -> &RunRecord {
@@ -451,14 +462,8 @@ async fn an_agent_over_mcp_needs_its_skills_permissions() {
 #[test]
 fn the_runner_reports_kpis_from_its_runtimes_records() {
     let (runner, _) = runner();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     for n in [1, 2, 0, 3] {
-        let task = json!({"n": n, "confidence": 0.9});
-        rt.block_on(runner.run("agent.test.worker", task, Caller::default(), false))
-            .unwrap();
+        run_worker(&runner, json!({"n": n, "confidence": 0.9}));
     }
     let kpis = runner.kpis();
     let (_, worker) = kpis
@@ -476,24 +481,12 @@ fn the_runner_reports_kpis_from_its_runtimes_records() {
 /// params and output within the record budget, like a skill's.
 #[test]
 fn agent_params_and_records_are_bounded_like_a_skills() {
-    use skill_runtime::policy::Limits;
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let limits = Limits {
+    let (runner, runtime) = runner_with(Limits {
         max_input_bytes: 10_000,
         max_record_value_bytes: 200,
         ..Limits::default()
-    };
-    let runtime = Runtime::builder(registry).limits(limits).build().unwrap();
-    let agents = Arc::new(AgentRegistry::from_inventory().unwrap());
-    let runner = AgentRunner::new(runtime.clone(), agents);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let run = |task: Value| {
-        rt.block_on(runner.run("agent.test.worker", task, Caller::default(), false))
-            .unwrap()
-    };
+    });
+    let run = |task: Value| run_worker(&runner, task);
     // Over the record budget, under the input limit: runs, recorded as its size.
     let r = run(json!({"n": 1, "confidence": 0.9, "note": "x".repeat(1_000)}));
     assert!(r.success, "{r:?}");

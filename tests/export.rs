@@ -54,53 +54,29 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     assert_eq!(ops["ops"].as_array().unwrap().len(), 3);
 
     // The published files pass every rule of the tool that never compiles Rust.
-    let out = run_ok(
-        cargo()
-            .args([
-                "run",
-                "-q",
-                "-p",
-                "skill-build",
-                "--bin",
-                "skill-registry",
-                "--",
-                "validate",
-            ])
-            .arg(&first)
-            .arg("--capabilities")
-            .arg(dir.join("first/capabilities.json"))
-            .arg("--ops")
-            .arg(dir.join("first/op-registry.json"))
-            .arg("--agents")
-            .arg(dir.join("first/agent-registry.json")),
-    );
+    let path = |name: &str| dir.join("first").join(name).to_string_lossy().into_owned();
+    let (code, out, err) = registry_cli(&[
+        "validate",
+        &path("reg.json"),
+        "--capabilities",
+        &path("capabilities.json"),
+        "--ops",
+        &path("op-registry.json"),
+        "--agents",
+        &path("agent-registry.json"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+        out.contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
+        "{out}"
     );
 
     // With no options, the files beside the registry are read.
-    let out = run_ok(
-        cargo()
-            .args([
-                "run",
-                "-q",
-                "-p",
-                "skill-build",
-                "--bin",
-                "skill-registry",
-                "--",
-                "validate",
-            ])
-            .arg(&first),
-    );
+    let (code, out, err) = registry_cli(&["validate", &path("reg.json")]);
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+        out.contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
+        "{out}"
     );
 
     // agent-registry.json beside it: the bytes `export --agents` prints, the

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use skill_runtime::Registry;
-use skill_runtime::agents::{AgentRegistry, AgentRunner, KpiRun, KpiValue, kpis};
+use skill_runtime::agents::{AgentRegistry, AgentRunner, KpiRun, KpiValue};
 
 use crate::run::{JobArgs, RuntimeArgs, async_runtime, build_runtime, read_input, records_lost};
 
@@ -133,27 +133,9 @@ pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &Runtim
 
 /// Each linked agent's KPIs over `records` (run records of any jobs: each
 /// agent reads its own), as (agent id, KPIs).
-pub fn kpis_of(
-    records: &[(String, u64, bool, Option<serde_json::Value>)],
-) -> Vec<(&'static str, Vec<KpiValue>)> {
-    let Ok(agents) = AgentRegistry::from_inventory() else {
-        return Vec::new();
-    };
-    agents
-        .agents()
-        .iter()
-        .map(|a| {
-            let c = a.contract();
-            let runs: Vec<KpiRun<'_>> = records
-                .iter()
-                .filter(|(skill, ..)| skill == c.id)
-                .map(|(_, duration_us, succeeded, output)| KpiRun {
-                    succeeded: *succeeded,
-                    duration_us: *duration_us,
-                    output: output.as_ref(),
-                })
-                .collect();
-            (c.id, kpis(c, &runs))
-        })
-        .collect()
+pub fn kpis_of(records: &[(&str, KpiRun<'_>)]) -> Vec<(&'static str, Vec<KpiValue>)> {
+    match AgentRegistry::from_inventory() {
+        Ok(agents) => agents.kpis(records),
+        Err(_) => Vec::new(),
+    }
 }

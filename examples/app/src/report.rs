@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 use skill_runtime::Registry;
+use skill_runtime::agents::KpiRun;
 use skill_runtime::export::canonical;
 use skill_runtime::record::{RunStatus, SkillStats, stats_from_records};
 use skill_runtime::views;
@@ -155,15 +156,15 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
             .zip(&keys)
             .map(|(r, k)| (k.as_str(), r.duration_us, r.status == RunStatus::Failed)),
     );
-    let runs: Vec<(String, u64, bool, Option<serde_json::Value>)> = records
-        .into_iter()
+    let runs: Vec<(&str, KpiRun<'_>)> = records
+        .iter()
         .map(|r| {
-            (
-                r.skill,
-                r.duration_us,
-                r.status == RunStatus::Succeeded,
-                r.output,
-            )
+            let run = KpiRun {
+                succeeded: r.status == RunStatus::Succeeded,
+                duration_us: r.duration_us,
+                output: r.output.as_ref(),
+            };
+            (r.skill.as_str(), run)
         })
         .collect();
     let agents = crate::agents::kpis_of(&runs);

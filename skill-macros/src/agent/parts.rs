@@ -8,7 +8,7 @@ use skill_core::names::is_agent_id;
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, LitStr, Path};
 
-use crate::args::{Entry, List, Node, NodeKind, path_text};
+use crate::args::{Entry, Node, NodeKind, path_text};
 use crate::ast::read::{flag, int_lit, lit, nodes, str_list, str_lit, sub_list, value, word};
 use crate::ast::types::Choice;
 use crate::ctxt::Ctxt;
@@ -77,56 +77,31 @@ pub fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
             cx.error_at(e.span(), "skills(...) takes skills by their function's path, like `skills(seo_role_audit)`; the path names the skill, so a typo does not compile");
             continue;
         };
-        let n = *n;
-        let required = match n.kind {
+        let Node { path, kind } = *n;
+        let required = match kind {
             NodeKind::Bare => true,
-            NodeKind::List(ref l, _) => {
+            NodeKind::List(options, _) => {
                 let mut required = true;
-                for f in nodes(
-                    cx,
-                    List(clone_list(l)),
-                    "a skill's options",
-                    &["required"],
-                    &[],
-                ) {
+                for f in nodes(cx, options, "a skill's options", &["required"], &[]) {
                     required = flag(cx, &f);
                 }
                 required
             }
             NodeKind::Value(_) => {
-                cx.error_at(n.path.span(), "write `skill` or `skill(required = false)`");
+                cx.error_at(path.span(), "write `skill` or `skill(required = false)`");
                 true
             }
         };
-        if out.iter().any(|(p, _)| path_text(p) == path_text(&n.path)) {
+        if out.iter().any(|(p, _)| path_text(p) == path_text(&path)) {
             cx.error_spanned(
-                &n.path,
-                format!("`{}` is listed twice in skills(...)", path_text(&n.path)),
+                &path,
+                format!("`{}` is listed twice in skills(...)", path_text(&path)),
             );
             continue;
         }
-        out.push((n.path, required));
+        out.push((path, required));
     }
     out
-}
-
-/// The entries of a list, re-parsed (the tree is not `Clone`).
-fn clone_list(l: &List) -> Vec<Entry> {
-    let tokens: TokenStream =
-        l.0.iter()
-            .map(|e| match e {
-                Entry::Lit(l) => quote!(#l,),
-                Entry::Node(n) => {
-                    let p = &n.path;
-                    match &n.kind {
-                        NodeKind::Bare => quote!(#p,),
-                        NodeKind::Value(v) => quote!(#p = #v,),
-                        NodeKind::List(_, _) => quote!(#p,),
-                    }
-                }
-            })
-            .collect();
-    syn::parse2::<List>(tokens).map(|l| l.0).unwrap_or_default()
 }
 
 pub fn memory(cx: &Ctxt, node: Node, a: &mut super::Args) {

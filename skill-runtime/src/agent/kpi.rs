@@ -8,6 +8,7 @@ use serde_json::Value;
 use skill_core::agent::{KpiStatus, kpi_status};
 
 use crate::agent::contract::{AgentContract, KpiSource};
+use crate::agent::registry::AgentRegistry;
 
 /// What KPIs read from one run record of the agent.
 #[derive(Clone, Copy, Debug)]
@@ -70,4 +71,23 @@ pub fn kpis<'a>(agent: &AgentContract, runs: &[KpiRun<'a>]) -> Vec<KpiValue> {
             }
         })
         .collect()
+}
+
+impl AgentRegistry {
+    /// Each agent's KPIs over `runs`, run records of any jobs as (the
+    /// record's skill or agent name, what KPIs read): each agent reads its own.
+    pub fn kpis<'a>(&self, runs: &[(&str, KpiRun<'a>)]) -> Vec<(&'static str, Vec<KpiValue>)> {
+        self.agents()
+            .iter()
+            .map(|a| {
+                let c = a.contract();
+                let own: Vec<KpiRun<'a>> = runs
+                    .iter()
+                    .filter(|(name, _)| *name == c.id)
+                    .map(|(_, run)| *run)
+                    .collect();
+                (c.id, kpis(c, &own))
+            })
+            .collect()
+    }
 }

@@ -114,26 +114,22 @@ impl AgentRegistry {
         let mut agents = Vec::with_capacity(entries.len());
         for e in entries {
             let input = input_schema(e.input_root);
-            let validator = match CompiledSchema::compile(&input) {
-                Ok(v) => v,
-                Err(err) => {
-                    problems.push(format!(
-                        "agent `{}`: its input schema does not compile: {err}",
-                        e.contract.id
-                    ));
-                    continue;
-                }
-            };
             let output = output_schema(e.output_root);
-            let output_validator = match CompiledSchema::compile(&output) {
-                Ok(v) => v,
-                Err(err) => {
-                    problems.push(format!(
-                        "agent `{}`: its output schema does not compile: {err}",
-                        e.contract.id
-                    ));
-                    continue;
-                }
+            let compiled = |schema: &Value, side: &str, problems: &mut Vec<String>| {
+                CompiledSchema::compile(schema)
+                    .map_err(|err| {
+                        problems.push(format!(
+                            "agent `{}`: its {side} schema does not compile: {err}",
+                            e.contract.id
+                        ));
+                    })
+                    .ok()
+            };
+            let (Some(validator), Some(output_validator)) = (
+                compiled(&input, "input", &mut problems),
+                compiled(&output, "output", &mut problems),
+            ) else {
+                continue;
             };
             agents.push(RegisteredAgent {
                 entry: e,

@@ -11,7 +11,7 @@ use serde_json::Value;
 use skill_core::manifest::Severity;
 
 use crate::agent::contract::{AgentContract, Trigger};
-use crate::agent::kpi::{KpiRun, KpiValue, kpis};
+use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
 use crate::agent::run::{AgentFailure, Finished, Started, failed};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
@@ -93,23 +93,18 @@ impl AgentRunner {
             return Vec::new();
         };
         let records = memory.records();
-        self.agents
-            .agents()
+        let runs: Vec<(&str, KpiRun<'_>)> = records
             .iter()
-            .map(|a| {
-                let c = a.contract();
-                let runs: Vec<KpiRun<'_>> = records
-                    .iter()
-                    .filter(|r| r.skill == c.id)
-                    .map(|r| KpiRun {
-                        succeeded: r.status == RunStatus::Succeeded,
-                        duration_us: r.duration_us,
-                        output: r.output.as_deref(),
-                    })
-                    .collect();
-                (c.id, kpis(c, &runs))
+            .map(|r| {
+                let run = KpiRun {
+                    succeeded: r.status == RunStatus::Succeeded,
+                    duration_us: r.duration_us,
+                    output: r.output.as_deref(),
+                };
+                (&*r.skill, run)
             })
-            .collect()
+            .collect();
+        self.agents.kpis(&runs)
     }
 
     /// Run agent `id` on `params` for `caller`. A run that fails (bad input,
