@@ -7,12 +7,10 @@
 //! them. Longer ids a caller brings are shared behind an `Arc`.
 
 use std::borrow::Borrow;
-use std::cell::Cell;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -34,45 +32,24 @@ impl Id {
     /// The longest id kept inline: a hyphenated UUID.
     pub const INLINE: usize = 36;
 
-    /// A fresh UUID v4 (random bits, version and variant set).
+    /// A fresh UUID v4 (RFC 9562): 122 bits from a cryptographically secure
+    /// generator, version and variant set.
     ///
-    /// The bits come from a process-wide random seed, drawn once from the OS,
-    /// mixed with a counter through SplitMix64: ids are unique within the process
-    /// and unpredictable across processes, without a system call per id (one
-    /// `getrandom` per id was a fifth of the cost of a small invocation). The
-    /// counter is handed to threads in blocks (`next_number`).
+    /// The bits come from `uuid`'s `fast-rng`: `rand`'s thread-local ChaCha12
+    /// generator, seeded from the OS and reseeded as it goes, so an id costs no
+    /// system call (one `getrandom` per id was a fifth of the cost of a small
+    /// invocation) and is unpredictable, as RFC 9562 asks of ids that may be
+    /// seen outside the process.
     pub fn new_v4() -> Id {
-        static SEED: OnceLock<[u64; 2]> = OnceLock::new();
-        let seed = SEED.get_or_init(|| {
-            let b = *uuid::Uuid::new_v4().as_bytes();
-            let (hi, lo) = b.split_at(8);
-            [
-                u64::from_le_bytes(hi.try_into().unwrap_or_default()),
-                u64::from_le_bytes(lo.try_into().unwrap_or_default()),
-            ]
-        });
-        let n = next_number();
-        let hi = splitmix(seed[0] ^ n);
-        let lo = splitmix(seed[1].wrapping_add(n));
-        // Version 4 in the high nibble of byte 6, variant 10 in byte 8.
-        let hi = (hi & !0xf000) | 0x4000;
-        let lo = (lo & !(0xc0 << 56)) | (0x80 << 56);
-        // Hyphenated lowercase hex: 32 digits, then the hyphens put in place.
-        let mut hex = [0u8; 32];
-        hex16(hi, &mut hex[..16]);
-        hex16(lo, &mut hex[16..]);
-        let mut bytes = [b'-'; Id::INLINE];
-        bytes[..8].copy_from_slice(&hex[..8]);
-        bytes[9..13].copy_from_slice(&hex[8..12]);
-        bytes[14..18].copy_from_slice(&hex[12..16]);
-        bytes[19..23].copy_from_slice(&hex[16..20]);
-        bytes[24..].copy_from_slice(&hex[20..]);
+        let mut bytes = [0u8; Id::INLINE];
+        uuid::Uuid::new_v4().hyphenated().encode_lower(&mut bytes);
         Id(Repr::Inline {
             len: Id::INLINE as u8,
             bytes,
         })
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
             // Always valid: only `From<&str>` and `new_v4` fill it, from text.
@@ -82,53 +59,6 @@ impl Id {
             Repr::Shared(s) => s,
         }
     }
-}
-
-/// The 16 hex digits of `x`, most significant first, into `out[..16]`.
-///
-/// Each nibble is spread into a byte of a `u128`, then all sixteen become
-/// ASCII at once (`'0'` plus the nibble, plus 39 more from 10 up, to reach
-/// `'a'`): a few dozen instructions instead of a table lookup per digit.
-fn hex16(x: u64, out: &mut [u8]) {
-    let mut v = u128::from(x);
-    v = (v | (v << 32)) & 0x0000_0000_ffff_ffff_0000_0000_ffff_ffff;
-    v = (v | (v << 16)) & 0x0000_ffff_0000_ffff_0000_ffff_0000_ffff;
-    v = (v | (v << 8)) & 0x00ff_00ff_00ff_00ff_00ff_00ff_00ff_00ff;
-    v = (v | (v << 4)) & 0x0f0f_0f0f_0f0f_0f0f_0f0f_0f0f_0f0f_0f0f;
-    const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
-    let letters = ((v + 6 * ONES) >> 4) & ONES;
-    let ascii = v + 0x30 * ONES + letters * 39;
-    out[..16].copy_from_slice(&ascii.to_be_bytes());
-}
-
-/// A number no other call in this process gets: each thread takes numbers from
-/// a block of its own and reserves a new block when it has used it up, so making
-/// an id costs no atomic operation (two ids per job made two, each a
-/// cache-line lock, and one contended across threads).
-fn next_number() -> u64 {
-    const BLOCK: u64 = 1 << 16;
-    static BLOCKS: AtomicU64 = AtomicU64::new(0);
-    thread_local! {
-        /// The next number and the end of this thread's block.
-        static NEXT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
-    }
-    NEXT.with(|next| {
-        let (mut n, mut end) = next.get();
-        if n == end {
-            n = BLOCKS.fetch_add(BLOCK, Ordering::Relaxed);
-            end = n + BLOCK;
-        }
-        next.set((n + 1, end));
-        n
-    })
-}
-
-/// SplitMix64's finalizer: a bijection on u64 that scatters a counter's bits.
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Default for Id {
@@ -265,7 +195,7 @@ impl<'de> Deserialize<'de> for Id {
 
 #[cfg(test)]
 mod tests {
-    use super::{Id, next_number};
+    use super::Id;
 
     #[test]
     fn fresh_ids_are_distinct_lowercase_hyphenated_v4_uuids() {
@@ -280,37 +210,22 @@ mod tests {
         }
     }
 
-    /// Threads take numbers from blocks of their own, past a block's end too,
-    /// and no number is handed out twice.
+    /// Ids made on many threads at once never repeat.
     #[test]
-    fn numbers_are_unique_across_threads_and_blocks() {
-        let per_thread = 70_000; // more than a block
-        let taken: Vec<Vec<u64>> = std::thread::scope(|s| {
+    fn ids_are_unique_across_threads() {
+        let per_thread = 20_000;
+        let taken: Vec<Vec<Id>> = std::thread::scope(|s| {
             let threads: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..per_thread).map(|_| next_number()).collect()))
+                .map(|_| s.spawn(|| (0..per_thread).map(|_| Id::new_v4()).collect()))
                 .collect();
             threads.into_iter().map(|t| t.join().unwrap()).collect()
         });
-        let all: std::collections::HashSet<u64> = taken.into_iter().flatten().collect();
+        let all: std::collections::HashSet<String> = taken
+            .into_iter()
+            .flatten()
+            .map(|id| id.to_string())
+            .collect();
         assert_eq!(all.len(), 4 * per_thread);
-    }
-
-    #[test]
-    fn hex_digits_match_the_formatter() {
-        for x in [
-            0,
-            1,
-            9,
-            10,
-            15,
-            0xdead_beef,
-            u64::MAX,
-            0x0123_4567_89ab_cdef,
-        ] {
-            let mut out = [0u8; 16];
-            super::hex16(x, &mut out);
-            assert_eq!(std::str::from_utf8(&out).unwrap(), format!("{x:016x}"));
-        }
     }
 
     #[test]

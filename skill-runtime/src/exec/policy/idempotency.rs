@@ -17,9 +17,9 @@ use crate::model::hash::Hasher;
 use crate::model::result::SkillResult;
 use crate::sync::lock;
 
-/// The default idempotency key of a job: SHA-256 over the canonical JSON (sorted
-/// keys, no whitespace) of the skill name, the params and the dry-run flag. Stable
-/// across processes and runs; never derived from the time.
+/// The default idempotency key of a job: SHA-256 over the RFC 8785 canonical
+/// JSON of `{"dry_run", "params", "skill"}`. Stable across processes, runs and
+/// implementations; never derived from the time.
 pub fn idempotency_key(skill: &str, params: &Value, dry_run: bool) -> String {
     let mut h = Hasher::new();
     // {"dry_run":..,"params":..,"skill":..}: the keys in sorted order, written

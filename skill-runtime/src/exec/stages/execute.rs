@@ -137,7 +137,7 @@ pub(crate) async fn execute(
             ),
             Err(_) => timed_out(),
         };
-        let wait = backoff(m.execution.backoff, retry_base, attempt);
+        let wait = jitter(backoff(m.execution.backoff, retry_base, attempt));
         let time_left = deadline.is_none_or(|d| Instant::now() + wait < d);
         let again = retry && attempt < max_attempts && time_left;
         st.attempts.push(AttemptRecord {
@@ -162,6 +162,15 @@ fn backoff(kind: Backoff, base: Duration, attempt: u32) -> Duration {
         Backoff::Exponential => base.saturating_mul(1u32 << (attempt - 1).min(20)),
     };
     wait.min(MAX_BACKOFF)
+}
+
+/// "Equal jitter": a wait drawn uniformly between half the declared backoff
+/// and all of it, so workers that failed together (a dependency restarting,
+/// a rate limit reached by a fleet) do not all retry in the same instant,
+/// while a skill still waits at least half of what its manifest declares.
+fn jitter(wait: Duration) -> Duration {
+    let half = wait / 2;
+    half + half.mul_f64(rand::random::<f64>())
 }
 
 /// Turns a panic inside the wrapped future into an error carrying its message.
@@ -205,5 +214,15 @@ mod tests {
             [100, 200, 400, 800]
         );
         assert_eq!(backoff(Backoff::Exponential, base, 40), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn jitter_keeps_half_to_all_of_the_wait_and_spreads_it() {
+        let wait = Duration::from_millis(800);
+        let draws: Vec<Duration> = (0..200).map(|_| jitter(wait)).collect();
+        assert!(draws.iter().all(|d| (wait / 2..=wait).contains(d)));
+        let distinct: std::collections::HashSet<_> = draws.iter().collect();
+        assert!(distinct.len() > 150, "{} distinct waits", distinct.len());
+        assert_eq!(jitter(Duration::ZERO), Duration::ZERO);
     }
 }
