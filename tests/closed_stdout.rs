@@ -40,6 +40,8 @@ fn skill_registry_ends_quietly_when_its_reader_is_gone() {
         "-q",
         "-p",
         "skill-build",
+        "--features",
+        "cli",
         "--bin",
         "skill-registry",
         "--",

@@ -642,7 +642,10 @@ async fn retryable_failures_are_retried_with_backoff_and_others_are_not() {
     );
     // Exponential from a 1 ms base (1, then 2 ms), with equal jitter: half to all.
     let waits: Vec<_> = rec.attempts.iter().map(|a| a.backoff_ms).collect();
-    assert!(matches!(waits[..], [Some(0..=1), Some(1..=2), None]), "{waits:?}");
+    assert!(
+        matches!(waits[..], [Some(0..=1), Some(1..=2), None]),
+        "{waits:?}"
+    );
     assert_eq!(
         rec.attempts[0].error.as_deref(),
         Some("transient: transient failure 1")

@@ -43,11 +43,12 @@ fn node_keys(values: &[Value]) -> Vec<String> {
 #[test]
 fn keys_match_an_independent_rfc_8785_implementation() {
     // Numbers whose canonical text differs from serde_json's (`1.0`, `1e21`,
-    // `1e-6`, a tie broken to even), keys whose UTF-16 order differs from
+    // `1e-6`, 1424953923781206.25 whose shortest digits tie and break to even),
+    // keys whose UTF-16 order differs from
     // their byte order, escapes, nesting.
     let values = vec![
         json!({}),
-        json!({"n": [1.0, 1e21, 1e-6, 1e-7, 0.1, -0.0, 1424953923781206.25, 123456789012345680000.0]}),
+        json!({"n": [1.0, 1e21, 1e-6, 1e-7, 0.1, -0.0, f64::from_bits(0x4314_3ff3_c1cb_0959), 123_456_789_012_345_680_000.0]}),
         json!({"\u{e000}": 1, "\u{1f600}": 2, "a": 3, "A": 4, "é": 5}),
         json!({"s": "tab\there \"quoted\" \u{1} / \u{2028} \u{7f}", "nested": {"z": [true, null], "y": {}}}),
         json!({"int": 9007199254740992_u64, "neg": -17, "big": 1e300}),
@@ -58,5 +59,8 @@ fn keys_match_an_independent_rfc_8785_implementation() {
     // The default idempotency key is the stable key of {dry_run, params, skill}.
     let params = json!({"x": 1.5e-9, "\u{ff61}": "half-width", "\u{10400}": "deseret"});
     let whole = json!({"dry_run": false, "params": params, "skill": "word_count"});
-    assert_eq!(idempotency_key("word_count", &params, false), node_keys(&[whole])[0]);
+    assert_eq!(
+        idempotency_key("word_count", &params, false),
+        node_keys(&[whole])[0]
+    );
 }

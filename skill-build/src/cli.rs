@@ -1,14 +1,17 @@
-//! `skill-registry`: check, compare and convert registry files, for pipelines and
-//! tools that never compile Rust.
+//! `skill-registry`: check, compare, convert and import registry files, for
+//! pipelines and tools that never compile Rust (feature `cli`).
 //!
 //! ```text
-//! skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]
+//! skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE] [--json]
 //! skill-registry diff OLD NEW [--json]
-//! skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
+//! skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE] [--protocol REV]
+//! skill-registry import --from unified FILE [--json]
 //! skill-registry new DIR [--name NAME] [--runtime-path DIR]
 //! skill-registry backstop DIR [--check]
+//! skill-registry completions SHELL
 //! ```
 //!
+//! `skill-registry help COMMAND` or `COMMAND --help` describes each one.
 //! `validate` reads `capabilities.json`, `op-registry.json` and
 //! `agent-registry.json` beside FILE when they are there and no option names
 //! another.
@@ -17,13 +20,14 @@
 //! 2 for a usage error or a file that cannot be read.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
 use skill_runtime::export::canonical;
 use skill_runtime::rules::check_registry;
 use skill_runtime::schema::CompiledSchema;
-use skill_runtime::views;
+use skill_runtime::views::{self, McpProtocol};
 
 use crate::diff::diff;
 use crate::scaffold::{self, RuntimeDep};
@@ -34,33 +38,195 @@ pub const REGISTRY_SCHEMA: &str = include_str!("../schemas/skill-registry.schema
 /// The published format of `op-registry.json`.
 pub const OP_REGISTRY_SCHEMA: &str = include_str!("../schemas/op-registry.schema.json");
 
-const USAGE: &str = "usage:
-  skill-registry validate FILE [--capabilities FILE] [--ops FILE] [--agents FILE]   (the files beside FILE by default)
-  skill-registry diff OLD NEW [--json]
-  skill-registry convert --to mcp|openai|unified FILE [--capabilities FILE]
-  skill-registry new DIR [--name NAME] [--runtime-path DIR]
-  skill-registry backstop DIR [--check]";
-
 /// The published format of `agent-registry.json`.
 pub const AGENT_REGISTRY_SCHEMA: &str = include_str!("../schemas/agent-registry.schema.json");
+
+/// The ADR's UnifiedSkillContract v1: a list of contracts.
+pub const UNIFIED_CONTRACT_SCHEMA: &str =
+    include_str!("../schemas/unified-skill-contract-v1.schema.json");
+
+/// Check, compare, convert and import skill registry files.
+#[derive(Parser)]
+#[command(name = "skill-registry", version, propagate_version = true)]
+#[command(
+    after_help = "Exit status: 0 valid, 1 not valid (or a diff needing a bigger version bump), 2 usage error or unreadable file."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a registry against its format and the cross rules.
+    ///
+    /// The published format schema, every input and output schema, then the
+    /// rules the registry build runs (pipelines' targets, capabilities,
+    /// agents' skills). capabilities.json, op-registry.json and
+    /// agent-registry.json beside FILE are read unless an option names
+    /// another file.
+    Validate {
+        /// The skill-registry.json to check.
+        file: PathBuf,
+        /// capabilities.json (default: the one beside FILE, if any).
+        #[arg(long, value_name = "FILE")]
+        capabilities: Option<PathBuf>,
+        /// op-registry.json (default: the one beside FILE, if any).
+        #[arg(long, value_name = "FILE")]
+        ops: Option<PathBuf>,
+        /// agent-registry.json (default: the one beside FILE, if any).
+        #[arg(long, value_name = "FILE")]
+        agents: Option<PathBuf>,
+        /// Print one JSON object: validity, counts and each problem.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare two registries and check each version bump.
+    ///
+    /// What changed per skill, the bump each change needs, and exit 1 when a
+    /// declared version bump is smaller.
+    Diff {
+        /// The registry before.
+        old: PathBuf,
+        /// The registry after.
+        new: PathBuf,
+        /// Print the diff as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print another tool's view of a registry.
+    ///
+    /// MCP's tools/list result, OpenAI function tools, or the ADR's
+    /// UnifiedSkillContract v1 list.
+    Convert {
+        /// The view to print.
+        #[arg(long, value_enum)]
+        to: View,
+        /// The skill-registry.json to convert.
+        file: PathBuf,
+        /// capabilities.json, for MCP's effect hints.
+        #[arg(long, value_name = "FILE")]
+        capabilities: Option<PathBuf>,
+        /// The MCP protocol revision whose tools/list result to write
+        /// (2026-07-28 adds resultType, cacheScope and ttlMs).
+        #[arg(long, value_name = "REVISION", default_value = "2025-11-25", value_parser = parse_protocol)]
+        protocol: McpProtocol,
+    },
+    /// Check contracts from a global source against the ADR's rules.
+    ///
+    /// UnifiedSkillContract v1 (ADR-0002): every required field with its
+    /// type, source GLOBAL, valid schemas, unique skill ids. Each problem is
+    /// printed; a contract with any is rejected whole.
+    Import {
+        /// The contract format.
+        #[arg(long, value_enum)]
+        from: ImportFormat,
+        /// A contract, or a list of contracts, as JSON.
+        file: PathBuf,
+        /// Print one JSON object: the accepted skill ids and each problem.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a new skills crate, with the clippy.toml backstop.
+    New {
+        /// Where to write the crate.
+        dir: PathBuf,
+        /// The package name (default: the directory's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Depend on skill-runtime at this path instead of crates.io.
+        #[arg(long, value_name = "DIR")]
+        runtime_path: Option<PathBuf>,
+    },
+    /// Write a skills crate's clippy.toml backstop, or check it is current.
+    Backstop {
+        /// The crate's directory.
+        dir: PathBuf,
+        /// Check only; exit 1 when it is missing or stale.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// The views `convert` writes.
+#[derive(Clone, Copy, ValueEnum)]
+enum View {
+    /// The MCP tools/list result.
+    Mcp,
+    /// OpenAI function tools (Chat Completions `tools`).
+    Openai,
+    /// UnifiedSkillContract v1, one per skill.
+    Unified,
+}
+
+/// The formats `import` reads.
+#[derive(Clone, Copy, ValueEnum)]
+enum ImportFormat {
+    /// UnifiedSkillContract v1 (ADR-0002).
+    Unified,
+}
+
+fn parse_protocol(s: &str) -> Result<McpProtocol, String> {
+    s.parse()
+}
 
 /// A usage error or an unreadable file: exit status 2.
 struct Fatal(String);
 
 /// Run the command line `args` (without the program name); returns the exit status.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let result = match args.first().map(String::as_str) {
-        Some("validate") => validate(&args[1..], out),
-        Some("diff") => diff_cmd(&args[1..], out),
-        Some("convert") => convert(&args[1..], out),
-        Some("new") => new_crate(&args[1..], out),
-        Some("backstop") => backstop(&args[1..], out, err),
-        Some("-h" | "--help" | "help") => {
-            let _ = writeln!(out, "{USAGE}");
+    let cli = match Cli::try_parse_from(
+        std::iter::once("skill-registry".to_owned()).chain(args.iter().cloned()),
+    ) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            return if e.use_stderr() {
+                let _ = write!(err, "{text}");
+                2
+            } else {
+                // --help and --version.
+                let _ = write!(out, "{text}");
+                0
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Validate {
+            file,
+            capabilities,
+            ops,
+            agents,
+            json,
+        } => validate(&file, capabilities, ops, agents, json, out),
+        Command::Diff { old, new, json } => diff_cmd(&old, &new, json, out),
+        Command::Convert {
+            to,
+            file,
+            capabilities,
+            protocol,
+        } => convert(to, &file, capabilities.as_deref(), protocol, out),
+        Command::Import {
+            from: ImportFormat::Unified,
+            file,
+            json,
+        } => import_unified(&file, json, out),
+        Command::New {
+            dir,
+            name,
+            runtime_path,
+        } => new_crate(&dir, name.as_deref(), runtime_path, out),
+        Command::Backstop { dir, check } => backstop(&dir, check, out, err),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "skill-registry", out);
             Ok(0)
         }
-        Some(other) => Err(Fatal(format!("unknown command `{other}`\n{USAGE}"))),
-        None => Err(Fatal(USAGE.to_owned())),
     };
     match result {
         Ok(code) => code,
@@ -71,92 +237,38 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
 }
 
-/// Positional arguments and `--flag VALUE` options (`--json` takes none).
-struct Args<'a> {
-    positional: Vec<&'a str>,
-    options: Vec<(&'a str, &'a str)>,
-    json: bool,
-    check: bool,
-}
-
-fn parse<'a>(args: &'a [String], options: &[&str]) -> Result<Args<'a>, Fatal> {
-    let mut out = Args {
-        positional: Vec::new(),
-        options: Vec::new(),
-        json: false,
-        check: false,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--json" && options.contains(&"--json") {
-            out.json = true;
-        } else if a == "--check" && options.contains(&"--check") {
-            out.check = true;
-        } else if a.starts_with("--") {
-            if !options.contains(&a.as_str()) || a == "--json" || a == "--check" {
-                return Err(Fatal(format!("unknown option `{a}`\n{USAGE}")));
-            }
-            let value = it
-                .next()
-                .ok_or_else(|| Fatal(format!("`{a}` needs a value\n{USAGE}")))?;
-            out.options.push((a, value));
-        } else {
-            out.positional.push(a);
-        }
-    }
-    Ok(out)
-}
-
-impl Args<'_> {
-    fn option(&self, name: &str) -> Option<&str> {
-        self.options
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v)
-    }
-
-    fn files(&self, n: usize) -> Result<&[&str], Fatal> {
-        if self.positional.len() != n {
-            return Err(Fatal(format!(
-                "expected {n} file argument{}, got {}\n{USAGE}",
-                if n == 1 { "" } else { "s" },
-                self.positional.len()
-            )));
-        }
-        Ok(&self.positional)
-    }
-}
-
 /// `new DIR`: a skills crate with the backstop `clippy.toml`.
-fn new_crate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--name", "--runtime-path"])?;
-    let [dir] = a.files(1)? else {
-        unreachable!("files(1) returns one")
-    };
-    let runtime = match a.option("--runtime-path") {
-        Some(p) => RuntimeDep::Path(p.into()),
+fn new_crate(
+    dir: &Path,
+    name: Option<&str>,
+    runtime_path: Option<PathBuf>,
+    out: &mut dyn Write,
+) -> Result<i32, Fatal> {
+    let runtime = match runtime_path {
+        Some(p) => RuntimeDep::Path(p),
         None => RuntimeDep::Registry,
     };
-    let files = scaffold::new_crate(Path::new(dir), a.option("--name"), &runtime)
-        .map_err(|e| Fatal(e.to_string()))?;
+    let files = scaffold::new_crate(dir, name, &runtime).map_err(|e| Fatal(e.to_string()))?;
     for f in files {
         let _ = writeln!(out, "wrote {}", f.display());
     }
     let _ = writeln!(
         out,
-        "`cargo clippy -- -D warnings` in {dir} now refuses ambient side effects outside declared capabilities"
+        "`cargo clippy -- -D warnings` in {} now refuses ambient side effects outside declared capabilities",
+        dir.display()
     );
     Ok(0)
 }
 
 /// `backstop DIR [--check]`: write, or check, the crate's `clippy.toml`.
-fn backstop(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--check"])?;
-    let [dir] = a.files(1)? else {
-        unreachable!("files(1) returns one")
-    };
-    match scaffold::backstop(Path::new(dir), a.check) {
-        Ok(path) if a.check => {
+fn backstop(
+    dir: &Path,
+    check: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Fatal> {
+    match scaffold::backstop(dir, check) {
+        Ok(path) if check => {
             let _ = writeln!(out, "{} is current", path.display());
             Ok(0)
         }
@@ -174,9 +286,10 @@ fn backstop(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> Result
 
 /// Read a JSON file; a key repeated in one object is refused (serde_json
 /// would keep the last value silently, and another reader the first).
-fn read_json(path: &str) -> Result<Value, Fatal> {
-    let text = std::fs::read_to_string(Path::new(path))
-        .map_err(|e| Fatal(format!("cannot read {path}: {e}")))?;
+fn read_json(file: &Path) -> Result<Value, Fatal> {
+    let path = file.display();
+    let text =
+        std::fs::read_to_string(file).map_err(|e| Fatal(format!("cannot read {path}: {e}")))?;
     match crate::dupkeys::first_duplicate_key(&text) {
         Err(e) => return Err(Fatal(format!("{path} is not JSON: {e}"))),
         Ok(Some(at)) => {
@@ -233,34 +346,40 @@ fn schemas_compile(path: &str, doc: &Value, list: &str, problems: &mut Vec<Strin
     }
 }
 
-fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--capabilities", "--ops", "--agents"])?;
-    let file = a.files(1)?[0];
+fn validate(
+    file: &Path,
+    capabilities: Option<PathBuf>,
+    ops: Option<PathBuf>,
+    agents: Option<PathBuf>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<i32, Fatal> {
     let registry = read_json(file)?;
+    let name = file.display().to_string();
     // The files an export writes beside the registry are read by default.
-    let beside = |option: &str, name: &str| -> Option<String> {
-        a.option(option).map(str::to_owned).or_else(|| {
-            let path = Path::new(file).with_file_name(name);
-            (path.is_file() && path != Path::new(file)).then(|| path.display().to_string())
+    let beside = |given: Option<PathBuf>, default: &str| -> Option<PathBuf> {
+        given.or_else(|| {
+            let path = file.with_file_name(default);
+            (path.is_file() && path != file).then_some(path)
         })
     };
-    let catalog_file = beside("--capabilities", "capabilities.json");
+    let catalog_file = beside(capabilities, "capabilities.json");
     let catalog = catalog_file.as_deref().map(read_json).transpose()?;
-    let ops_owned = beside("--ops", "op-registry.json");
-    let ops_file = ops_owned.as_deref();
-    let ops = ops_file.map(read_json).transpose()?;
-    let agents_owned = beside("--agents", "agent-registry.json");
-    let agents_file = agents_owned.as_deref();
-    let agents = agents_file.map(read_json).transpose()?;
+    let ops_file = beside(ops, "op-registry.json");
+    let ops = ops_file.as_deref().map(read_json).transpose()?;
+    let agents_file = beside(agents, "agent-registry.json");
+    let agents = agents_file.as_deref().map(read_json).transpose()?;
+    let shown = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let (ops_name, agents_name) = (shown(&ops_file), shown(&agents_file));
 
     let mut problems = Vec::new();
-    format_problems(file, &registry, REGISTRY_SCHEMA, &mut problems);
-    schemas_compile(file, &registry, "skills", &mut problems);
-    if let (Some(path), Some(ops)) = (ops_file, &ops) {
+    format_problems(&name, &registry, REGISTRY_SCHEMA, &mut problems);
+    schemas_compile(&name, &registry, "skills", &mut problems);
+    if let (Some(path), Some(ops)) = (&ops_name, &ops) {
         format_problems(path, ops, OP_REGISTRY_SCHEMA, &mut problems);
         schemas_compile(path, ops, "ops", &mut problems);
     }
-    if let (Some(path), Some(agents)) = (agents_file, &agents) {
+    if let (Some(path), Some(agents)) = (&agents_name, &agents) {
         format_problems(path, agents, AGENT_REGISTRY_SCHEMA, &mut problems);
     }
     // Cross rules read fields the format guarantees; after format errors they
@@ -269,9 +388,9 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
         problems.extend(
             check_registry(&registry, ops.as_ref(), catalog.as_ref())
                 .into_iter()
-                .map(|f| format!("{file}: {f}")),
+                .map(|f| format!("{name}: {f}")),
         );
-        if let (Some(path), Some(agents)) = (agents_file, &agents) {
+        if let (Some(path), Some(agents)) = (&agents_name, &agents) {
             problems.extend(
                 skill_runtime::agents::check_agents(agents, Some(&registry))
                     .into_iter()
@@ -279,19 +398,40 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
             );
         }
     }
+    let count =
+        |doc: &Value, list: &str| doc.get(list).and_then(Value::as_array).map_or(0, Vec::len);
+    let pipelines = registry
+        .get("skills")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|s| s.get("kind").and_then(Value::as_str) == Some("pipeline"))
+        .count();
+    let code = if problems.is_empty() { 0 } else { 1 };
+    if json {
+        let report = json!({
+            "file": name,
+            "valid": problems.is_empty(),
+            "read": {
+                "capabilities": shown(&catalog_file),
+                "ops": ops_name,
+                "agents": agents_name,
+            },
+            "counts": {
+                "skills": count(&registry, "skills"),
+                "pipelines": pipelines,
+                "ops": ops.as_ref().map(|o| count(o, "ops")),
+                "agents": agents.as_ref().map(|a| count(a, "agents")),
+            },
+            "problems": problems,
+        });
+        let _ = out.write_all(canonical(&report).as_bytes());
+        return Ok(code);
+    }
     if problems.is_empty() {
-        let count =
-            |doc: &Value, list: &str| doc.get(list).and_then(Value::as_array).map_or(0, Vec::len);
-        let pipelines = registry
-            .get("skills")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|s| s.get("kind").and_then(Value::as_str) == Some("pipeline"))
-            .count();
         let _ = writeln!(
             out,
-            "{file}: valid ({} skills, {pipelines} pipelines{})",
+            "{name}: valid ({} skills, {pipelines} pipelines{})",
             count(&registry, "skills"),
             ops.as_ref()
                 .map(|o| format!(", {} ops", count(o, "ops")))
@@ -301,20 +441,17 @@ fn validate(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
                     .map(|a| format!(", {} agents", count(a, "agents")))
                     .unwrap_or_default()
         );
-        return Ok(0);
     }
     for p in &problems {
         let _ = writeln!(out, "{p}");
     }
-    Ok(1)
+    Ok(code)
 }
 
-fn diff_cmd(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--json"])?;
-    let files = a.files(2)?;
-    let (old, new) = (read_json(files[0])?, read_json(files[1])?);
+fn diff_cmd(old: &Path, new: &Path, json: bool, out: &mut dyn Write) -> Result<i32, Fatal> {
+    let (old, new) = (read_json(old)?, read_json(new)?);
     let d = diff(&old, &new);
-    if a.json {
+    if json {
         let _ = out.write_all(canonical(&d.to_json()).as_bytes());
     } else {
         let _ = write!(out, "{d}");
@@ -322,14 +459,18 @@ fn diff_cmd(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
     Ok(if d.ok() { 0 } else { 1 })
 }
 
-fn convert(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
-    let a = parse(args, &["--to", "--capabilities"])?;
-    let file = a.files(1)?[0];
+fn convert(
+    to: View,
+    file: &Path,
+    capabilities: Option<&Path>,
+    protocol: McpProtocol,
+    out: &mut dyn Write,
+) -> Result<i32, Fatal> {
     let registry = read_json(file)?;
-    let catalog = a.option("--capabilities").map(read_json).transpose()?;
-    let view = match a.option("--to") {
-        Some("mcp") => views::mcp_tools(&registry, catalog.as_ref()),
-        Some("openai") => views::openai_tools(&registry).map_err(|errors| {
+    let catalog = capabilities.map(read_json).transpose()?;
+    let view = match to {
+        View::Mcp => views::mcp_tools_for(&registry, catalog.as_ref(), protocol),
+        View::Openai => views::openai_tools(&registry).map_err(|errors| {
             Fatal(
                 errors
                     .iter()
@@ -338,14 +479,39 @@ fn convert(args: &[String], out: &mut dyn Write) -> Result<i32, Fatal> {
                     .join("\n"),
             )
         })?,
-        Some("unified") => views::unified_contracts(&registry),
-        Some(other) => {
-            return Err(Fatal(format!(
-                "unknown view `{other}`; choose mcp, openai or unified"
-            )));
-        }
-        None => return Err(Fatal(format!("`--to` is required\n{USAGE}"))),
+        View::Unified => views::unified_contracts(&registry),
     };
     let _ = out.write_all(canonical(&view).as_bytes());
     Ok(0)
+}
+
+/// `import --from unified FILE`: the ADR's `validateSkillContract` for
+/// contracts from a global source.
+fn import_unified(file: &Path, json: bool, out: &mut dyn Write) -> Result<i32, Fatal> {
+    let doc = read_json(file)?;
+    let name = file.display().to_string();
+    let (accepted, problems) = crate::unified::check_contracts(&doc);
+    let code = if problems.is_empty() { 0 } else { 1 };
+    if json {
+        let report = json!({
+            "file": name,
+            "valid": problems.is_empty(),
+            "accepted": accepted,
+            "problems": problems,
+        });
+        let _ = out.write_all(canonical(&report).as_bytes());
+        return Ok(code);
+    }
+    for p in &problems {
+        let _ = writeln!(out, "{name}: {p}");
+    }
+    let _ = writeln!(
+        out,
+        "{name}: {} contract{} accepted, {} problem{}",
+        accepted.len(),
+        if accepted.len() == 1 { "" } else { "s" },
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+    );
+    Ok(code)
 }

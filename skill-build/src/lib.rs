@@ -17,15 +17,22 @@
 //! problem (a crate listed in `link!` that contributed nothing, duplicate
 //! skills, dangling call targets, invalid schemas) fails the build.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 use std::path::{Path, PathBuf};
 use std::{env, fs, io};
 
 use skill_runtime::Registry;
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod diff;
 pub mod dupkeys;
 pub mod scaffold;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod unified;
 
 /// The skills crates a build script expects to contribute, as listed in [`link!`].
 #[derive(Clone, Copy, Debug)]

@@ -146,8 +146,8 @@ pub mod export {
 pub mod views {
     pub use crate::registry::views::inline::{MAX_INLINED_NODES, self_contained};
     pub use crate::registry::views::{
-        META_KEY, ViewError, exposed_skills, mcp_tool, mcp_tools, openai_tools, portable,
-        tool_name, unified_contracts,
+        META_KEY, McpProtocol, ViewError, exposed_skills, mcp_tool, mcp_tools, mcp_tools_for,
+        openai_tools, portable, tool_name, unified_contracts,
     };
 }
 

@@ -18,15 +18,28 @@ pub fn registry() -> Result<AgentRegistry, ExitCode> {
 }
 
 /// `agents`: id, role, version, skills and KPIs of each agent.
-pub fn list() -> ExitCode {
+pub fn list(json: bool) -> ExitCode {
     let agents = match registry() {
         Ok(a) => a,
         Err(code) => return code,
     };
+    let mut rows = Vec::new();
     for a in agents.agents() {
         let c = a.contract();
         let skills: Vec<&str> = c.skills.iter().map(|s| s.manifest.name).collect();
         let kpis: Vec<&str> = c.kpis.iter().map(|k| k.metric_id).collect();
+        if json {
+            rows.push(serde_json::json!({
+                "id": c.id,
+                "version": c.version,
+                "name": c.name,
+                "role": c.role.as_str(),
+                "skills": skills,
+                "kpis": kpis,
+                "description": c.description,
+            }));
+            continue;
+        }
         outln!(
             "{}@{}  {}  role {}  skills {}  kpis {}\n    {}",
             c.id,
@@ -36,6 +49,12 @@ pub fn list() -> ExitCode {
             skills.join(", "),
             kpis.join(", "),
             c.description
+        );
+    }
+    if json {
+        out!(
+            "{}",
+            skill_runtime::export::canonical(&serde_json::Value::Array(rows))
         );
     }
     ExitCode::SUCCESS

@@ -28,9 +28,10 @@ mod serve;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use skill_runtime::Registry;
 use skill_runtime::manifest::{AgentRole, PermissionLevel};
+use skill_runtime::views::McpProtocol;
 
 // The crates whose skills this app serves; naming them links their registrations.
 use seed_skills as _;
@@ -49,7 +50,12 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List the skills: name, version, capabilities and description.
-    List,
+    List {
+        /// Print a JSON array: name, version, kind, capabilities (the
+        /// pipeline's closure for a pipeline), description.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print skill-registry.json (the same bytes the build script writes), or
     /// another view of the registry.
     Export {
@@ -62,9 +68,23 @@ enum Command {
         /// Print agent-registry.json (the same bytes the build script writes).
         #[arg(long, conflicts_with_all = ["format", "capabilities"])]
         agents: bool,
+        /// With --format mcp: the MCP revision whose tools/list result to
+        /// print (2026-07-28 adds resultType, cacheScope and ttlMs).
+        #[arg(long, value_name = "REVISION", default_value = "2025-11-25", value_parser = parse_protocol)]
+        protocol: McpProtocol,
     },
     /// List the agents: id, version, name, role, skills, KPIs and description.
-    Agents,
+    Agents {
+        /// Print a JSON array with the same fields.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Run an agent: its input checked, its pre-conditions, its body (every
     /// skill it runs goes through the pipeline with the agent as the caller),
     /// its post-conditions and escalation triggers; print its result.
@@ -130,6 +150,10 @@ enum Command {
     },
 }
 
+fn parse_protocol(s: &str) -> Result<McpProtocol, String> {
+    s.parse()
+}
+
 fn parse_role(s: &str) -> Result<AgentRole, String> {
     AgentRole::parse(s).ok_or_else(|| format!("unknown role `{s}`"))
 }
@@ -164,6 +188,12 @@ fn main() -> ExitCode {
         Command::Result(args) => return fleet::result(args),
         Command::Queue { command } => return fleet::queue(command),
         Command::Enqueue(args) => return fleet::enqueue(args),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "skill-examples", &mut out);
+            out!("{}", String::from_utf8_lossy(&out));
+            return ExitCode::SUCCESS;
+        }
         _ => {}
     }
     let registry = match Registry::from_inventory() {
@@ -174,9 +204,9 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::List => report::list(&registry),
+        Command::List { json } => report::list(&registry, json),
         Command::Export { agents: true, .. } => agents::export(&registry),
-        Command::Agents => agents::list(),
+        Command::Agents { json } => agents::list(json),
         Command::Agent {
             id,
             input,
@@ -186,6 +216,7 @@ fn main() -> ExitCode {
         Command::Export {
             format,
             capabilities,
+            protocol,
             ..
         } => report::export(
             &registry,
@@ -194,6 +225,7 @@ fn main() -> ExitCode {
             } else {
                 format
             },
+            protocol,
         ),
         Command::Invoke {
             name,
@@ -216,7 +248,8 @@ fn main() -> ExitCode {
         Command::Stats { .. }
         | Command::Result(_)
         | Command::Queue { .. }
-        | Command::Enqueue(_) => {
+        | Command::Enqueue(_)
+        | Command::Completions { .. } => {
             unreachable!("handled above")
         }
     }

@@ -9,7 +9,7 @@ use skill_runtime::Registry;
 use skill_runtime::agents::KpiRun;
 use skill_runtime::export::canonical;
 use skill_runtime::record::{RunStatus, SkillStats, stats_from_records};
-use skill_runtime::views;
+use skill_runtime::views::{self, McpProtocol};
 
 use crate::redis_args::RedisArgs;
 use crate::run::async_runtime;
@@ -30,7 +30,8 @@ pub enum Format {
     Ops,
 }
 
-pub fn list(registry: &Registry) -> ExitCode {
+pub fn list(registry: &Registry, json: bool) -> ExitCode {
+    let mut rows = Vec::new();
     for s in registry.skills() {
         let m = s.entry.manifest;
         let caps: Vec<&str> = match s.closure() {
@@ -41,6 +42,16 @@ pub fn list(registry: &Registry) -> ExitCode {
             (Some(r), _) => format!("op:{}", r.as_str()),
             (None, k) => k.as_str().to_owned(),
         };
+        if json {
+            rows.push(serde_json::json!({
+                "name": m.name,
+                "version": m.version,
+                "kind": kind,
+                "capabilities": caps,
+                "description": m.description,
+            }));
+            continue;
+        }
         outln!(
             "{:<20} {:<8} {:<10} [{}] {}",
             m.name,
@@ -50,16 +61,20 @@ pub fn list(registry: &Registry) -> ExitCode {
             m.description
         );
     }
+    if json {
+        out!("{}", canonical(&serde_json::Value::Array(rows)));
+    }
     ExitCode::SUCCESS
 }
 
-pub fn export(registry: &Registry, format: Format) -> ExitCode {
+pub fn export(registry: &Registry, format: Format, protocol: McpProtocol) -> ExitCode {
     let text = match format {
         Format::Registry => registry.export(),
         Format::Capabilities => registry.export_capabilities(),
-        Format::Mcp => canonical(&views::mcp_tools(
+        Format::Mcp => canonical(&views::mcp_tools_for(
             &registry.to_json(),
             Some(&registry.capabilities_json()),
+            protocol,
         )),
         Format::Openai => match views::openai_tools(&registry.to_json()) {
             Ok(tools) => canonical(&tools),

@@ -232,11 +232,63 @@ fn drop_custom_formats(value: &mut Value) {
 
 /// The `tools/list` result for a registry: every exposed tool, ordered by name.
 pub fn mcp_tools(registry: &Value, catalog: Option<&Value>) -> Value {
+    mcp_tools_for(registry, catalog, McpProtocol::V2025_11_25)
+}
+
+/// An MCP protocol revision whose `tools/list` result a view is shaped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum McpProtocol {
+    /// `2025-11-25`: `{"tools": [...]}`.
+    #[default]
+    V2025_11_25,
+    /// `2026-07-28`: the result also carries `resultType` (`complete`),
+    /// `cacheScope` (`public`: a registry export holds no user's data) and
+    /// `ttlMs` (0: a file says nothing of when the server it describes
+    /// changes, so a client re-fetches when it needs the list).
+    V2026_07_28,
+}
+
+impl McpProtocol {
+    /// The revisions, oldest first.
+    pub const ALL: [McpProtocol; 2] = [McpProtocol::V2025_11_25, McpProtocol::V2026_07_28];
+
+    /// The revision's date, as MCP writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpProtocol::V2025_11_25 => "2025-11-25",
+            McpProtocol::V2026_07_28 => "2026-07-28",
+        }
+    }
+}
+
+impl std::str::FromStr for McpProtocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<McpProtocol, String> {
+        McpProtocol::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown MCP protocol revision `{s}`; choose 2025-11-25 or 2026-07-28")
+            })
+    }
+}
+
+/// The `tools/list` result for the exposed skills, shaped for `protocol`.
+pub fn mcp_tools_for(registry: &Value, catalog: Option<&Value>, protocol: McpProtocol) -> Value {
     let tools: Vec<Value> = exposed_skills(registry)
         .into_iter()
         .map(|s| mcp_tool(s, catalog))
         .collect();
-    json!({ "tools": tools })
+    match protocol {
+        McpProtocol::V2025_11_25 => json!({ "tools": tools }),
+        McpProtocol::V2026_07_28 => json!({
+            "tools": tools,
+            "resultType": "complete",
+            "cacheScope": "public",
+            "ttlMs": 0,
+        }),
+    }
 }
 
 /// OpenAI function tools (the Chat Completions `tools` array) for the exposed
