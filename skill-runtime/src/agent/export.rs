@@ -15,6 +15,7 @@ use skill_core::names::{is_agent_id, is_semver};
 
 use crate::agent::contract::{AgentContract, ConditionText, KpiSource, Trigger};
 use crate::agent::registry::{AgentRegistry, RegisteredAgent};
+use crate::schema::with_standard_formats;
 
 /// The version of the agent registry format.
 pub const AGENT_REGISTRY_VERSION: &str = "1.0.0";
@@ -68,8 +69,8 @@ fn agent_json(a: &RegisteredAgent, skills: &Value) -> Value {
         "owner": c.owner,
         "inputs": fields(&a.input_schema, true),
         "outputs": fields(&a.output_schema, false),
-        "input_schema": a.input_schema,
-        "output_schema": a.output_schema,
+        "input_schema": with_standard_formats(&a.input_schema),
+        "output_schema": with_standard_formats(&a.output_schema),
         "tools": c.tools.iter().map(|t| json!({
             "tool_id": t.tool_id,
             "permissions": t.permission.as_str(),

@@ -15,6 +15,7 @@ use crate::contract::entry::SkillEntry;
 use crate::registry::index::Registry;
 use crate::registry::rules::pipeline::Closure;
 use crate::registry::skill::RegisteredSkill;
+use crate::schema::with_standard_formats;
 
 /// Version of the `skill-registry.json` format this crate writes; it is also the
 /// `registry_version` of every export. The format is published as
@@ -204,8 +205,10 @@ pub(crate) fn skill_json(s: &Exported<'_>) -> Value {
     put("status", m.status.as_str().into());
     put("description", m.description.into());
     put("kind", m.kind.as_str().into());
-    put("inputs_schema", s.input_schema.clone());
-    put("outputs_schema", s.output_schema.clone());
+    // Published with standard formats only (schema::formats): the runtime
+    // keeps schemars' own for its checks.
+    put("inputs_schema", with_standard_formats(s.input_schema));
+    put("outputs_schema", with_standard_formats(s.output_schema));
     // A pipeline's capabilities and side effects are its steps' (Brain OS:
     // computed from the dependency closure), never declared.
     let closure = |f: fn(&Closure) -> &BTreeSet<String>| {

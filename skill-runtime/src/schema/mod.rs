@@ -4,10 +4,12 @@
 //! still violate ([`residual()`]).
 
 pub(crate) mod compiled;
+pub(crate) mod formats;
 pub(crate) mod generate;
 pub(crate) mod residual;
 
 pub use self::compiled::{CompiledSchema, SchemaViolation};
+pub use self::formats::{STANDARD_FORMATS, standard_formats_only, with_standard_formats};
 pub use self::generate::{input_schema_for, output_schema_for};
 pub use self::residual::{implied_by_type, residual, shapes_only_at_the_top};
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::registry::json::{bool_of, str_of};
 use crate::registry::views::inline::self_contained;
+use crate::schema::standard_formats_only;
 
 pub mod inline;
 
@@ -178,56 +179,12 @@ fn meta(skill: &Value) -> Value {
     Value::Object(m)
 }
 
-/// The formats the JSON Schema specification defines. schemars adds its own
-/// (`uint8`, `int64`, `double`, ...) for Rust number types; validators ignore
-/// unknown formats, but several clients (Ajv in the MCP Inspector) warn about each
-/// one, and the range they name is already stated by `minimum`/`maximum`.
-const STANDARD_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
 /// `schema` self-contained and with only standard formats: what tool views hand
 /// to clients.
 pub fn portable(schema: &Value) -> Value {
     let mut out = self_contained(schema);
-    drop_custom_formats(&mut out);
+    standard_formats_only(&mut out);
     out
-}
-
-fn drop_custom_formats(value: &mut Value) {
-    match value {
-        Value::Object(o) => {
-            // A `format` keyword has a string value; a property named `format`
-            // (under `properties`) has a schema, which is left alone.
-            if o.get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
-            {
-                o.remove("format");
-            }
-            o.values_mut().for_each(drop_custom_formats);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_custom_formats),
-        _ => {}
-    }
 }
 
 /// The `tools/list` result for a registry: every exposed tool, ordered by name.
