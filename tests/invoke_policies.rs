@@ -10,8 +10,8 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel, Severity};
 use skill_runtime::prelude::*;
 use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
 use skill_runtime::{
-    ApproveAll, InvokeError, JobConstraints, Limits, MemorySink, RollbackRequest, RunRecord,
-    SkillResult,
+    ApproveAll, InvokeError, JobConstraints, Limits, MemorySink, RollbackError, RollbackRequest,
+    RunRecord, SkillResult,
 };
 
 // ------------------------------------------------------------------ the skills
@@ -214,7 +214,7 @@ pub async fn append(ctx: Ctx, input: Entry) -> Appended {
     }
 }
 
-fn drop_last_line(r: RollbackRequest<'_>) -> Result<(), String> {
+fn drop_last_line(r: RollbackRequest<'_>) -> Result<(), RollbackError> {
     let journal = r.resources.get::<Journal>().ok_or("no journal")?;
     journal.lines.lock().unwrap().pop();
     Ok(())

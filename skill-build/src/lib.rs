@@ -17,6 +17,7 @@
 //! problem (a crate listed in `link!` that contributed nothing, duplicate
 //! skills, dangling call targets, invalid schemas) fails the build.
 
+#![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,7 @@ impl Linked {
         Linked { crates }
     }
 
+    /// The crate names, as written in `link!`.
     pub fn crates(&self) -> &'static [&'static str] {
         self.crates
     }
@@ -68,19 +70,30 @@ macro_rules! link {
 /// What went wrong in an export.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
+    /// The linked skills do not form a valid registry.
     #[error("{0}")]
     Registry(#[from] skill_runtime::RegistryError),
     #[error(
         "crate `{0}` is listed in skill_build::link! but contributed no skills or capabilities; \
          is it the right crate, and does it define skills?"
     )]
+    /// A crate listed in `link!` registered no skill, op or agent.
     NothingFrom(String),
+    /// The linked agents do not form a valid agent registry.
     #[error("{0}")]
     Agents(#[from] skill_runtime::agents::AgentRegistryError),
+    /// Agents break the cross rules against the skill registry.
     #[error("the agent registry breaks its rules:\n{}", .0.join("\n"))]
     AgentRules(Vec<String>),
+    /// A file could not be written.
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: io::Error },
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A variable cargo sets for build scripts is missing: not run by cargo.
     #[error("{0} is not set; skill_build::export runs from a build script")]
     MissingEnv(&'static str),
 }
@@ -88,10 +101,15 @@ pub enum ExportError {
 /// The files an export wrote.
 #[derive(Debug)]
 pub struct Exported {
+    /// Where `skill-registry.json` was written.
     pub registry: PathBuf,
+    /// Where `capabilities.json` was written.
     pub capabilities: PathBuf,
+    /// The copy at `$SKILL_REGISTRY_OUT`, when that is set.
     pub extra: Option<PathBuf>,
+    /// How many skills the registry holds.
     pub skills: usize,
+    /// How many agents `agent-registry.json` holds.
     pub agents: usize,
 }
 

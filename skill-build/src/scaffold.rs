@@ -19,14 +19,28 @@ pub enum RuntimeDep {
 /// What went wrong writing or checking a crate's files.
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
+    /// The directory exists and is not empty.
     #[error("{0} already exists and is not empty; choose a new directory")]
     NotEmpty(PathBuf),
+    /// The package name is not a valid crate name.
     #[error("crate name `{0}` is not a valid package name; use letters, digits, `-` and `_`")]
     BadName(String),
+    /// The crate's `clippy.toml` is missing or differs from the current list.
     #[error("{path} is missing or stale: run `skill-registry backstop {dir}` to write it")]
-    Stale { path: PathBuf, dir: String },
+    Stale {
+        /// The `clippy.toml`.
+        path: PathBuf,
+        /// The crate's directory, as given.
+        dir: String,
+    },
+    /// A file could not be read or written.
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ScaffoldError> {

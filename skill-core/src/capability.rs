@@ -55,15 +55,21 @@ words! {
 pub struct CapabilityInfo {
     /// `domain.verb`, for example `database.write`.
     pub id: &'static str,
+    /// What the capability allows, for people and registries.
     pub description: &'static str,
+    /// What kind of system it touches.
     pub effect: EffectType,
+    /// What it does there (read, write, delete, ...).
     pub operation: Operation,
     /// Rust path of the capability type, for error messages.
     pub rust_path: &'static str,
     /// Type of the resource this capability grants access to; `()` for none.
     pub resource: fn() -> TypeId,
+    /// The resource type the runtime must hold to run a skill with it.
     pub resource_name: &'static str,
+    /// The file that declared it.
     pub file: &'static str,
+    /// The line that declared it.
     pub line: u32,
 }
 

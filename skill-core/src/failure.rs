@@ -7,7 +7,9 @@ use std::fmt;
 pub struct FailureMode {
     /// snake_case.
     pub code: &'static str,
+    /// What the failure means, for callers and registries.
     pub description: &'static str,
+    /// Whether running the job again may succeed (the runtime retries it).
     pub retryable: bool,
 }
 

@@ -8,6 +8,8 @@
 //! same ones. Nothing here depends on an async runtime or on JSON. Users do not
 //! name this crate: `skill_runtime` re-exports what they need.
 
+#![warn(missing_docs)]
+
 #[macro_use]
 pub mod words;
 pub mod agent;

@@ -18,24 +18,40 @@ pub struct Manifest {
     pub version: &'static str,
     /// Short purpose statement, at most 200 characters.
     pub description: &'static str,
+    /// The business domain the skill belongs to.
     pub domain: Option<&'static str>,
+    /// Who maintains the skill (teams or people).
     pub owners: &'static [&'static str],
+    /// Lifecycle status: active, experimental, deprecated or disabled.
     pub status: Status,
+    /// Set exactly when the status is deprecated.
     pub deprecation: Option<Deprecation>,
+    /// Logic (a function body) or pipeline (steps).
     pub kind: Kind,
+    /// How far the skill may act without a human (L0 to L3).
     pub autonomy: Autonomy,
+    /// Free tags policies select skills by.
     pub policy_tags: &'static [&'static str],
     /// The job intents this skill serves (the seed's `JobIntent`, e.g.
     /// `seo_audit`): a job envelope that names an intent and no skill runs it.
     pub intents: &'static [&'static str],
+    /// The most jobs a minute the runtime admits, if limited.
     pub rate_limit: Option<RateLimit>,
+    /// Input and output fields kept out of records and errors.
     pub redaction: Redaction,
+    /// Timeout, retries, backoff and idempotency.
     pub execution: Execution,
+    /// The ADR's constraints: destructive, HITL, sandbox, source.
     pub constraints: Constraints,
+    /// Whether and how the skill is an MCP tool.
     pub mcp: Mcp,
+    /// The agent roles that may call the skill, each at a permission level.
     pub reusable_by: &'static [Reuse],
+    /// The capabilities the skill declares.
     pub capabilities: &'static [&'static CapabilityInfo],
+    /// The effects it has, each under a declared capability.
     pub side_effects: &'static [SideEffect],
+    /// The skills and ops its body calls (`calls(...)`).
     pub call_targets: &'static [CallTarget],
     /// The steps of a pipeline skill ([`Kind::Pipeline`]); empty otherwise.
     pub steps: &'static [PipelineStep],
@@ -44,6 +60,7 @@ pub struct Manifest {
     pub op: Option<OpRuntime>,
     /// Ambient uses allowed without a covering capability, each with its reason.
     pub ambient_allowances: &'static [AmbientAllowance],
+    /// Where the handler is: module path and function.
     pub entrypoint: Entrypoint,
     /// Where the skill is defined, for build errors (never exported).
     pub location: Location,
@@ -62,8 +79,11 @@ words! {
 /// Required when [`Status::Deprecated`]; the seed asks for explicit migration notes.
 #[derive(Clone, Copy, Debug)]
 pub struct Deprecation {
+    /// The skill that replaces this one, if any.
     pub replaced_by: Option<&'static str>,
+    /// The version from which the skill is gone.
     pub removal_version: Option<&'static str>,
+    /// What callers should do instead.
     pub notes: &'static str,
 }
 
@@ -87,28 +107,37 @@ words! {
     }
 }
 
+/// A limit on how often a skill runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
+    /// Jobs admitted per minute.
     pub max_per_minute: u32,
 }
 
 /// Input and output fields that never reach a record or a log line.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Redaction {
+    /// Input fields redacted (JSON pointers or top-level names).
     pub inputs: &'static [&'static str],
+    /// Output fields redacted.
     pub outputs: &'static [&'static str],
 }
 
 /// Execution policy. Defaults follow the AI-COS skill model: 60 s, 3 retries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Execution {
+    /// Each attempt's time limit.
     pub timeout_ms: u64,
+    /// How many times a retryable failure is tried again.
     pub retries: u32,
+    /// The wait between attempts.
     pub backoff: Backoff,
+    /// Whether running twice with the same input is safe (timeouts are retried only then).
     pub idempotent: bool,
 }
 
 impl Execution {
+    /// 30 s, no retries, exponential backoff, not idempotent.
     pub const DEFAULT: Execution = Execution {
         timeout_ms: 60_000,
         retries: 3,
@@ -130,13 +159,18 @@ words! {
 /// The UnifiedSkillContract v1 constraints (ADR-0002).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Constraints {
+    /// The skill destroys data: callers must acknowledge it.
     pub is_destructive: bool,
+    /// A human confirms each run (the runtime's approver).
     pub requires_hitl: bool,
+    /// The execution environment the skill requires.
     pub sandbox_type: Sandbox,
+    /// Where the skill comes from: this crate (LOCAL) or a package (GLOBAL).
     pub source: Origin,
 }
 
 impl Constraints {
+    /// Not destructive, no HITL, local sandbox, local source.
     pub const DEFAULT: Constraints = Constraints {
         is_destructive: false,
         requires_hitl: false,
@@ -169,12 +203,16 @@ words! {
 /// MCP exposure. `tool_name: None` means the skill name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mcp {
+    /// Whether the skill is served as an MCP tool.
     pub exposed: bool,
+    /// The tool's name, when it is not the skill's.
     pub tool_name: Option<&'static str>,
+    /// Permissions a server must grant before listing or calling the tool.
     pub permissions: &'static [&'static str],
 }
 
 impl Mcp {
+    /// Not an MCP tool.
     pub const HIDDEN: Mcp = Mcp {
         exposed: false,
         tool_name: None,
@@ -185,7 +223,9 @@ impl Mcp {
 /// Who may reuse a skill (AI-COS `reusable_by`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reuse {
+    /// The role allowed.
     pub agent_role: AgentRole,
+    /// The lowest permission level that role needs.
     pub permission_level: PermissionLevel,
 }
 
@@ -214,9 +254,13 @@ words! {
 /// One declared side effect. Its type and operation come from the capability.
 #[derive(Clone, Copy, Debug)]
 pub struct SideEffect {
+    /// The declared capability the effect falls under.
     pub capability: &'static CapabilityInfo,
+    /// What it touches (a table, a path, a service).
     pub target: &'static str,
+    /// Whether the effect can be undone.
     pub reversible: bool,
+    /// The effect, for people.
     pub description: Option<&'static str>,
 }
 
@@ -225,14 +269,18 @@ pub struct SideEffect {
 pub struct AmbientAllowance {
     /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
     pub kind: &'static str,
+    /// Why the step may fail, for people.
     pub reason: &'static str,
 }
 
 /// A skill or op this skill may call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallTarget {
+    /// A skill or an op.
     pub kind: TargetKind,
+    /// Its name.
     pub name: &'static str,
+    /// The version required, if pinned.
     pub version: Option<&'static str>,
 }
 
@@ -260,15 +308,28 @@ pub enum OpRuntime {
     /// Rust code in this process (`module` + `handler`).
     Native,
     /// A tool on the runtime's MCP client (skill-runtime's `op::McpTools`).
-    Mcp { tool: &'static str },
+    /// A tool on the runtime's MCP client (skill-runtime's `op::McpTools`).
+    Mcp {
+        /// The tool's name on that server.
+        tool: &'static str,
+    },
     /// An HTTP endpoint that takes the input as a JSON POST body.
-    Http { url: &'static str },
+    /// An HTTP endpoint that takes the input as a JSON POST body.
+    Http {
+        /// The endpoint (`http://` only).
+        url: &'static str,
+    },
     /// A program and its arguments, separated by spaces (no shell): the input
     /// as JSON on stdin, the output as JSON on stdout.
-    Script { command: &'static str },
+    /// A program and its arguments, separated by spaces (no shell): the input as JSON on stdin, the output as JSON on stdout.
+    Script {
+        /// The program and its arguments.
+        command: &'static str,
+    },
 }
 
 impl OpRuntime {
+    /// The runtime's name: `native`, `mcp`, `http` or `script`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OpRuntime::Native => "native",
@@ -286,6 +347,7 @@ pub struct PipelineStep {
     /// Unique within the pipeline; later steps read this step's output as
     /// `$step.<id>.<field>`.
     pub id: &'static str,
+    /// The skill or op the step runs.
     pub target: CallTarget,
     /// Target input field, read from `$inputs.<field>` or `$step.<id>.<field>`.
     pub inputs: &'static [(&'static str, &'static str)],
@@ -297,14 +359,20 @@ pub struct PipelineStep {
 /// In-process Rust code: `module` is the Rust module path, `handler` the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entrypoint {
+    /// The Rust module path of the handler.
     pub module: &'static str,
+    /// The handler function's name.
     pub handler: &'static str,
 }
 
+/// Where in the source something was declared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// The file, as `file!()` writes it.
     pub file: &'static str,
+    /// The line, from 1.
     pub line: u32,
+    /// The column, from 1.
     pub column: u32,
 }
 

@@ -85,7 +85,9 @@ pub fn is_semver(version: &str) -> bool {
 /// [`MAX_DESCRIPTION`] characters (with the count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DescriptionProblem {
+    /// Empty or only whitespace.
     Empty,
+    /// Longer than the limit; the count of characters.
     TooLong(usize),
 }
 

@@ -32,7 +32,11 @@ macro_rules! words {
     ) => {
         $(#[$meta])*
         pub enum $name {
-            $( $(#[$vmeta])* $variant, )+
+            $(
+                $(#[$vmeta])*
+                #[doc = ::core::concat!("\n\nWritten `", $word, "`.")]
+                $variant,
+            )+
         }
 
         impl $name {

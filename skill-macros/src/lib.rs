@@ -1,6 +1,8 @@
 //! Procedural macros of `skill-runtime`. Depend on `skill-runtime` and use these
 //! through `skill_runtime::prelude`; this crate's paths are not public API.
 
+#![warn(missing_docs)]
+
 mod agent;
 mod ambient;
 mod args;

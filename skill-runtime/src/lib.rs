@@ -34,6 +34,7 @@
 //! Streamable HTTP transport. The tool, OpenAI and UnifiedSkillContract views of
 //! a registry ([`views`]) need no feature.
 
+#![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The layers, each depending only on those above it in this list; see
@@ -164,6 +165,7 @@ pub mod policy {
     pub use crate::exec::policy::limits::Limits;
     pub use crate::exec::policy::rate::{RateLimitStore, Refusal};
     pub use crate::exec::policy::rollback::{Rollback, RollbackRequest};
+    pub use crate::model::error::RollbackError;
 }
 
 /// Ops that run outside this process: a tool on an MCP client, or a script.
@@ -201,7 +203,7 @@ pub use failure::{FailureMode, FailureModes, Never};
 pub use manifest::{Manifest, Severity};
 pub use policy::{
     Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Limits, Rollback,
-    RollbackRequest,
+    RollbackError, RollbackRequest,
 };
 pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats, StepRun};
 pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};

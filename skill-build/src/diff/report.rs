@@ -8,13 +8,18 @@ use serde_json::{Value, json};
 /// How much of a version a change needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// No version bump needed: nothing a consumer sees changed.
     None,
+    /// A patch bump: descriptions and other text.
     Patch,
+    /// A minor bump: additions every existing caller still works with.
     Minor,
+    /// A major bump: a change that can break a caller.
     Major,
 }
 
 impl Level {
+    /// The level's name: `none`, `patch`, `minor` or `major`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::None => "none",
@@ -34,16 +39,22 @@ impl fmt::Display for Level {
 /// One classified change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
+    /// The bump this change needs.
     pub level: Level,
+    /// What changed, for people.
     pub message: String,
 }
 
 /// Everything that changed in one skill (or op), and whether its version says so.
 #[derive(Clone, Debug)]
 pub struct SkillDiff {
+    /// The skill's name.
     pub name: String,
+    /// Its highest version in the old registry (`None`: added).
     pub old_version: Option<String>,
+    /// Its highest version in the new registry (`None`: removed).
     pub new_version: Option<String>,
+    /// Every change found, with the bump it needs.
     pub changes: Vec<Change>,
     /// The bump the changes need.
     pub required: Level,
@@ -56,14 +67,17 @@ pub struct SkillDiff {
 /// The whole comparison.
 #[derive(Clone, Debug, Default)]
 pub struct RegistryDiff {
+    /// One entry per skill that changed, by name.
     pub skills: Vec<SkillDiff>,
 }
 
 impl RegistryDiff {
+    /// Whether every skill's declared version bump covers its changes.
     pub fn ok(&self) -> bool {
         self.skills.iter().all(|s| s.failure.is_none())
     }
 
+    /// The diff as JSON (what `skill-registry diff --json` prints).
     pub fn to_json(&self) -> Value {
         json!({
             "ok": self.ok(),

@@ -31,12 +31,18 @@ use crate::model::result::SkillResult;
     note = "agents are `async fn`s with `#[agent(id = \"...\", ...)]`, named by their function"
 )]
 pub trait Agent: Sized + Send + Sync + 'static {
+    /// What the agent takes.
     type Input: DeserializeOwned + Serialize + JsonSchema + Send + 'static;
+    /// What it returns.
     type Output: Serialize + JsonSchema + Send + 'static;
+    /// Its failure modes.
     type Error: FailureModes + Display + Send + 'static;
 
+    /// The contract `#[agent]` declared.
     const CONTRACT: &'static AgentContract;
+    /// Checks of the input before the body runs.
     const PRE_CONDITIONS: &'static [PreCondition<Self::Input>] = &[];
+    /// Checks of the output after it.
     const POST_CONDITIONS: &'static [PostCondition<Self::Input, Self::Output>] = &[];
 
     /// The agent's body. Its skill calls go through the runtime as the agent.
@@ -167,10 +173,12 @@ impl<A: Agent> AgentCtx<A> {
         self.dry_run
     }
 
+    /// The id of this run: the parent of every skill job it starts.
     pub fn job_id(&self) -> &str {
         self.job_id.as_str()
     }
 
+    /// The trace every skill job of this run shares.
     pub fn trace_id(&self) -> &str {
         self.trace_id.as_str()
     }

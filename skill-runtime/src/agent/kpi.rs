@@ -13,7 +13,9 @@ use crate::agent::registry::AgentRegistry;
 /// What KPIs read from one run record of the agent.
 #[derive(Clone, Copy, Debug)]
 pub struct KpiRun<'a> {
+    /// Whether the run succeeded.
     pub succeeded: bool,
+    /// How long it took.
     pub duration_us: u64,
     /// The output, when the run succeeded.
     pub output: Option<&'a Value>,
@@ -22,13 +24,19 @@ pub struct KpiRun<'a> {
 /// One KPI's value and status.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KpiValue {
+    /// The measure's id.
     pub metric_id: &'static str,
     /// `None` when no run gave a value (no runs, or no output had the field).
     pub value: Option<f64>,
+    /// The unit.
     pub unit: &'static str,
+    /// The value aimed at.
     pub target: f64,
+    /// The warning threshold.
     pub threshold_warning: f64,
+    /// The critical threshold.
     pub threshold_critical: f64,
+    /// `higher_is_better` or `lower_is_better`.
     pub direction: &'static str,
     /// `None` with no value.
     pub status: Option<KpiStatus>,

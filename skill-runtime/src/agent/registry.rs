@@ -18,6 +18,7 @@ use crate::schema::generate::{RootFns, input_schema, output_schema};
 
 /// The type-erased agent `#[agent]` submits.
 pub struct AgentEntry {
+    /// The contract `#[agent]` declared.
     pub contract: &'static AgentContract,
     input_root: &'static RootFns,
     output_root: &'static RootFns,
@@ -47,14 +48,18 @@ inventory::collect!(AgentEntry);
 
 /// One agent of a registry, with its schemas.
 pub struct RegisteredAgent {
+    /// The registration.
     pub entry: &'static AgentEntry,
+    /// The input schema, generated from the input type.
     pub input_schema: Value,
+    /// The output schema, generated from the output type.
     pub output_schema: Value,
     pub(crate) validator: CompiledSchema,
     pub(crate) output_validator: CompiledSchema,
 }
 
 impl RegisteredAgent {
+    /// The agent's contract.
     pub fn contract(&self) -> &'static AgentContract {
         self.entry.contract
     }
@@ -64,6 +69,7 @@ impl RegisteredAgent {
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .problems.join("\n"))]
 pub struct AgentRegistryError {
+    /// Every problem found, one line each.
     pub problems: Vec<String>,
 }
 
@@ -151,6 +157,7 @@ impl AgentRegistry {
         &self.agents
     }
 
+    /// The agent with this id.
     pub fn get(&self, id: &str) -> Option<&RegisteredAgent> {
         self.agents
             .binary_search_by(|a| a.contract().id.cmp(id))
@@ -158,6 +165,7 @@ impl AgentRegistry {
             .map(|i| &self.agents[i])
     }
 
+    /// Whether no agent is registered.
     pub fn is_empty(&self) -> bool {
         self.agents.is_empty()
     }

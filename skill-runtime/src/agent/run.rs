@@ -35,7 +35,9 @@ pub(crate) struct Finished {
 /// agent's failure mode, `invalid_input`) and a message.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AgentFailure {
+    /// The contract's error code.
     pub code: String,
+    /// What went wrong, for people.
     pub message: String,
 }
 

@@ -25,8 +25,11 @@ use crate::model::result::NextAction;
 /// The escalation a run calls for.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EscalationDecision {
+    /// The agent to hand over to.
     pub target_agent: &'static str,
+    /// Whether a human must take over.
     pub human_required: bool,
+    /// How long the target has to answer.
     pub timeout_hours: u32,
     /// Each trigger that held, as text (`confidence 0.62 < 0.7`).
     pub reasons: Vec<String>,
@@ -35,17 +38,24 @@ pub struct EscalationDecision {
 /// What running an agent gives.
 #[derive(Clone, Debug, Serialize)]
 pub struct AgentResult {
+    /// Whether the run produced an output that passed every check.
     pub success: bool,
+    /// The run's id.
     pub job_id: Id,
+    /// The run's trace.
     pub trace_id: Id,
     /// `id@version` of the agent that ran.
     pub agent: String,
     /// The output; `null` when the run failed.
     pub data: Value,
+    /// Why the run failed, with the contract's error code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<AgentFailure>,
+    /// Duration and error count.
     pub metrics: AgentMetrics,
+    /// What the caller should do next.
     pub next_action: NextAction,
+    /// The hand-over, when a trigger fired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationDecision>,
 }
@@ -53,9 +63,11 @@ pub struct AgentResult {
 /// What a run cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AgentMetrics {
+    /// How long the run took.
     pub duration_ms: u64,
     /// Skill calls the run made, and how many failed.
     pub skill_calls: u32,
+    /// How many skill jobs of the run failed.
     pub errors: u32,
 }
 
@@ -63,7 +75,13 @@ pub struct AgentMetrics {
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error("unknown agent `{id}`{}", if .known.is_empty() { String::new() } else { format!("; agents: {}", .known.join(", ")) })]
-    UnknownAgent { id: String, known: Vec<String> },
+    /// No agent has this id.
+    UnknownAgent {
+        /// The id asked for.
+        id: String,
+        /// The registered ids.
+        known: Vec<String>,
+    },
 }
 
 /// Runs the agents of a registry on a runtime.
@@ -74,10 +92,12 @@ pub struct AgentRunner {
 }
 
 impl AgentRunner {
+    /// A runner for `agents`, running their skills on `runtime`.
     pub fn new(runtime: Runtime, agents: Arc<AgentRegistry>) -> AgentRunner {
         AgentRunner { runtime, agents }
     }
 
+    /// The agents it runs.
     pub fn agents(&self) -> &AgentRegistry {
         &self.agents
     }

@@ -8,29 +8,44 @@ use crate::model::caller::Caller;
 /// The text of a skill's conditions and rules, as exported.
 #[derive(Clone, Debug, Default)]
 pub struct Conditions {
+    /// The preconditions, in declaration order.
     pub preconditions: Vec<PreconditionInfo>,
+    /// The postconditions.
     pub postconditions: Vec<PostconditionInfo>,
+    /// The validation rules.
     pub validation_rules: Vec<ValidationRuleInfo>,
 }
 
+/// A precondition as registries write it.
 #[derive(Clone, Debug)]
 pub struct PreconditionInfo {
+    /// Its Rust source.
     pub condition: &'static str,
+    /// The code a refused input reports.
     pub error_code: &'static str,
+    /// The message a refused input reports.
     pub message: &'static str,
 }
 
+/// A postcondition as registries write it.
 #[derive(Clone, Debug)]
 pub struct PostconditionInfo {
+    /// Its Rust source.
     pub assertion: &'static str,
+    /// What undoes the run's effects when it fails.
     pub rollback_action: Option<&'static str>,
 }
 
+/// A validation rule as registries write it.
 #[derive(Clone, Debug)]
 pub struct ValidationRuleInfo {
+    /// Its id.
     pub rule_id: &'static str,
+    /// Its Rust source.
     pub expression: &'static str,
+    /// `error` rejects the output; `warning` notes it.
     pub severity: Severity,
+    /// What a failed rule reports.
     pub message: &'static str,
 }
 

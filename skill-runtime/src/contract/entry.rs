@@ -180,7 +180,9 @@ const WRONG_ANSWER: &str = "a skill's typed code answered another request than t
 /// One skill as submitted to the registry: its manifest plus the functions that
 /// produce its schemas and run it. Build it with [`SkillEntry::of`].
 pub struct SkillEntry {
+    /// The skill's manifest.
     pub manifest: &'static Manifest,
+    /// Its failure modes, from its error type.
     pub failure_modes: &'static [FailureMode],
     pub(crate) erased: Erased,
 }
@@ -188,6 +190,7 @@ pub struct SkillEntry {
 inventory::collect!(SkillEntry);
 
 impl SkillEntry {
+    /// The registration of skill `S` (what `#[skill]` submits).
     pub const fn of<S: Skill>() -> SkillEntry {
         SkillEntry {
             manifest: S::MANIFEST,

@@ -27,6 +27,7 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// No resources.
     pub fn new() -> Self {
         Self::default()
     }
@@ -37,6 +38,7 @@ impl Resources {
         self
     }
 
+    /// Add `value`, replacing one of the same type.
     pub fn insert<R: Send + Sync + 'static>(&mut self, value: R) {
         self.map.insert(
             TypeId::of::<R>(),
@@ -44,6 +46,7 @@ impl Resources {
         );
     }
 
+    /// Whether a resource of type `ty` is there.
     pub fn contains(&self, ty: TypeId) -> bool {
         ty == TypeId::of::<()>() || self.map.contains_key(&ty)
     }

@@ -65,13 +65,20 @@ use crate::sync::lock;
     note = "name a skill by its function, the marker type `#[skill]` defines (`calls(my_skill)`, `Ctx<my_skill>`); ops are named the same way"
 )]
 pub trait Skill: Sized + Send + Sync + 'static {
+    /// What the skill takes.
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    /// What it returns.
     type Output: Serialize + JsonSchema + Send + 'static;
+    /// Its failure modes.
     type Error: FailureModes + Display + Send + 'static;
 
+    /// The manifest `#[skill]` declared.
     const MANIFEST: &'static Manifest;
+    /// Checks of the input before the handler runs.
     const PRECONDITIONS: &'static [Precondition<Self>] = &[];
+    /// Checks of the output after it.
     const POSTCONDITIONS: &'static [Postcondition<Self>] = &[];
+    /// Rules on the output, with a severity.
     const VALIDATION_RULES: &'static [ValidationRule<Self>] = &[];
 
     /// Run the handler. Policies (schemas, conditions, timeouts) are applied by the
@@ -86,19 +93,24 @@ pub trait Skill: Sized + Send + Sync + 'static {
 pub struct Precondition<S: Skill> {
     /// Error code returned when the check fails, for example `EMPTY_INPUT`.
     pub error_code: &'static str,
+    /// The message a refused input reports.
     pub message: &'static str,
     /// Rust source of the check, exported as the condition's text.
     pub condition: &'static str,
+    /// The check.
     pub check: InputCheck<S::Input>,
 }
 
 /// A precondition's check: over the input, or over the input and the caller.
 pub enum InputCheck<I> {
+    /// A check of the input.
     Input(fn(&I) -> bool),
+    /// A check of the input and the caller.
     InputCaller(fn(&I, &Caller) -> bool),
 }
 
 impl<I> InputCheck<I> {
+    /// Whether the check passes.
     pub fn holds(&self, input: &I, caller: &Caller) -> bool {
         match self {
             InputCheck::Input(f) => f(input),
@@ -110,11 +122,14 @@ impl<I> InputCheck<I> {
 /// A postcondition's or validation rule's check: over the output, or over the
 /// input and the output.
 pub enum OutputCheck<I, O> {
+    /// A check of the output.
     Output(fn(&O) -> bool),
+    /// A check of the input and the output.
     InputOutput(fn(&I, &O) -> bool),
 }
 
 impl<I, O> OutputCheck<I, O> {
+    /// Whether the check passes.
     pub fn holds(&self, input: &I, output: &O) -> bool {
         match self {
             OutputCheck::Output(f) => f(output),
@@ -125,18 +140,25 @@ impl<I, O> OutputCheck<I, O> {
 
 /// An assertion checked after the handler succeeded (AI-COS `postconditions`).
 pub struct Postcondition<S: Skill> {
+    /// Its Rust source.
     pub assertion: &'static str,
     /// The action to take when the assertion fails.
     pub rollback_action: Option<&'static str>,
+    /// The check.
     pub check: OutputCheck<S::Input, S::Output>,
 }
 
 /// A rule over input and output; `error` fails the call, the others are recorded.
 pub struct ValidationRule<S: Skill> {
+    /// Its id.
     pub rule_id: &'static str,
+    /// Its Rust source.
     pub expression: &'static str,
+    /// `error` rejects the output; `warning` notes it.
     pub severity: Severity,
+    /// What a failed rule reports.
     pub message: &'static str,
+    /// The check.
     pub check: OutputCheck<S::Input, S::Output>,
 }
 
@@ -285,10 +307,12 @@ impl<S> Ctx<S> {
         lock(&self.inv.report).next_action = Some(next);
     }
 
+    /// The trace this job belongs to.
     pub fn trace_id(&self) -> &str {
         &self.inv.trace_id
     }
 
+    /// This job's id.
     pub fn job_id(&self) -> &str {
         &self.inv.job_id
     }

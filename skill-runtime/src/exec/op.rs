@@ -69,6 +69,7 @@ pub struct McpTools {
 }
 
 impl McpTools {
+    /// Ops call tools on `client`.
     pub fn new(client: impl ToolClient) -> Self {
         McpTools {
             client: Arc::new(client),
@@ -95,6 +96,7 @@ impl ScriptRoot {
         Ok(ScriptRoot(resolved))
     }
 
+    /// The directory.
     pub fn path(&self) -> &std::path::Path {
         &self.0
     }

@@ -104,6 +104,7 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Size and depth limits on inputs and records.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -234,6 +235,7 @@ impl Runtime {
         Runtime::builder(registry).resources(resources).build()
     }
 
+    /// The skills this runtime runs.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }

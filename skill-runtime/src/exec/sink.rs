@@ -14,6 +14,7 @@ use crate::sync::lock;
 /// Where run records go. Called once per invocation, after it completed; keep it
 /// quick (buffer, do not block on the network).
 pub trait RecordSink: Send + Sync + 'static {
+    /// Keep `record`; never blocks the job.
     fn record(&self, record: Arc<RunRecord>);
 
     /// Records this sink was given and could not keep (a write that failed, a
@@ -53,6 +54,7 @@ impl MemorySink {
     /// a JSON call (`cargo bench --bench invoke`). A thousand stay in cache.
     pub const DEFAULT_CAPACITY: usize = 1_000;
 
+    /// A sink keeping the last `capacity` records.
     pub fn new(capacity: usize) -> MemorySink {
         MemorySink {
             capacity,

@@ -117,13 +117,19 @@ impl StatsCell {
 pub struct SkillStats {
     /// `name@version`.
     pub skill: String,
+    /// Runs counted.
     pub runs: u64,
+    /// Runs that failed.
     pub failures: u64,
+    /// Mean duration.
     pub mean_us: u64,
     /// Percentiles are bucket upper bounds, within 1/16 of the true value.
     pub p50_us: u64,
+    /// 90th percentile duration.
     pub p90_us: u64,
+    /// 99th percentile duration.
     pub p99_us: u64,
+    /// Longest duration.
     pub max_us: u64,
 }
 

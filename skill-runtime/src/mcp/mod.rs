@@ -43,6 +43,7 @@ pub struct McpOptions {
     pub caller: Caller,
     /// Name and version the server reports in its handshake.
     pub server_name: String,
+    /// The version the server reports in `initialize`.
     pub server_version: String,
     /// Put each successful result's job and trace ids in its `_meta`, to find its
     /// run record. Off by default: the ids are worth their bytes only where the
@@ -139,7 +140,9 @@ pub struct McpServer {
 #[derive(Debug, thiserror::Error)]
 #[error("tool `{tool}` is not a valid MCP tool definition: {message}")]
 pub struct ToolError {
+    /// The tool.
     pub tool: String,
+    /// What went wrong.
     pub message: String,
 }
 

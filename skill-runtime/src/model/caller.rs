@@ -20,18 +20,23 @@ use skill_core::manifest::{AgentRole, PermissionLevel};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Caller {
+    /// The agent role the caller acts as.
     #[serde(default, alias = "agentRole")]
     pub agent_role: Option<AgentRole>,
+    /// The caller's permission level for that role.
     #[serde(default, alias = "permissionLevel")]
     pub permission_level: Option<PermissionLevel>,
     /// Granted permissions such as `seo:read`; `None` means not restricted.
     /// Shared: a server clones its caller into every job.
     #[serde(default)]
     pub permissions: Option<Arc<BTreeSet<String>>>,
+    /// The person behind the call, if any.
     #[serde(default, alias = "userId")]
     pub user_id: Option<String>,
+    /// What started the job.
     #[serde(default)]
     pub source: Source,
+    /// How urgent the job is.
     #[serde(default)]
     pub priority: Priority,
     /// The RAG index version the job reads (the seed's `ragVersion`).
@@ -100,10 +105,14 @@ pub(crate) fn serialize_context<S: Serializer>(c: &Caller, s: S) -> Result<S::Ok
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
+    /// A schedule.
     Cron,
+    /// An incoming webhook.
     Webhook,
+    /// A person, by hand.
     #[default]
     Manual,
+    /// An event on a bus.
     Event,
     /// A tool call from an MCP client.
     Mcp,
@@ -116,10 +125,14 @@ pub enum Source {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Priority {
+    /// Background work.
     Low,
+    /// The default.
     #[default]
     Normal,
+    /// Ahead of normal work.
     High,
+    /// Ahead of everything.
     Critical,
 }
 

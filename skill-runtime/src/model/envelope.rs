@@ -90,6 +90,7 @@ pub struct JobEnvelope {
     /// The skill's input (the seed's `payload`); must match its input schema.
     #[serde(rename = "payload", alias = "params", default = "empty_object")]
     pub params: Value,
+    /// Deadline, dry run, budgets.
     #[serde(default)]
     pub constraints: JobConstraints,
     /// Who asks (the seed's `context`).
@@ -138,8 +139,10 @@ pub struct Scope {
     /// `all`; any word is taken.
     #[serde(alias = "entity_type")]
     pub entity_type: String,
+    /// The entities the job covers.
     #[serde(default, alias = "entity_ids", skip_serializing_if = "Option::is_none")]
     pub entity_ids: Option<Vec<String>>,
+    /// Filters on those entities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filters: Option<Map<String, Value>>,
     /// At most [`Scope::MAX_LIMIT`]; [`Scope::DEFAULT_LIMIT`] when absent.
@@ -247,41 +250,49 @@ impl JobEnvelope {
         job
     }
 
+    /// Run as `caller`.
     pub fn with_caller(mut self, caller: Caller) -> Self {
         self.caller = caller;
         self
     }
 
+    /// Run this version of the skill.
     pub fn with_version(mut self, version: impl Into<Cow<'static, str>>) -> Self {
         self.version = Some(version.into());
         self
     }
 
+    /// End the job after `timeout_ms` milliseconds.
     pub fn with_timeout_ms(mut self, timeout_ms: u64) -> Self {
         self.constraints.timeout_ms = Some(timeout_ms);
         self
     }
 
+    /// Run without side effects (the handler reads `ctx.dry_run()`).
     pub fn with_dry_run(mut self, dry_run: bool) -> Self {
         self.constraints.dry_run = dry_run;
         self
     }
 
+    /// Use this idempotency key instead of the default.
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self
     }
 
+    /// Join this trace.
     pub fn with_trace_id(mut self, trace_id: impl AsRef<str>) -> Self {
         self.trace_id = Id::from(trace_id.as_ref());
         self
     }
 
+    /// Make the job a child of `parent_job_id`.
     pub fn with_parent(mut self, parent_job_id: impl AsRef<str>) -> Self {
         self.parent_job_id = Some(Id::from(parent_job_id.as_ref()));
         self
     }
 
+    /// Replace the job's constraints.
     pub fn with_constraints(mut self, constraints: JobConstraints) -> Self {
         self.constraints = constraints;
         self

@@ -14,7 +14,9 @@ use crate::schema::compiled::SchemaViolation;
 #[non_exhaustive]
 pub enum InvokeError {
     #[error("unknown skill `{reference}`{hint}")]
+    /// No registered skill has that name (or name and version).
     UnknownSkill {
+        /// The skill as the job named it.
         reference: String,
         /// What the caller may have meant: `; did you mean `x`?`, or that the
         /// name is an op's; empty when nothing is close.
@@ -23,125 +25,270 @@ pub enum InvokeError {
     #[error(
         "no skill serves intent `{intent}`; name the skill, or list the intent in its #[skill(intents(...))]"
     )]
-    UnknownIntent { intent: String },
+    /// No skill lists the job's intent.
+    UnknownIntent {
+        /// The intent the job named.
+        intent: String,
+    },
     #[error("the job names no skill and no intent")]
+    /// The job names neither a skill nor an intent.
     NoTarget,
     #[error("the job for skill `{skill}` expired at {expired_at} and was not run")]
-    Expired { skill: String, expired_at: String },
-    #[error("skill `{skill}` has no version `{version}`; registered: {}", .known.join(", "))]
-    UnknownVersion {
+    /// The job's deadline (`expires_at`) passed before it ran.
+    Expired {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The deadline, RFC 3339.
+        expired_at: String,
+    },
+    #[error("skill `{skill}` has no version `{version}`; registered: {}", .known.join(", "))]
+    /// The skill exists, but not at the version asked for.
+    UnknownVersion {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// The version asked for.
         version: String,
+        /// The versions registered.
         known: Vec<String>,
     },
     #[error("skill `{skill}` is disabled")]
-    Disabled { skill: String },
+    /// The skill's status is `disabled`.
+    Disabled {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+    },
     #[error("caller may not run skill `{skill}`: {reason}")]
-    Denied { skill: String, reason: String },
+    /// The caller's role or permission level is not in the skill's `reusable_by`, or a listed skill was not declared by the calling agent.
+    Denied {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// Why.
+        reason: String,
+    },
     #[error(
         "skill `{skill}` is rate limited to {max_per_minute} calls per minute; retry in {retry_after_ms} ms"
     )]
+    /// The skill's `rate_limit` is reached for this minute.
     RateLimited {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The limit, jobs per minute.
         max_per_minute: u32,
+        /// When a job would be admitted again.
         retry_after_ms: u64,
     },
     #[error("input for skill `{skill}` is {size} bytes; the limit is {limit}")]
+    /// The input is bigger than the runtime's `Limits`.
     TooLarge {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The input's size in bytes.
         size: usize,
+        /// The limit.
         limit: usize,
     },
     #[error("input for skill `{skill}` nests deeper than {limit} levels")]
-    TooDeep { skill: String, limit: usize },
-    #[error("input for skill `{skill}` is not JSON: {message}")]
-    MalformedJson { skill: String, message: String },
-    #[error("invalid input for skill `{skill}`:{}", list(.violations))]
-    InvalidInput {
+    /// The input nests deeper than the runtime's `Limits`.
+    TooDeep {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The limit.
+        limit: usize,
+    },
+    #[error("input for skill `{skill}` is not JSON: {message}")]
+    /// The input text is not JSON.
+    MalformedJson {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// What went wrong, for people.
+        message: String,
+    },
+    #[error("invalid input for skill `{skill}`:{}", list(.violations))]
+    /// The input breaks the skill's input schema.
+    InvalidInput {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// Each place that breaks the schema.
         violations: Vec<SchemaViolation>,
     },
     #[error("input for skill `{skill}` does not decode: {message}")]
-    MalformedInput { skill: String, message: String },
-    #[error("skill `{skill}` refused the input: {error_code}: {message}")]
-    Precondition {
+    /// The input matches the schema but does not decode into the input type.
+    MalformedInput {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// What went wrong, for people.
+        message: String,
+    },
+    #[error("skill `{skill}` refused the input: {error_code}: {message}")]
+    /// A precondition refused the input.
+    Precondition {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// The precondition's error code (the result's and record's code).
         error_code: String,
+        /// What went wrong, for people.
         message: String,
     },
     #[error("skill `{skill}` needs human approval ({reason}) and it was not given: {detail}")]
+    /// The skill requires human approval and the approver did not give it.
     NotApproved {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// Why.
         reason: String,
+        /// What the approver said.
         detail: String,
     },
     #[error("skill `{skill}` failed with `{code}`{} after {attempts} attempt{}: {message}",
         if *.retryable { " (retryable)" } else { "" }, if *.attempts == 1 { "" } else { "s" })]
+    /// The handler returned one of its failure modes, after every attempt allowed.
     Failed {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The failure mode's code.
         code: String,
+        /// Whether the failure mode is retryable.
         retryable: bool,
+        /// What went wrong, for people.
         message: String,
+        /// How many attempts ran.
         attempts: u32,
     },
     #[error("skill `{skill}` timed out after {timeout_ms} ms ({attempts} attempt{})", if *.attempts == 1 { "" } else { "s" })]
+    /// Every attempt ran past the skill's timeout or the job's deadline.
     TimedOut {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The time limit of an attempt.
         timeout_ms: u64,
+        /// How many attempts ran.
         attempts: u32,
     },
     #[error("skill `{skill}` panicked: {message}")]
-    Panicked { skill: String, message: String },
-    #[error("skill `{skill}` returned output that breaks its own schema:{}", list(.violations))]
-    InvalidOutput {
+    /// The handler panicked (caught: the runtime keeps serving).
+    Panicked {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// What went wrong, for people.
+        message: String,
+    },
+    #[error("skill `{skill}` returned output that breaks its own schema:{}", list(.violations))]
+    /// The handler's output breaks the skill's output schema.
+    InvalidOutput {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// Each place that breaks the schema.
         violations: Vec<SchemaViolation>,
     },
     #[error("skill `{skill}` broke its postcondition `{assertion}`{}", rollback_text(.rollback_action, .rollback))]
+    /// A postcondition rejected the output; its rollback action, if any, was run.
     Postcondition {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The postcondition's text.
         assertion: String,
+        /// The rollback action it names, if any.
         rollback_action: Option<String>,
         /// What running the rollback action gave, when there is one.
-        rollback: Option<Result<(), String>>,
+        rollback: Option<Result<(), RollbackError>>,
         /// The output the postcondition rejected, redacted as the manifest
         /// says: what the run found is not lost with it.
         output: Option<std::sync::Arc<serde_json::Value>>,
     },
     #[error("skill `{skill}` broke validation rule `{rule_id}`: {message}")]
+    /// A validation rule of severity `error` rejected the output.
     ValidationRule {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// The rule's id.
         rule_id: String,
+        /// What went wrong, for people.
         message: String,
         /// The output the rule rejected, redacted as the manifest says.
         output: Option<std::sync::Arc<serde_json::Value>>,
     },
     #[error("skill `{skill}` used {used} {budget}, over the job's budget of {limit}")]
+    /// The job used more than its budget (tokens, cost) allows.
     OverBudget {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+        /// Which budget: `tokens` or `cost`.
         budget: &'static str,
+        /// What the job used.
         used: u64,
+        /// The limit.
         limit: u64,
     },
     #[error(
         "the job with the same idempotency key that skill `{skill}` was waiting for stopped without a result"
     )]
-    Abandoned { skill: String },
-    #[error("skill `{skill}` could not run: {store} is unavailable: {message}")]
-    Unavailable {
+    /// The job waited on another with the same idempotency key, which stopped without a result.
+    Abandoned {
+        /// The skill the job named (`name@version` once resolved).
         skill: String,
+    },
+    #[error("skill `{skill}` could not run: {store} is unavailable: {message}")]
+    /// A shared store (idempotency, rate limits, queue) could not be reached.
+    Unavailable {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// Which store.
         store: String,
+        /// What went wrong, for people.
         message: String,
     },
     #[error("skill `{skill}`: internal error: {message}")]
-    Internal { skill: String, message: String },
+    /// A bug in the runtime or a handler's plumbing, not in the input.
+    Internal {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// What went wrong, for people.
+        message: String,
+    },
+}
+
+/// Why a rollback action did not undo a skill's work: kept in the
+/// [`InvokeError::Postcondition`] it was run for, and in the run record.
+///
+/// `?` converts a `String` or `&str` into one, so an action can write
+/// `resources.get::<Db>().ok_or("no database is registered")?`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RollbackError {
+    message: String,
+}
+
+impl RollbackError {
+    /// A failure described by `message`.
+    pub fn new(message: impl fmt::Display) -> RollbackError {
+        RollbackError {
+            message: message.to_string(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl From<String> for RollbackError {
+    fn from(message: String) -> RollbackError {
+        RollbackError { message }
+    }
+}
+
+impl From<&str> for RollbackError {
+    fn from(message: &str) -> RollbackError {
+        RollbackError::new(message)
+    }
 }
 
 fn list(violations: &[SchemaViolation]) -> String {
     violations.iter().map(|v| format!("\n  {v}")).collect()
 }
 
-fn rollback_text(action: &Option<String>, outcome: &Option<Result<(), String>>) -> String {
+fn rollback_text(action: &Option<String>, outcome: &Option<Result<(), RollbackError>>) -> String {
     match (action, outcome) {
         (Some(a), Some(Ok(()))) => format!("; rollback action `{a}` ran"),
         (Some(a), Some(Err(e))) => format!("; rollback action `{a}` failed: {e}"),

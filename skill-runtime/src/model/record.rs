@@ -21,8 +21,11 @@ use crate::model::time::{deserialize_time, serialize_time};
 /// One invocation, from resolution to the last check.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
+    /// The job's id.
     pub job_id: Id,
+    /// The job's trace.
     pub trace_id: Id,
+    /// The job that started this one, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_job_id: Option<Id>,
     /// The skill's name (as asked for, when it did not resolve).
@@ -34,6 +37,7 @@ pub struct RunRecord {
     /// `scope`), when the caller said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent: Option<String>,
+    /// The scope the job covered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<Box<Scope>>,
     /// When the caller made the envelope (a queued job waited from then to
@@ -43,27 +47,38 @@ pub struct RunRecord {
         with = "crate::model::time::optional"
     )]
     pub created_at: Option<SystemTime>,
+    /// Who asked for the job.
     pub caller: Caller,
     /// The input, with redacted fields replaced; `null` when it did not parse.
     pub params: Value,
+    /// Whether it was a dry run.
     pub dry_run: bool,
+    /// The idempotency key it ran under, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
     /// The result came from an earlier job with the same key.
     pub replayed: bool,
+    /// When the runtime took the job.
     #[serde(serialize_with = "serialize_time")]
     pub started_at: SystemTime,
+    /// When it finished.
     #[serde(serialize_with = "serialize_time")]
     pub completed_at: SystemTime,
+    /// How long it took.
     pub duration_us: u64,
+    /// How it ended.
     pub status: RunStatus,
+    /// Each pipeline step, with its outcome and duration.
     pub steps: Steps,
+    /// Each attempt of the handler.
     pub attempts: Attempts,
     /// The output, with redacted fields replaced; only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Arc<Value>>,
+    /// Why it failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
+    /// Validation-rule warnings and runtime notes.
     pub notes: Vec<RuleNote>,
     /// A pipeline's steps, in the order they ran (each step's output is in the
     /// step's own record, under its job id).
@@ -81,16 +96,19 @@ pub struct StepRun {
     pub skill_name: Arc<str>,
     /// The step's own job, child of the pipeline's.
     pub job_id: Id,
+    /// How it ended.
     pub status: RunStatus,
     /// The step's output; in results only, never in records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Arc<Value>>,
+    /// The error's code and message, if it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(
         serialize_with = "serialize_time",
         deserialize_with = "deserialize_time"
     )]
+    /// When it finished.
     pub completed_at: SystemTime,
 }
 
@@ -98,7 +116,9 @@ pub struct StepRun {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
+    /// The job produced a result.
     Succeeded,
+    /// The job ended with an error.
     Failed,
 }
 
@@ -106,19 +126,31 @@ pub enum RunStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
+    /// Find the skill.
     Resolve,
     /// Only for jobs with an `expiresAt`.
     Expiry,
+    /// Check the caller against `reusable_by`.
     Authorize,
+    /// Admit the job under the rate limit.
     RateLimit,
+    /// Check the input against its schema.
     ValidateInput,
+    /// Run the preconditions.
     Preconditions,
+    /// Claim the idempotency key, or replay its result.
     Idempotency,
+    /// Ask for human approval.
     Approval,
+    /// Run the handler (with retries).
     Execute,
+    /// Check the job's budgets.
     Budget,
+    /// Check the output against its schema.
     ValidateOutput,
+    /// Run the postconditions.
     Postconditions,
+    /// Run the validation rules.
     ValidationRules,
 }
 
@@ -126,7 +158,9 @@ pub enum Step {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepOutcome {
+    /// The step passed.
     Passed,
+    /// The step ended the job.
     Failed,
     /// Nothing to do for this skill (no rate limit, no approval needed, ...).
     Skipped,
@@ -156,8 +190,11 @@ impl Step {
 /// One step of a job, as [`Steps`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct StepRecord<'a> {
+    /// Which step.
     pub step: Step,
+    /// How it went.
     pub outcome: StepOutcome,
+    /// How long it took.
     pub duration_us: u64,
     /// Why it failed or who approved, for the steps that say.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,6 +243,7 @@ impl Steps {
         self.outcome.iter().flatten().count()
     }
 
+    /// Whether no step was recorded.
     pub fn is_empty(&self) -> bool {
         self.outcome.iter().all(Option::is_none)
     }
@@ -253,9 +291,13 @@ impl Serialize for Steps {
 /// One run of the handler.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AttemptRecord {
+    /// Its number, from 1.
     pub attempt: u32,
+    /// How it ended.
     pub outcome: AttemptOutcome,
+    /// How long it took.
     pub duration_us: u64,
+    /// The failure, if it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Wait before the next attempt, when there is one.
@@ -275,18 +317,22 @@ pub struct Attempts {
 }
 
 impl Attempts {
+    /// The attempts, in order.
     pub fn iter(&self) -> impl Iterator<Item = &AttemptRecord> + '_ {
         self.first.iter().chain(&self.retries)
     }
 
+    /// How many attempts ran.
     pub fn len(&self) -> usize {
         usize::from(self.first.is_some()) + self.retries.len()
     }
 
+    /// Whether none ran.
     pub fn is_empty(&self) -> bool {
         self.first.is_none()
     }
 
+    /// Attempt `i` (from 0).
     pub fn get(&self, i: usize) -> Option<&AttemptRecord> {
         match i {
             0 => self.first.as_ref(),
@@ -328,26 +374,37 @@ impl Serialize for Attempts {
     }
 }
 
+/// How one attempt of the handler ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
+    /// It returned an output.
     Succeeded,
+    /// It returned a failure mode.
     Failed,
+    /// It ran past its time limit.
     TimedOut,
+    /// It panicked.
     Panicked,
 }
 
+/// Why a job failed, as its record keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ErrorRecord {
+    /// The error's code (`invalid_input`, a failure mode's code, ...).
     pub code: String,
+    /// The error, redacted as the manifest says.
     pub message: String,
 }
 
 /// A validation rule of severity warning or info that did not hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleNote {
+    /// The rule's id.
     pub rule_id: Cow<'static, str>,
+    /// Its severity.
     pub severity: Severity,
+    /// What it reported.
     pub message: Cow<'static, str>,
 }
 

@@ -16,15 +16,21 @@ use crate::model::time::{deserialize_time, serialize_time};
 /// [`InvokeError`](crate::model::error::InvokeError)s.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkillResult {
+    /// Always true: a failed job is an error, not a result.
     pub success: bool,
+    /// The job's id.
     pub job_id: Id,
+    /// The job's trace.
     pub trace_id: Id,
     /// `name@version` of the skill that ran.
     pub skill: Arc<str>,
     /// The output. Shared with the run record, so keeping records costs no copy.
     pub data: Arc<Value>,
+    /// Files or links the job produced.
     pub artifacts: Vec<Artifact>,
+    /// Duration, attempts, tokens and cost.
     pub metrics: Metrics,
+    /// What the caller should do next.
     pub next_action: NextAction,
     /// Validation rules of severity warning or info that did not hold.
     #[serde(default)]
@@ -46,6 +52,7 @@ pub struct SkillResult {
 /// What the job cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    /// How long the job took.
     pub duration_ms: u64,
     /// As reported by the handler through its context.
     pub items_processed: u64,
@@ -62,9 +69,11 @@ pub struct Metrics {
 /// Something a job produced besides its data, for example a report file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Artifact {
+    /// The artifact's name.
     pub name: String,
     /// Media type, for example `text/markdown`.
     pub kind: String,
+    /// Where it is, if stored elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
 }
@@ -73,9 +82,13 @@ pub struct Artifact {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NextAction {
+    /// Go on with the next job.
     Continue,
+    /// Try the job again later.
     Retry,
+    /// Hand the job to someone who can decide.
     Escalate,
+    /// Nothing more to do.
     #[default]
     Complete,
 }

@@ -41,7 +41,9 @@ pub trait Queue: Send + Sync {
 /// What became of a job.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
+    /// The job's id.
     pub job_id: String,
+    /// Succeeded or failed.
     pub status: OutcomeStatus,
     /// The skill's result, when it succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +57,7 @@ pub struct Outcome {
         serialize_with = "serialize_time",
         deserialize_with = "deserialize_time"
     )]
+    /// When the job finished.
     pub completed_at: SystemTime,
 }
 
@@ -62,7 +65,9 @@ pub struct Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeStatus {
+    /// The job produced a result.
     Succeeded,
+    /// The job ended with an error.
     Failed,
     /// Past its `expiresAt` when a worker took it: not run.
     Expired,
@@ -84,7 +89,9 @@ pub struct OutcomeError {
     /// The stable code (`InvokeError::code`): `invalid_input`, `timed_out`, a
     /// failure mode's code, ...
     pub code: String,
+    /// The error, for people.
     pub message: String,
+    /// What the caller should do next.
     pub next_action: NextAction,
     /// Whether the caller's input was at fault.
     pub input_error: bool,
@@ -124,6 +131,7 @@ impl Outcome {
 /// The state of a queue, as `queue status` prints it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueStatus {
+    /// The queue's name.
     pub queue: String,
     /// Jobs no worker has taken yet, by priority (highest first).
     pub waiting: Vec<(Priority, u64)>,
@@ -157,12 +165,20 @@ impl fmt::Display for QueueStatus {
 pub enum QueueError {
     /// The store could not be reached or answered with an error.
     #[error("{store}: {message}")]
-    Store { store: String, message: String },
+    Store {
+        /// The store (a Redis URL without its password).
+        store: String,
+        /// What it answered.
+        message: String,
+    },
     /// What the store holds is not what this version writes.
     #[error("{store}: unreadable {what}: {message}")]
     Corrupt {
+        /// The store.
         store: String,
+        /// What could not be read (a job, a result, ...).
         what: &'static str,
+        /// Why.
         message: String,
     },
     /// The queue no longer runs (its workers were shut down).

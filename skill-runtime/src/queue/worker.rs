@@ -133,8 +133,11 @@ impl Default for WorkerOptions {
 /// What a worker did, when it stopped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkerReport {
+    /// Jobs run to an outcome.
     pub completed: u64,
+    /// Jobs moved to the dead-letter queue.
     pub dead_lettered: u64,
+    /// Jobs handed back to the queue at shutdown.
     pub handed_back: u64,
 }
 
@@ -157,6 +160,7 @@ struct Shared {
 }
 
 impl Worker {
+    /// A worker running jobs from `source` on `runtime`.
     pub fn new(runtime: Runtime, source: Arc<dyn WorkSource>, options: WorkerOptions) -> Worker {
         Worker {
             runtime,

@@ -29,6 +29,7 @@ use crate::schema::generate::{input_schema, output_schema};
 /// Everything wrong with a set of skills, one problem per line.
 #[derive(Debug, thiserror::Error)]
 pub struct RegistryError {
+    /// Every problem found.
     pub problems: Vec<Problem>,
 }
 
@@ -51,8 +52,11 @@ impl fmt::Display for RegistryError {
 /// defined, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// The skill, op or capability concerned.
     pub subject: String,
+    /// Where it was declared.
     pub location: String,
+    /// What is wrong and how to fix it.
     pub message: String,
 }
 

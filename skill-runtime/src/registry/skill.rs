@@ -14,9 +14,13 @@ use crate::schema::compiled::{CompiledSchema, SchemaViolation};
 
 /// One skill after the registry checked it.
 pub struct RegisteredSkill {
+    /// The registration.
     pub entry: &'static SkillEntry,
+    /// The input schema, generated from the input type.
     pub input_schema: Value,
+    /// The output schema, generated from the output type.
     pub output_schema: Value,
+    /// Its conditions and rules, as registries write them.
     pub conditions: Conditions,
     pub(crate) input_validator: Arc<CompiledSchema>,
     pub(crate) output_validator: Arc<CompiledSchema>,
@@ -27,10 +31,12 @@ pub struct RegisteredSkill {
 }
 
 impl RegisteredSkill {
+    /// The skill's name.
     pub fn name(&self) -> &'static str {
         self.entry.manifest.name
     }
 
+    /// The skill's version.
     pub fn version(&self) -> &semver::Version {
         &self.version
     }
@@ -40,6 +46,7 @@ impl RegisteredSkill {
         self.entry.manifest.op.is_some()
     }
 
+    /// A skill or an op.
     pub fn kind(&self) -> TargetKind {
         if self.is_op() {
             TargetKind::Op

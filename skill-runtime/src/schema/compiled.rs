@@ -23,6 +23,7 @@ pub struct SchemaViolation {
     pub instance_path: String,
     /// JSON pointer into the schema, to the keyword that failed.
     pub schema_path: String,
+    /// What is wrong there.
     pub message: String,
 }
 
@@ -98,6 +99,7 @@ impl CompiledSchema {
             .collect()
     }
 
+    /// Whether `instance` is valid.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.validator.is_valid(instance)
     }

@@ -3,8 +3,8 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use skill_runtime::RollbackRequest;
 use skill_runtime::prelude::*;
+use skill_runtime::{RollbackError, RollbackRequest};
 
 use crate::caps::*;
 use crate::stores::{IndexVersion, VectorStore, VersionCache, lock};
@@ -242,7 +242,7 @@ pub async fn rag_cache_purge(ctx: Ctx, input: PurgeInput) -> PurgeOutput {
 
 /// `rollback_to_previous_version` (rag_reindex): put back the index the job
 /// replaced, and the cached version with it.
-pub fn rollback_to_previous_version(r: RollbackRequest<'_>) -> Result<(), String> {
+pub fn rollback_to_previous_version(r: RollbackRequest<'_>) -> Result<(), RollbackError> {
     let store = r
         .resources
         .get::<VectorStore>()

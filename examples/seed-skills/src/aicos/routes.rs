@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use skill_runtime::RollbackRequest;
 use skill_runtime::manifest::PermissionLevel;
 use skill_runtime::prelude::*;
+use skill_runtime::{RollbackError, RollbackRequest};
 
 use crate::caps::*;
 use crate::defaults::yes;
@@ -165,7 +165,7 @@ pub async fn routes_sync(
 
 /// `revert_route_changes` (routes_sync): restore the routes table as it was
 /// before the job wrote it.
-pub fn revert_route_changes(r: RollbackRequest<'_>) -> Result<(), String> {
+pub fn revert_route_changes(r: RollbackRequest<'_>) -> Result<(), RollbackError> {
     let db = r
         .resources
         .get::<SeoDb>()

@@ -13,6 +13,7 @@ use crate::model::id::Id;
 /// that can reach a human plugs in its own. [`ApproveAll`] exists for operators
 /// who approve by starting the run themselves (the CLI's `--approve`).
 pub trait Approver: Send + Sync + 'static {
+    /// Decide on `request`.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
 }
 
@@ -21,19 +22,31 @@ pub trait Approver: Send + Sync + 'static {
 pub struct ApprovalRequest {
     /// `name@version`.
     pub skill: String,
+    /// The job waiting for the decision.
     pub job_id: Id,
     /// `requires_hitl`, `destructive`, or both joined by `, `.
     pub reason: String,
     /// The input, redacted.
     pub params: Value,
+    /// Whether the job is a dry run.
     pub dry_run: bool,
+    /// Who asked for the job.
     pub caller: Caller,
 }
 
+/// An approver's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Approval {
-    Approved { by: String },
-    Denied { reason: String },
+    /// Run the job.
+    Approved {
+        /// Who approved.
+        by: String,
+    },
+    /// Do not run it.
+    Denied {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Refuses every approval: the default.
@@ -51,6 +64,7 @@ impl Approver for DenyApprovals {
 /// Grants every approval, in the name of `by`.
 #[derive(Clone, Debug)]
 pub struct ApproveAll {
+    /// Who approved.
     pub by: String,
 }
 

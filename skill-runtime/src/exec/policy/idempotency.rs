@@ -76,9 +76,13 @@ pub trait Claimed: Send {
 /// there are woken, not polled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdempotencyConfig {
+    /// How long a claim holds before another worker may take the key over.
     pub lock_ttl: Duration,
+    /// How many times a job waits for a held key.
     pub lock_retry: u32,
+    /// The wait between those tries.
     pub lock_backoff: Backoff,
+    /// How long a result is replayed.
     pub result_ttl: Duration,
 }
 

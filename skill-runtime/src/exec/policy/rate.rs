@@ -29,7 +29,12 @@ pub enum Refusal {
     Limited(Duration),
     /// The store that counts could not be asked (`store`, why); the job is
     /// refused rather than let past a limit nobody counted.
-    Unavailable { store: String, message: String },
+    Unavailable {
+        /// The store.
+        store: String,
+        /// Why it could not answer.
+        message: String,
+    },
 }
 
 /// An exact sliding-window limit: at most `max` admissions in any 60 seconds.

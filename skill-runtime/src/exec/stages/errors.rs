@@ -2,7 +2,7 @@
 
 use crate::contract::entry::CheckFailed;
 use crate::exec::redact::redacted;
-use crate::model::error::InvokeError;
+use crate::model::error::{InvokeError, RollbackError};
 use crate::model::record::StepOutcome;
 use crate::registry::skill::RegisteredSkill;
 
@@ -29,7 +29,7 @@ pub(crate) fn mismatch(skill: &str) -> InvokeError {
 pub(crate) fn check_error(
     skill: &RegisteredSkill,
     failed: CheckFailed,
-    rollback: Option<Result<(), String>>,
+    rollback: Option<Result<(), RollbackError>>,
 ) -> InvokeError {
     check_error_with(skill, failed, rollback, None)
 }
@@ -39,7 +39,7 @@ pub(crate) fn check_error(
 pub(crate) fn check_error_with(
     skill: &RegisteredSkill,
     failed: CheckFailed,
-    rollback: Option<Result<(), String>>,
+    rollback: Option<Result<(), RollbackError>>,
     output: Option<&serde_json::Value>,
 ) -> InvokeError {
     let output =

@@ -17,6 +17,7 @@ use crate::exec::stages::errors::{check_error, check_error_with, mismatch, passe
 use crate::exec::stages::execute::CatchUnwind;
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
+use crate::model::error::RollbackError;
 use crate::model::record::{RuleNote, Step, StepOutcome};
 use crate::model::result::{Metrics, NextAction, SkillResult};
 use crate::registry::skill::RegisteredSkill;
@@ -208,15 +209,19 @@ pub(crate) async fn roll_back(
 async fn run_rollback(
     rollbacks: &HashMap<String, Arc<dyn Rollback>>,
     request: RollbackRequest<'_>,
-) -> Result<(), String> {
+) -> Result<(), RollbackError> {
     let action = request.action;
     let Some(handler) = rollbacks.get(action) else {
         // `build` refuses to start without it.
-        return Err(format!("no handler for rollback action `{action}`"));
+        return Err(RollbackError::new(format_args!(
+            "no handler for rollback action `{action}`"
+        )));
     };
     match CatchUnwind(handler.rollback(request)).await {
         Ok(r) => r,
-        Err(panic) => Err(format!("the rollback action panicked: {panic}")),
+        Err(panic) => Err(RollbackError::new(format_args!(
+            "the rollback action panicked: {panic}"
+        ))),
     }
 }
 

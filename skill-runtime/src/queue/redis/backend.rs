@@ -24,6 +24,7 @@ impl RedisBackend {
         })
     }
 
+    /// The connection and key settings.
     pub fn config(&self) -> &RedisConfig {
         &self.inner.config
     }

@@ -11,7 +11,9 @@ use crate::registry::json::label;
 /// from Rust can name the source location instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// The skill, op or capability concerned.
     pub subject: String,
+    /// What is wrong and how to fix it.
     pub message: String,
     /// The entry the finding concerns.
     pub at: Option<At>,

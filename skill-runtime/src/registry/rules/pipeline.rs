@@ -15,7 +15,9 @@ use crate::registry::rules::schema::{accepts, property, required, shown, types_o
 /// What a pipeline can do: the union over every skill and op it reaches.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Closure {
+    /// Every capability the steps reach.
     pub capabilities: BTreeSet<String>,
+    /// Every side effect the steps reach.
     pub side_effects: BTreeSet<String>,
 }
 

@@ -25,7 +25,9 @@ pub const META_KEY: &str = "dev.skill-runtime/manifest";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("skill `{skill}`: {message}")]
 pub struct ViewError {
+    /// The skill.
     pub skill: String,
+    /// Why the view cannot represent it.
     pub message: String,
 }
 
