@@ -431,10 +431,7 @@ async fn an_agent_over_mcp_needs_its_skills_permissions() {
     use skill_runtime::mcp::{McpOptions, McpServer};
     let serve = |grants: &[&str]| {
         let (runner, runtime) = runner();
-        let options = McpOptions {
-            grants: grants.iter().map(|g| g.to_string()).collect(),
-            ..McpOptions::default()
-        };
+        let options = McpOptions::new().grants(grants.iter().copied());
         McpServer::new(runtime, options)
             .unwrap()
             .with_agents(runner)

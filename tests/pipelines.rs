@@ -524,14 +524,7 @@ async fn a_pipeline_is_an_mcp_tool_like_any_skill() {
     let rt = runtime();
     let server = McpServer::new(
         rt.clone(),
-        McpOptions {
-            grants: Default::default(),
-            caller: Caller::default(),
-            server_name: "test".into(),
-            server_version: "0".into(),
-            result_ids: true,
-            ..McpOptions::default()
-        },
+        McpOptions::new().server_info("test", "0").result_ids(true),
     )
     .unwrap();
     let args = json!({"handle": "  @Octo_Cat "});

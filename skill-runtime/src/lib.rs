@@ -5,7 +5,13 @@
 //! execution policy, MCP exposure, ...). The manifest is checked when the code
 //! compiles, and once more when the [`Registry`] is built from every linked crate.
 //!
+//! A skill, registered by being linked, run through the runtime's whole
+//! pipeline (schema checks, policies, record), then served as an MCP tool:
+//!
 //! ```
+//! use std::sync::Arc;
+//!
+//! use serde_json::json;
 //! use skill_runtime::prelude::*;
 //!
 //! #[derive(Deserialize, JsonSchema)]
@@ -20,13 +26,39 @@
 //! }
 //!
 //! /// Greet someone by name.
-//! #[skill(version = "1.0.0", autonomy = "L3")]
+//! #[skill(version = "1.0.0", autonomy = "L3", mcp)]
 //! pub async fn greet(input: GreetInput) -> GreetOutput {
 //!     GreetOutput { greeting: format!("Hello, {}!", input.name) }
 //! }
 //!
-//! let registry = Registry::from_inventory().unwrap();
-//! assert_eq!(registry.get("greet").unwrap().name(), "greet");
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! // Register: every `#[skill]` of every linked crate, checked as a whole.
+//! let registry = Arc::new(Registry::from_inventory()?);
+//! let runtime = Runtime::builder(registry).build()?;
+//!
+//! // Invoke: by name with JSON (or typed, `Runtime::call::<S>`).
+//! let result = runtime
+//!     .invoke_json("greet", json!({"name": "Ada"}), Caller::default())
+//!     .await?;
+//! assert_eq!(result.data["greeting"], "Hello, Ada!");
+//! // Bad input is a typed error, and the runtime keeps serving.
+//! let refused = runtime.invoke_json("greet", json!({"name": 7}), Caller::default()).await;
+//! assert_eq!(refused.unwrap_err().code(), "invalid_input");
+//!
+//! // Serve: the exposed skills as MCP tools (feature `mcp`).
+//! # #[cfg(feature = "mcp")]
+//! # {
+//! use skill_runtime::mcp::{McpOptions, McpServer};
+//! let server = McpServer::new(runtime, McpOptions::new().server_info("greeter", "1.0.0"))?;
+//! let call = server.call("greet", json!({"name": "Grace"}).as_object().cloned()).await?;
+//! assert_eq!(call.structured_content, Some(json!({"greeting": "Hello, Grace!"})));
+//! if std::env::var_os("GREETER_STDIO").is_some() {
+//!     server.serve_stdio().await?; // what an MCP client launches
+//! }
+//! # }
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Features: `mcp` adds `mcp::McpServer`, which serves the exposed skills as

@@ -93,27 +93,30 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let options = McpOptions {
-            grants: args.grants.into_iter().collect(),
-            caller: Caller {
+        let mut http = HttpLimits::default()
+            .max_connections(args.max_connections)
+            .header_timeout(std::time::Duration::from_millis(
+                args.header_timeout_ms.max(1),
+            ))
+            .max_sessions(args.max_sessions)
+            .session_idle(std::time::Duration::from_secs(
+                args.session_idle_secs.max(1),
+            ));
+        for origin in args.allow_origins {
+            http = http.allow_origin(origin);
+        }
+        let options = McpOptions::new()
+            .grants(args.grants)
+            .caller(Caller {
                 agent_role: args.role,
                 permission_level: args.permission,
                 ..Caller::default()
-            },
-            server_name: env!("CARGO_PKG_NAME").to_owned(),
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .server_info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
             // The ids lead to the records, which only a record file or the
             // fleet's stream keeps where someone can read them.
-            result_ids: args.runtime.record.is_some() || redis.is_some(),
-            http: HttpLimits {
-                allowed_origins: args.allow_origins,
-                max_connections: args.max_connections,
-                header_timeout: std::time::Duration::from_millis(args.header_timeout_ms.max(1)),
-                max_sessions: args.max_sessions,
-                session_idle: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
-                ..HttpLimits::default()
-            },
-        };
+            .result_ids(args.runtime.record.is_some() || redis.is_some())
+            .http(http);
         let server = match McpServer::new(runtime.clone(), options).and_then(|s| {
             if !args.agents {
                 return Ok(s);

@@ -33,7 +33,24 @@ use crate::registry::views;
 
 /// Who the server acts for: the permissions it grants to its clients and the
 /// caller identity its jobs carry.
-#[derive(Clone, Debug, Default)]
+///
+/// Built from [`McpOptions::new`] with its builder methods (new options can
+/// then be added without breaking anyone):
+///
+/// ```
+/// use skill_runtime::Caller;
+/// use skill_runtime::manifest::{AgentRole, PermissionLevel};
+/// use skill_runtime::mcp::{HttpLimits, McpOptions};
+///
+/// let options = McpOptions::new()
+///     .grant("seo:read")
+///     .caller(Caller::agent(AgentRole::Executor, PermissionLevel::Execute))
+///     .server_info("my-app", "1.0.0")
+///     .http(HttpLimits::default().allow_origin("https://app.example.com:443"));
+/// assert!(options.grants.contains("seo:read"));
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct McpOptions {
     /// MCP permissions granted (e.g. `seo:read`); a tool is served only when all
     /// its permissions are granted.
@@ -56,7 +73,9 @@ pub struct McpOptions {
 
 /// Limits of the Streamable HTTP transport, against clients that hold
 /// connections open and pages that should not reach a local server.
+/// [`HttpLimits::default`] and its builder methods set them.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HttpLimits {
     /// Browser origins accepted besides loopback ones (`http://localhost:*`,
     /// `http://127.0.0.1:*`, `http://[::1]:*`, and the same over https), like
@@ -91,6 +110,107 @@ impl Default for HttpLimits {
     }
 }
 
+impl HttpLimits {
+    /// Also accept requests from the browser origin `origin`.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Serve at most `n` connections at once.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// Close a connection that has not sent a request's headers within `t`.
+    pub fn header_timeout(mut self, t: std::time::Duration) -> Self {
+        self.header_timeout = t;
+        self
+    }
+
+    /// Keep at most `n` sessions, closing the least recently used beyond.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// Close a session after `t` without a request.
+    pub fn session_idle(mut self, t: std::time::Duration) -> Self {
+        self.session_idle = t;
+        self
+    }
+
+    /// Answer 413 to a request body over `n` bytes.
+    pub fn max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+}
+
+impl Default for McpOptions {
+    fn default() -> McpOptions {
+        McpOptions {
+            grants: BTreeSet::new(),
+            caller: Caller::default(),
+            server_name: "skill-runtime".to_owned(),
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            result_ids: false,
+            http: HttpLimits::default(),
+        }
+    }
+}
+
+impl McpOptions {
+    /// No permission granted, the default caller, `skill-runtime` and its
+    /// version as the server's name, no ids in results, the default HTTP
+    /// limits.
+    pub fn new() -> McpOptions {
+        McpOptions::default()
+    }
+
+    /// Grant the MCP permission `permission` (e.g. `seo:read`).
+    pub fn grant(mut self, permission: impl Into<String>) -> Self {
+        self.grants.insert(permission.into());
+        self
+    }
+
+    /// Grant every permission of `permissions`.
+    pub fn grants<I, P>(mut self, permissions: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<String>,
+    {
+        self.grants.extend(permissions.into_iter().map(Into::into));
+        self
+    }
+
+    /// Run every job as `caller` (its permissions are replaced by the grants).
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// The name and version the server reports in its handshake.
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.server_name = name.into();
+        self.server_version = version.into();
+        self
+    }
+
+    /// Put each result's job and trace ids in its `_meta`.
+    pub fn result_ids(mut self, on: bool) -> Self {
+        self.result_ids = on;
+        self
+    }
+
+    /// The Streamable HTTP transport's limits.
+    pub fn http(mut self, limits: HttpLimits) -> Self {
+        self.http = limits;
+        self
+    }
+}
+
 /// The loopback origins the HTTP transport always accepts.
 pub const LOOPBACK_ORIGINS: &[&str] = &[
     "http://localhost:*",
@@ -119,6 +239,20 @@ enum Route {
 }
 
 /// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use skill_runtime::{Registry, Runtime};
+/// # async fn serve() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// # let runtime = Runtime::builder(Arc::new(Registry::from_inventory()?)).build()?;
+/// use skill_runtime::mcp::{McpOptions, McpServer};
+///
+/// let options = McpOptions::new().grant("seo:read").server_info("my-app", "1.0.0");
+/// let server = McpServer::new(runtime, options)?;
+/// server.serve_stdio().await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct McpServer {
     runtime: Runtime,
