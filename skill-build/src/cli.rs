@@ -41,9 +41,7 @@ pub const OP_REGISTRY_SCHEMA: &str = include_str!("../schemas/op-registry.schema
 /// The published format of `agent-registry.json`.
 pub const AGENT_REGISTRY_SCHEMA: &str = include_str!("../schemas/agent-registry.schema.json");
 
-/// The ADR's UnifiedSkillContract v1: a list of contracts.
-pub const UNIFIED_CONTRACT_SCHEMA: &str =
-    include_str!("../schemas/unified-skill-contract-v1.schema.json");
+pub use crate::unified::UNIFIED_CONTRACT_SCHEMA;
 
 /// Check, compare, convert and import skill registry files.
 #[derive(Parser)]

@@ -10,7 +10,9 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use skill_runtime::schema::CompiledSchema;
 
-use crate::cli::UNIFIED_CONTRACT_SCHEMA;
+/// The ADR's UnifiedSkillContract v1: a list of contracts.
+pub const UNIFIED_CONTRACT_SCHEMA: &str =
+    include_str!("../schemas/unified-skill-contract-v1.schema.json");
 
 /// The `skill_id`s of the contracts in `doc` (one contract or a list) that
 /// pass every rule, and each problem found, named by contract.
