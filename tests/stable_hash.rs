@@ -43,9 +43,9 @@ fn node_keys(values: &[Value]) -> Vec<String> {
 #[test]
 fn keys_match_an_independent_rfc_8785_implementation() {
     // Numbers whose canonical text differs from serde_json's (`1.0`, `1e21`,
-    // `1e-6`, 1424953923781206.25 whose shortest digits tie and break to even),
-    // keys whose UTF-16 order differs from
-    // their byte order, escapes, nesting.
+    // `1e-6`, and 1424953923781206.25, whose shortest digits tie and break to
+    // even), keys whose UTF-16 order differs from their byte order, escapes,
+    // nesting.
     let values = vec![
         json!({}),
         json!({"n": [1.0, 1e21, 1e-6, 1e-7, 0.1, -0.0, f64::from_bits(0x4314_3ff3_c1cb_0959), 123_456_789_012_345_680_000.0]}),
