@@ -1,8 +1,8 @@
 //! `skill-examples` read commands in JSON, its completions, and the MCP export
 //! for each protocol revision, checked against that revision's schema.
 
-use serde_json::{Value, json};
-use skill_tests::{root, run_ok, skill_examples};
+use serde_json::Value;
+use skill_tests::{run_ok, skill_examples, violations};
 
 fn json_of(args: &[&str]) -> Value {
     let out = run_ok(&mut skill_examples(args));
@@ -65,14 +65,7 @@ fn mcp_export_validates_against_each_protocol_revision() {
         ("2026-07-28", "tests/mcp/schema-2026-07-28.json"),
     ] {
         let doc = json_of(&["export", "--format", "mcp", "--protocol", protocol]);
-        let text = std::fs::read_to_string(root().join(schema)).unwrap();
-        let mut s: Value = serde_json::from_str(&text).unwrap();
-        s["$ref"] = json!("#/$defs/ListToolsResult");
-        let v = jsonschema::draft202012::new(&s).unwrap();
-        let errors: Vec<String> = v
-            .iter_errors(&doc)
-            .map(|e| format!("{}: {e}", e.instance_path()))
-            .collect();
+        let errors = violations(schema, "ListToolsResult", &doc);
         assert!(errors.is_empty(), "{protocol}: {errors:#?}");
         assert_eq!(doc.get("resultType").is_some(), protocol == "2026-07-28");
     }

@@ -3,7 +3,7 @@
 //! and `import --from unified` (the ADR's `validateSkillContract`).
 
 use serde_json::{Value, json};
-use skill_tests::{exported_registry, registry_cli, root, temp_dir};
+use skill_tests::{exported_registry, registry_cli, temp_dir, violations};
 
 // The example skills, so the registry these tests export is a real one.
 use seed_skills as _;
@@ -151,11 +151,7 @@ fn convert_writes_each_protocol_revisions_tools_list() {
         // The 2025 shape lacks what 2026-07-28 requires.
         ("tests/mcp/schema-2026-07-28.json", &old, false),
     ] {
-        let text = std::fs::read_to_string(root().join(schema)).unwrap();
-        let mut s: Value = serde_json::from_str(&text).unwrap();
-        s["$ref"] = json!("#/$defs/ListToolsResult");
-        let v = jsonschema::draft202012::new(&s).unwrap();
-        let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+        let errors = violations(schema, "ListToolsResult", doc);
         assert_eq!(errors.is_empty(), ok, "{schema}: {errors:#?}");
     }
 }

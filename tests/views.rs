@@ -3,25 +3,11 @@
 //! contract schema), plus the mapping rules that a schema cannot see.
 
 use serde_json::{Value, json};
-use skill_tests::{root, run_ok, skill_examples};
+use skill_tests::{run_ok, skill_examples, violations};
 
 fn export(format: &str) -> Value {
     let out = run_ok(&mut skill_examples(&["export", "--format", format]));
     serde_json::from_slice(&out.stdout).expect("export prints JSON")
-}
-
-/// Violations of `instance` against definition `def` of a schema file.
-fn violations(schema_file: &str, def: &str, instance: &Value) -> Vec<String> {
-    let text = std::fs::read_to_string(root().join(schema_file)).expect("schema file");
-    let mut schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-    if !def.is_empty() {
-        schema["$ref"] = json!(format!("#/$defs/{def}"));
-    }
-    let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
-    validator
-        .iter_errors(instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
 }
 
 #[test]

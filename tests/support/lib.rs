@@ -95,6 +95,22 @@ pub fn format_violations(registry: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Violations of `instance` against definition `def` of the schema file
+/// `schema_file` (relative to the workspace root; `def` empty: the whole
+/// schema), each with its instance path.
+pub fn violations(schema_file: &str, def: &str, instance: &Value) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(schema_file)).expect("schema file");
+    let mut schema: Value = serde_json::from_str(&text).expect("schema is JSON");
+    if !def.is_empty() {
+        schema["$ref"] = serde_json::json!(format!("#/$defs/{def}"));
+    }
+    let validator = jsonschema::draft202012::new(&schema).expect("schema compiles");
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
 /// Every inputs/outputs schema in `registry` that is not a valid JSON Schema.
 pub fn invalid_skill_schemas(registry: &Value) -> Vec<String> {
     let mut bad = Vec::new();

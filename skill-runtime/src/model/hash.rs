@@ -10,7 +10,6 @@
 //! nearest double, as every JavaScript implementation keys it.
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 use std::io::Write;
 
 use serde_json::{Number, Value};
@@ -86,11 +85,7 @@ pub(crate) fn write_canonical(v: &Value, out: &mut impl Write) -> std::io::Resul
             }
             out.write_all(b"]")
         }
-        Value::Number(n) => {
-            let mut text = String::new();
-            es_number(n, &mut text);
-            out.write_all(text.as_bytes())
-        }
+        Value::Number(n) => es_number(n, out),
         other => Ok(serde_json::to_writer(out, other)?),
     }
 }
@@ -108,32 +103,30 @@ fn utf16_order(a: &str, b: &str) -> Ordering {
 /// `n` as ECMAScript's `Number.prototype.toString` writes its double (RFC 8785
 /// section 3.2.2.3): the shortest digits that read back to the same double,
 /// plain from 1e-6 up to 1e21, in exponent form (`1e+21`, `5e-324`) outside.
-pub(crate) fn es_number(n: &Number, out: &mut String) {
+pub(crate) fn es_number(n: &Number, out: &mut impl Write) -> std::io::Result<()> {
     const EXACT: u64 = 1 << 53;
-    // Integers a double holds exactly print as themselves.
+    // Integers a double holds exactly print as themselves, straight into
+    // `out` (the common case: no allocation).
     if let Some(i) = n.as_u64().filter(|i| *i <= EXACT) {
-        let _ = write!(out, "{i}");
-        return;
+        return write!(out, "{i}");
     }
     if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= EXACT) {
-        let _ = write!(out, "{i}");
-        return;
+        return write!(out, "{i}");
     }
     let x = n.as_f64().unwrap_or_default();
     if x == 0.0 {
-        out.push('0'); // and -0
-        return;
+        return out.write_all(b"0"); // and -0
     }
     if x < 0.0 {
-        out.push('-');
+        out.write_all(b"-")?;
     }
     // serde_json writes the shortest digits that read back to `x`, breaking
     // ties to even as ECMAScript does (Rust's `{:e}` breaks them upward:
     // 1424953923781206.25 prints `...06.3`, ECMAScript `...06.2`). Its text
     // (`1424953923781206.2`, `1e-6`, `1.7976931348623157e+308`) is read back
     // as digits and the place of the decimal point.
-    let text = serde_json::to_string(&x.abs()).unwrap_or_default();
-    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((&text, "0"));
+    let shortest = serde_json::to_string(&x.abs()).unwrap_or_default();
+    let (mantissa, exp) = shortest.split_once(['e', 'E']).unwrap_or((&shortest, "0"));
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let all = format!("{int}{frac}");
     let lead = all.len() - all.trim_start_matches('0').len();
@@ -145,24 +138,19 @@ pub(crate) fn es_number(n: &Number, out: &mut String) {
             .trim_start_matches('+')
             .parse::<i32>()
             .unwrap_or_default();
+    let zeros = |count: i32| "0".repeat(count.max(0) as usize);
     if k <= n && n <= 21 {
-        out.push_str(digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+        write!(out, "{digits}{}", zeros(n - k))
     } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
+        let (whole, fraction) = digits.split_at(n as usize);
+        write!(out, "{whole}.{fraction}")
     } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(digits);
+        write!(out, "0.{}{digits}", zeros(-n))
     } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let _ = write!(out, "e{}{}", if n > 0 { '+' } else { '-' }, (n - 1).abs());
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        let sign = if n > 0 { '+' } else { '-' };
+        write!(out, "{first}{point}{rest}e{sign}{}", (n - 1).abs())
     }
 }
 
@@ -184,9 +172,9 @@ mod tests {
     use super::{Hasher, es_number};
 
     fn number(bits: u64) -> String {
-        let mut out = String::new();
-        es_number(&Number::from_f64(f64::from_bits(bits)).unwrap(), &mut out);
-        out
+        let mut out = Vec::new();
+        es_number(&Number::from_f64(f64::from_bits(bits)).unwrap(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
     }
 
     /// RFC 8785, appendix B: IEEE 754 doubles and their canonical text.
@@ -222,9 +210,9 @@ mod tests {
         }
         // Integers: exact up to 2^53, their double beyond.
         let int = |v: Value| {
-            let mut out = String::new();
-            es_number(v.as_number().unwrap(), &mut out);
-            out
+            let mut out = Vec::new();
+            es_number(v.as_number().unwrap(), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
         };
         assert_eq!(int(json!(1)), "1");
         assert_eq!(int(json!(-42)), "-42");

@@ -36,8 +36,9 @@ pub const STANDARD_FORMATS: &[&str] = &[
 ];
 
 /// The bounds of an integer format's width, as JSON numbers (exact: `u64` and
-/// `i64` bounds are written as integers, not doubles).
-fn width_bounds(format: &str) -> Option<(Value, Value)> {
+/// `i64` bounds are written as integers, not doubles); null where the width
+/// has none a JSON number states. `None` for a format that is no integer's.
+pub(crate) fn width_bounds(format: &str) -> Option<(Value, Value)> {
     Some(match format {
         "uint8" => (0.into(), u8::MAX.into()),
         "uint16" => (0.into(), u16::MAX.into()),
@@ -49,6 +50,7 @@ fn width_bounds(format: &str) -> Option<(Value, Value)> {
         "int64" => (i64::MIN.into(), i64::MAX.into()),
         // `usize`, `u128` and the like: at least non-negative.
         "uint" | "uint128" => (0.into(), Value::Null),
+        "int" | "int128" => (Value::Null, Value::Null),
         _ => return None,
     })
 }

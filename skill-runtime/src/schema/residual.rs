@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::schema::formats::width_bounds;
+
 /// Whether `schema` only states what serializing a value of the type it was
 /// derived from guarantees: object shapes, arrays, strings, booleans, integers
 /// within their Rust width, alternatives (`anyOf`) of such, references to such,
@@ -317,18 +319,13 @@ fn implied_scalar(key: &str, value: &Value, range: Option<(f64, f64)>) -> bool {
     }
 }
 
-/// The bounds schemars writes for an integer of the given format, when they
-/// are the bounds of the Rust type itself.
+/// The bounds of the integer width a format names (schemars writes them as
+/// `minimum`/`maximum` when a JSON number can state them), from the one table
+/// of widths ([`width_bounds`]); unbounded sides are infinite.
 fn integer_range(format: &str) -> Option<(f64, f64)> {
-    Some(match format {
-        "uint8" => (0.0, f64::from(u8::MAX)),
-        "uint16" => (0.0, f64::from(u16::MAX)),
-        "uint32" => (0.0, f64::from(u32::MAX)),
-        "uint64" | "uint" | "uint128" => (0.0, f64::INFINITY),
-        "int8" => (f64::from(i8::MIN), f64::from(i8::MAX)),
-        "int16" => (f64::from(i16::MIN), f64::from(i16::MAX)),
-        "int32" => (f64::from(i32::MIN), f64::from(i32::MAX)),
-        "int64" | "int" | "int128" => (f64::NEG_INFINITY, f64::INFINITY),
-        _ => return None,
-    })
+    let (min, max) = width_bounds(format)?;
+    Some((
+        min.as_f64().unwrap_or(f64::NEG_INFINITY),
+        max.as_f64().unwrap_or(f64::INFINITY),
+    ))
 }
