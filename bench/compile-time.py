@@ -8,13 +8,19 @@ ROUNDS times alternately. Wall time and CPU time (user + system over every rustc
 thread) are both reported, as median and best-of-ROUNDS ratios: on a shared,
 noisy machine the CPU time and the best run are the steadier figures.
 
-usage: python3 bench/compile-time.py [N] [ROUNDS]     (defaults: 200 skills, 3 rounds)
+With --instructions, each crate is also built once under cachegrind (valgrind
+must be installed) and the instructions of its rustc printed: a figure that, unlike
+the times, does not move between runs.
+
+usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions]
+       (defaults: 200 skills, 3 rounds)
 """
 import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -118,11 +124,31 @@ def write_workspace(n):
         (WORK / "Cargo.lock").write_bytes(lock.read_bytes())
 
 
-def cargo(*args):
+def cargo(*args, extra_env=None):
     env = dict(os.environ)
     env.pop("CARGO_TARGET_DIR", None)
+    env.update(extra_env or {})
     subprocess.run(["cargo", *args], cwd=WORK, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def instructions(pkg):
+    """Instructions of one clean build of `pkg`'s own rustc, by cachegrind."""
+    with tempfile.TemporaryDirectory() as out:
+        wrapper = Path(out) / "wrap.sh"
+        wrapper.write_text(
+            "#!/bin/sh\nexec valgrind --tool=cachegrind --cache-sim=no "
+            f"--cachegrind-out-file={out}/cg.%p.out \"$@\"\n"
+        )
+        wrapper.chmod(0o755)
+        cargo("clean", "-q", "-p", pkg)
+        cargo("build", "-q", "-p", pkg, extra_env={"RUSTC_WORKSPACE_WRAPPER": str(wrapper)})
+        total = 0
+        for f in Path(out).glob("cg.*.out"):
+            for line in f.read_text().splitlines():
+                if line.startswith("summary:"):
+                    total += int(line.split()[1])
+        return total
 
 
 def cpu_of_children():
@@ -140,8 +166,13 @@ def timed_clean_build(pkg):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    unknown = set(flags) - {"--instructions"}
+    if unknown:
+        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions]")
+    n = int(args[0]) if len(args) > 0 else 200
+    rounds = int(args[1]) if len(args) > 1 else 3
     write_workspace(n)
     print(f"building dependencies once (shared by both crates) in {WORK} ...", flush=True)
     cargo("build", "-q", "--workspace")
@@ -160,6 +191,10 @@ def main():
         print(f"{label:>4}: {n} skills {statistics.median(skills):6.2f} s, {n} plain async fns "
               f"{statistics.median(plain):6.2f} s (median of {rounds});  "
               f"ratio {med:.2f}x median, {best:.2f}x best-of-{rounds}")
+    if "--instructions" in flags:
+        skills, plain = instructions("bench-skills"), instructions("bench-plain")
+        print(f"instr: {n} skills {skills / 1e9:.3f} G, {n} plain async fns {plain / 1e9:.3f} G;  "
+              f"ratio {skills / plain:.3f}x")
     print("target: at most 1.50x")
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 //! The text of a skill's conditions and rules, as the registry exports them
-//! and errors quote them: read once per skill from its typed slices.
+//! and errors quote them: read once per skill (`contract::checks`).
 
 use skill_core::manifest::Severity;
 
@@ -47,52 +47,6 @@ pub struct ValidationRuleInfo {
     pub severity: Severity,
     /// What a failed rule reports.
     pub message: &'static str,
-}
-
-// Building the infos is done by the non-generic helpers, compiled once; the
-// walk over the typed slices is `typed::<S>`'s `Op::Text`.
-impl Conditions {
-    #[inline(never)]
-    pub(crate) fn push_precondition(
-        &mut self,
-        condition: &'static str,
-        error_code: &'static str,
-        message: &'static str,
-    ) {
-        self.preconditions.push(PreconditionInfo {
-            condition,
-            error_code,
-            message,
-        });
-    }
-
-    #[inline(never)]
-    pub(crate) fn push_postcondition(
-        &mut self,
-        assertion: &'static str,
-        rollback_action: Option<&'static str>,
-    ) {
-        self.postconditions.push(PostconditionInfo {
-            assertion,
-            rollback_action,
-        });
-    }
-
-    #[inline(never)]
-    pub(crate) fn push_rule(
-        &mut self,
-        rule_id: &'static str,
-        expression: &'static str,
-        severity: Severity,
-        message: &'static str,
-    ) {
-        self.validation_rules.push(ValidationRuleInfo {
-            rule_id,
-            expression,
-            severity,
-            message,
-        });
-    }
 }
 
 /// A precondition's check written as a function, or as a closure whose

@@ -1,16 +1,19 @@
 //! The type-erased form of a skill that `inventory` collects, one per skill.
 //!
 //! Everything generic over the skill is here, and kept as small as it can be: decode
-//! the input, run the handler, encode the output, evaluate the typed conditions,
-//! all in one function per skill ([`typed`]), plus the handler's future polled
-//! through [`Handler`]. The invocation pipeline itself (policies, validation,
-//! records) is written once, over that function pointer, so a crate of N skills
-//! compiles a few small functions per skill instead of N copies of the pipeline.
+//! the input, run the handler, encode the output, all in one function per skill
+//! ([`typed`]), plus the handler's future polled through [`Handler`]. Inputs and
+//! outputs cross the table in [`Boxed`] boxes; the conditions are data, read
+//! through untyped views and evaluated by code compiled once
+//! ([`Checks`](crate::contract::checks::Checks)). The invocation pipeline itself
+//! (policies, validation, records) is written once, over that function pointer,
+//! so a crate of N skills compiles a few small functions per skill instead of N
+//! copies of the pipeline.
 //! In the compile-time benchmark (`bench/compile-time.py`) each function compiled
 //! per skill costs rustc a few hundred thousand instructions whatever its size,
 //! which is why there are so few of them.
 
-use std::any::Any;
+use std::any::TypeId;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -21,26 +24,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use skill_core::failure::{FailureMode, FailureModes};
-use skill_core::manifest::{Manifest, Severity};
+use skill_core::manifest::Manifest;
 
+use crate::contract::boxed::Boxed;
+use crate::contract::checks::{CheckFailed, Checks};
 use crate::contract::conditions::Conditions;
 use crate::contract::de::Params;
 use crate::contract::invocation::Invocation;
-use crate::contract::skill::{Ctx, InputCheck, OutputCheck, Skill};
+use crate::contract::skill::{Ctx, Skill};
 use crate::model::caller::Caller;
 use crate::schema::generate::RootFns;
-
-/// A skill's input or output behind the erased table. An input is boxed as an
-/// `Option` of the input type, so the handler can take it out through a
-/// mutable reference (a `downcast` of the box itself is much more code per
-/// skill than a `downcast_mut`).
-pub(crate) type AnyBox = Box<dyn Any + Send>;
-
-/// A borrowed input or output behind the erased table.
-pub(crate) type AnyRef<'a> = &'a (dyn Any + Send);
-
-/// A borrowed input that the handler takes out of its `Option`.
-pub(crate) type AnyMut<'a> = &'a mut (dyn Any + Send);
 
 /// A handler's own failure: its failure mode and its message.
 #[derive(Debug)]
@@ -65,48 +58,26 @@ static INTERNAL: FailureMode = FailureMode {
     retryable: false,
 };
 
-/// Why a typed check did not pass.
-#[derive(Debug)]
-pub(crate) enum CheckFailed {
-    /// Index into the skill's preconditions.
-    Precondition(usize),
-    /// Index into the skill's postconditions.
-    Postcondition(usize),
-    /// Index into the skill's validation rules (severity error).
-    Rule(usize),
-    /// A value behind the erased table is not of the skill's type: a runtime bug.
-    Mismatch,
-}
-
 /// What the invocation pipeline asks of a skill's typed code. One function per
 /// skill answers every request ([`typed`]): each function compiled per skill
 /// costs more to build than the lines in it, so the table has one entry where
-/// it would otherwise have five.
+/// it would otherwise have three. The conditions are not here: they are data
+/// ([`Checks`]), evaluated by code compiled once.
 pub(crate) enum Op<'a> {
-    /// Decode the params into a boxed `Option` of the input type.
+    /// Decode the params into a box of the input type.
     Decode(&'a Value),
-    /// The preconditions, over the input and the caller.
-    Before(AnyRef<'a>, &'a Caller),
     /// Take the input out of its box (the caller frees the box) and start the
     /// handler.
-    Run(&'a Arc<Invocation>, AnyMut<'a>),
+    Run(&'a Arc<Invocation>, &'a mut Boxed),
     /// Serialize the output.
-    Encode(AnyRef<'a>),
-    /// The postconditions, then the validation rules, over the input and the
-    /// output. Failed rules of lower severity than error are pushed to the
-    /// vector by index.
-    After(AnyRef<'a>, AnyRef<'a>, &'a mut Vec<usize>),
-    /// The text of the conditions and rules, as exported.
-    Text(&'a mut Conditions),
+    Encode(&'a Boxed),
 }
 
 /// The answer to an [`Op`], variant for variant.
 pub(crate) enum Done {
-    Decoded(Result<AnyBox, serde_json::Error>),
-    Checked(Result<(), CheckFailed>),
+    Decoded(Result<Boxed, serde_json::Error>),
     Running(Running),
     Encoded(Option<Result<Value, serde_json::Error>>),
-    Listed,
 }
 
 /// The typed code of one skill, behind a pointer.
@@ -116,62 +87,66 @@ pub(crate) struct Erased {
     pub(crate) input_root: &'static RootFns,
     pub(crate) output_root: &'static RootFns,
     typed: fn(Op<'_>) -> Done,
-    /// Whether the skill has preconditions.
-    pub(crate) checks_before: bool,
-    /// Whether it has postconditions or validation rules (the input is then
-    /// decoded again after the handler, which consumed it).
-    pub(crate) checks_after: bool,
+    /// The conditions and rules, with their checks behind untyped pointers.
+    checks: Checks,
 }
 
 // An answer of the wrong variant cannot happen (`typed` answers each request
 // in kind); it is reported as the values being of the wrong type, not as a panic.
 impl Erased {
-    pub(crate) fn decode(&self, params: &Value) -> Result<AnyBox, serde_json::Error> {
+    pub(crate) fn decode(&self, params: &Value) -> Result<Boxed, serde_json::Error> {
         match (self.typed)(Op::Decode(params)) {
             Done::Decoded(decoded) => decoded,
             _ => Err(serde::de::Error::custom(WRONG_ANSWER)),
         }
     }
 
-    pub(crate) fn before(&self, input: AnyRef<'_>, caller: &Caller) -> Result<(), CheckFailed> {
-        match (self.typed)(Op::Before(input, caller)) {
-            Done::Checked(checked) => checked,
-            _ => Err(CheckFailed::Mismatch),
-        }
+    /// Whether the skill has preconditions.
+    pub(crate) fn checks_before(&self) -> bool {
+        self.checks.before()
     }
 
-    pub(crate) fn run(&self, inv: &Arc<Invocation>, input: AnyMut<'_>) -> Running {
+    /// Whether it has postconditions or validation rules (the input is then
+    /// decoded again after the handler, which consumed it).
+    pub(crate) fn checks_after(&self) -> bool {
+        self.checks.after()
+    }
+
+    /// The preconditions, over the input and the caller.
+    pub(crate) fn before(&self, input: &Boxed, caller: &Caller) -> Result<(), CheckFailed> {
+        self.checks.run_before(input, caller)
+    }
+
+    pub(crate) fn run(&self, inv: &Arc<Invocation>, input: &mut Boxed) -> Running {
         match (self.typed)(Op::Run(inv, input)) {
             Done::Running(running) => running,
             _ => Running::Mismatch,
         }
     }
 
-    pub(crate) fn encode(&self, output: AnyRef<'_>) -> Option<Result<Value, serde_json::Error>> {
+    pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<Value, serde_json::Error>> {
         match (self.typed)(Op::Encode(output)) {
             Done::Encoded(encoded) => encoded,
             _ => None,
         }
     }
 
+    /// The postconditions, then the validation rules, over the input and the
+    /// output. Failed rules of lower severity than error are pushed to
+    /// `notes` by index.
     pub(crate) fn after(
         &self,
-        input: AnyRef<'_>,
-        output: AnyRef<'_>,
+        input: &Boxed,
+        output: &Boxed,
         notes: &mut Vec<usize>,
     ) -> Result<(), CheckFailed> {
-        match (self.typed)(Op::After(input, output, notes)) {
-            Done::Checked(checked) => checked,
-            _ => Err(CheckFailed::Mismatch),
-        }
+        self.checks.run_after(input, output, notes)
     }
 
-    /// The text of the skill's conditions and rules, read from its typed
-    /// slices (at registry build, once per skill).
+    /// The text of the skill's conditions and rules (at registry build, once
+    /// per skill).
     pub(crate) fn conditions(&self) -> Conditions {
-        let mut conditions = Conditions::default();
-        (self.typed)(Op::Text(&mut conditions));
-        conditions
+        self.checks.text()
     }
 }
 
@@ -199,57 +174,42 @@ impl SkillEntry {
                 input_root: RootFns::of::<S::Input>(),
                 output_root: RootFns::of::<S::Output>(),
                 typed: typed::<S>,
-                checks_before: has_preconditions::<S>(),
-                checks_after: has_checks_after::<S>(),
+                checks: Checks::of::<S>(),
             },
         }
     }
 }
 
-const fn has_preconditions<S: Skill>() -> bool {
-    !S::PRECONDITIONS.is_empty()
-}
-
-const fn has_checks_after<S: Skill>() -> bool {
-    !S::POSTCONDITIONS.is_empty() || !S::VALIDATION_RULES.is_empty()
-}
-
-/// A skill's typed code: every [`Op`], in one function. The checks of a skill
-/// without any are cut at monomorphization (the `const` guards), so they
-/// compile to nothing.
+/// A skill's typed code: every [`Op`], in one function.
 ///
-/// The condition loops look alike but each walks a differently typed slice,
-/// and each check is matched in place rather than through `InputCheck::holds`
-/// or `OutputCheck::holds`: a shared helper, even `#[inline(always)]`, is one
-/// more function compiled per skill (measured: +15 M instructions for the
-/// 50-skill benchmark crate with the `holds` calls).
+/// Nothing with drop glue is held across a call where it can be helped: each
+/// such value would add an unwinding path to this function, compiled once per
+/// skill.
 #[expect(
     clippy::manual_map,
     reason = "`Option::map` with a closure is two more functions compiled per skill"
 )]
+#[expect(
+    clippy::transmute_ptr_to_ref,
+    reason = "`&*` on a raw pointer compiles debug checks of its alignment into every skill"
+)]
 fn typed<S: Skill>(op: Op<'_>) -> Done {
     match op {
         Op::Decode(value) => Done::Decoded(match S::Input::deserialize(Params(value)) {
-            Ok(input) => Ok(Box::new(Some(input))),
+            Ok(input) => Ok(Boxed::new(input)),
             Err(e) => Err(e),
         }),
         Op::Run(inv, input) => {
-            // Nothing with drop glue is held across a call until the handler
-            // is called (the invocation is borrowed): each such value would add
-            // unwinding paths to this function.
-            let input = match <dyn Any>::downcast_mut::<Option<S::Input>>(input) {
-                Some(slot) => slot.take(),
-                None => None,
-            };
-            Done::Running(match input {
+            Done::Running(match input.take(const { TypeId::of::<S::Input>() }) {
                 Some(input) => {
-                    let handler: Box<dyn Handler> = Box::new(S::run(
-                        Ctx {
-                            inv: Arc::clone(inv),
-                            _skill: PhantomData,
-                        },
-                        input,
-                    ));
+                    let ctx = Ctx {
+                        inv: Arc::clone(inv),
+                        _skill: PhantomData,
+                    };
+                    // SAFETY: the box held a live input of this type (same
+                    // `TypeId`), now marked taken: this is its one owner.
+                    let input = unsafe { std::ptr::read(input as *const S::Input) };
+                    let handler: Box<dyn Handler> = Box::new(S::run(ctx, input));
                     // Pinned once erased: `Box::pin` would be one more function
                     // per skill.
                     Running::Handler(Box::into_pin(handler))
@@ -257,85 +217,19 @@ fn typed<S: Skill>(op: Op<'_>) -> Done {
                 None => Running::Mismatch,
             })
         }
-        Op::Encode(output) => Done::Encoded(match <dyn Any>::downcast_ref::<S::Output>(output) {
-            Some(output) => Some(output.serialize(serde_json::value::Serializer)),
-            None => None,
-        }),
-        Op::Before(input, caller) if const { has_preconditions::<S>() } => {
-            let Some(Some(input)) = <dyn Any>::downcast_ref::<Option<S::Input>>(input) else {
-                return Done::Checked(Err(CheckFailed::Mismatch));
-            };
-            let mut i = 0;
-            while i < S::PRECONDITIONS.len() {
-                let holds = match S::PRECONDITIONS[i].check {
-                    InputCheck::Input(f) => f(input),
-                    InputCheck::InputCaller(f) => f(input, caller),
-                };
-                if !holds {
-                    return Done::Checked(Err(CheckFailed::Precondition(i)));
-                }
-                i += 1;
-            }
-            Done::Checked(Ok(()))
+        Op::Encode(output) => {
+            Done::Encoded(match output.get(const { TypeId::of::<S::Output>() }) {
+                // SAFETY: a live output of this type (same `TypeId`), borrowed
+                // with the box, at an address the box aligned for it. (A
+                // `transmute`, not `&*`: a dereference of a raw pointer compiles
+                // debug checks of its alignment into every skill.)
+                Some(output) => Some(
+                    unsafe { std::mem::transmute::<*mut u8, &S::Output>(output) }
+                        .serialize(serde_json::value::Serializer),
+                ),
+                None => None,
+            })
         }
-        Op::After(input, output, notes) if const { has_checks_after::<S>() } => {
-            let (Some(Some(input)), Some(output)) = (
-                <dyn Any>::downcast_ref::<Option<S::Input>>(input),
-                <dyn Any>::downcast_ref::<S::Output>(output),
-            ) else {
-                return Done::Checked(Err(CheckFailed::Mismatch));
-            };
-            let mut i = 0;
-            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
-                let holds = match S::POSTCONDITIONS[i].check {
-                    OutputCheck::Output(f) => f(output),
-                    OutputCheck::InputOutput(f) => f(input, output),
-                };
-                if !holds {
-                    return Done::Checked(Err(CheckFailed::Postcondition(i)));
-                }
-                i += 1;
-            }
-            let mut i = 0;
-            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
-                let r = &S::VALIDATION_RULES[i];
-                let holds = match r.check {
-                    OutputCheck::Output(f) => f(output),
-                    OutputCheck::InputOutput(f) => f(input, output),
-                };
-                if !holds {
-                    if r.severity == Severity::Error {
-                        return Done::Checked(Err(CheckFailed::Rule(i)));
-                    }
-                    notes.push(i);
-                }
-                i += 1;
-            }
-            Done::Checked(Ok(()))
-        }
-        Op::Text(c) => {
-            let mut i = 0;
-            while const { has_preconditions::<S>() } && i < S::PRECONDITIONS.len() {
-                let p = &S::PRECONDITIONS[i];
-                c.push_precondition(p.condition, p.error_code, p.message);
-                i += 1;
-            }
-            let mut i = 0;
-            while const { !S::POSTCONDITIONS.is_empty() } && i < S::POSTCONDITIONS.len() {
-                let p = &S::POSTCONDITIONS[i];
-                c.push_postcondition(p.assertion, p.rollback_action);
-                i += 1;
-            }
-            let mut i = 0;
-            while const { !S::VALIDATION_RULES.is_empty() } && i < S::VALIDATION_RULES.len() {
-                let r = &S::VALIDATION_RULES[i];
-                c.push_rule(r.rule_id, r.expression, r.severity, r.message);
-                i += 1;
-            }
-            Done::Listed
-        }
-        // Asked only when `checks_before` or `checks_after` says so.
-        Op::Before(..) | Op::After(..) => Done::Checked(Ok(())),
     }
 }
 
@@ -347,22 +241,22 @@ pub(crate) trait Handler: Send {
     fn poll_erased(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Result<AnyBox, HandlerFailure>>;
+    ) -> Poll<Result<Boxed, HandlerFailure>>;
 }
 
 impl<F, O, E> Handler for F
 where
     F: Future<Output = Result<O, E>> + Send,
-    O: Any + Send,
+    O: Send + 'static,
     E: FailureModes + std::fmt::Display,
 {
     fn poll_erased(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Result<AnyBox, HandlerFailure>> {
+    ) -> Poll<Result<Boxed, HandlerFailure>> {
         match self.poll(cx) {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(Ok(output)) => Poll::Ready(Ok(Box::new(output))),
+            Poll::Ready(Ok(output)) => Poll::Ready(Ok(Boxed::new(output))),
             Poll::Ready(Err(e)) => Poll::Ready(Err(HandlerFailure {
                 mode: e.failure_mode(),
                 message: display(&e),
@@ -379,7 +273,7 @@ pub(crate) enum Running {
 }
 
 impl Future for Running {
-    type Output = Result<AnyBox, HandlerFailure>;
+    type Output = Result<Boxed, HandlerFailure>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
@@ -409,8 +303,13 @@ mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
-    use crate::contract::skill::{Postcondition, Precondition, ValidationRule};
+    use crate::contract::checks::CheckFailed;
+    use crate::contract::skill::{
+        InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
+    };
+    use crate::model::id::Id;
     use skill_core::failure::Never;
+    use skill_core::manifest::Severity;
 
     #[derive(Deserialize, schemars::JsonSchema)]
     struct In {
@@ -468,7 +367,7 @@ mod tests {
     #[test]
     fn conditions_text_is_read_from_the_typed_slices() {
         let checked = SkillEntry::of::<Checked>().erased;
-        assert!(checked.checks_before && checked.checks_after);
+        assert!(checked.checks_before() && checked.checks_after());
         let c = checked.conditions();
         let pre: Vec<_> = c
             .preconditions
@@ -494,7 +393,7 @@ mod tests {
 
         // No conditions at all: nothing to check, nothing to list.
         let bare = SkillEntry::of::<Bare>().erased;
-        assert!(!bare.checks_before && !bare.checks_after);
+        assert!(!bare.checks_before() && !bare.checks_after());
         let c = bare.conditions();
         assert!(
             c.preconditions.is_empty()
@@ -507,31 +406,72 @@ mod tests {
     fn checks_run_on_the_typed_values() {
         let e = SkillEntry::of::<Checked>().erased;
         let caller = Caller::default();
-        let zero: AnyBox = Box::new(Some(In { n: 0 }));
-        let one: AnyBox = Box::new(Some(In { n: 1 }));
+        let zero = Boxed::new(In { n: 0 });
+        let one = Boxed::new(In { n: 1 });
         assert!(matches!(
-            e.before(&*zero, &caller),
+            e.before(&zero, &caller),
             Err(CheckFailed::Precondition(0))
         ));
-        assert!(e.before(&*one, &caller).is_ok());
+        assert!(e.before(&one, &caller).is_ok());
         let mut notes = Vec::new();
-        let big: AnyBox = Box::new(Out { n: 1 });
-        assert!(e.after(&*one, &*big, &mut notes).is_ok() && notes.is_empty());
-        let other: AnyBox = Box::new(Out { n: 2 });
+        let big = Boxed::new(Out { n: 1 });
+        assert!(e.after(&one, &big, &mut notes).is_ok() && notes.is_empty());
+        let other = Boxed::new(Out { n: 2 });
         assert!(matches!(
-            e.after(&*one, &*other, &mut notes),
+            e.after(&one, &other, &mut notes),
             Err(CheckFailed::Postcondition(0))
         ));
         // A failed rule below error severity is noted, not fatal.
-        let twenty: AnyBox = Box::new(Some(In { n: 20 }));
-        let large: AnyBox = Box::new(Out { n: 20 });
-        assert!(e.after(&*twenty, &*large, &mut notes).is_ok());
+        let twenty = Boxed::new(In { n: 20 });
+        let large = Boxed::new(Out { n: 20 });
+        assert!(e.after(&twenty, &large, &mut notes).is_ok());
         assert_eq!(notes, [0]);
         // Values of the wrong type are refused, not misread.
         assert!(matches!(
-            e.before(&*big, &caller),
+            e.before(&big, &caller),
             Err(CheckFailed::Mismatch)
         ));
-        assert!(e.encode(&*one).is_none());
+        assert!(e.encode(&one).is_none());
+    }
+
+    fn invocation() -> Invocation {
+        Invocation {
+            resources: Default::default(),
+            caller: Caller::default(),
+            trace_id: Id::new_v4(),
+            job_id: Id::new_v4(),
+            parent_job_id: None,
+            started_at: std::time::SystemTime::now(),
+            constraints: Default::default(),
+            intent: None,
+            scope: None,
+            attempt: Default::default(),
+            dry_run_read: Default::default(),
+            report: Default::default(),
+            pipeline: Default::default(),
+        }
+    }
+
+    #[test]
+    fn typed_code_decodes_runs_and_encodes() {
+        let e = SkillEntry::of::<Bare>().erased;
+        let mut input = e.decode(&serde_json::json!({"n": 3})).expect("decodes");
+        assert!(e.decode(&serde_json::json!({"n": "three"})).is_err());
+        let inv = Arc::new(invocation());
+        let mut running = std::pin::pin!(e.run(&inv, &mut input));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let Poll::Ready(Ok(output)) = running.as_mut().poll(&mut cx) else {
+            panic!("the handler is ready at once and succeeds");
+        };
+        assert_eq!(
+            e.encode(&output).expect("an output").expect("serializes"),
+            serde_json::json!({"n": 3})
+        );
+        // The handler took the input: a second run finds nothing to take.
+        let again = e.run(&inv, &mut input);
+        assert!(matches!(again, Running::Mismatch));
+        // An input where an output is expected is refused.
+        let other = e.decode(&serde_json::json!({"n": 1})).expect("decodes");
+        assert!(e.encode(&other).is_none());
     }
 }

@@ -3,7 +3,9 @@
 //! context a handler runs in, and the type-erased entry `inventory` collects.
 //! This is what `#[skill]` expands to; nothing here runs a job.
 
+pub(crate) mod boxed;
 pub mod capability;
+pub(crate) mod checks;
 pub mod conditions;
 pub mod de;
 pub mod direct;

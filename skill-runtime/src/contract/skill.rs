@@ -90,6 +90,10 @@ pub trait Skill: Sized + Send + Sync + 'static {
 }
 
 /// A condition checked before the handler runs (AI-COS `preconditions`).
+///
+/// `#[repr(C)]`: the runtime reads the conditions of every skill through one
+/// untyped view of this layout, so that checking them compiles no code per skill.
+#[repr(C)]
 pub struct Precondition<S: Skill> {
     /// Error code returned when the check fails, for example `EMPTY_INPUT`.
     pub error_code: &'static str,
@@ -102,6 +106,7 @@ pub struct Precondition<S: Skill> {
 }
 
 /// A precondition's check: over the input, or over the input and the caller.
+#[repr(C)]
 pub enum InputCheck<I> {
     /// A check of the input.
     Input(fn(&I) -> bool),
@@ -121,6 +126,7 @@ impl<I> InputCheck<I> {
 
 /// A postcondition's or validation rule's check: over the output, or over the
 /// input and the output.
+#[repr(C)]
 pub enum OutputCheck<I, O> {
     /// A check of the output.
     Output(fn(&O) -> bool),
@@ -139,6 +145,10 @@ impl<I, O> OutputCheck<I, O> {
 }
 
 /// An assertion checked after the handler succeeded (AI-COS `postconditions`).
+///
+/// `#[repr(C)]`: the runtime reads the conditions of every skill through one
+/// untyped view of this layout, so that checking them compiles no code per skill.
+#[repr(C)]
 pub struct Postcondition<S: Skill> {
     /// Its Rust source.
     pub assertion: &'static str,
@@ -149,6 +159,10 @@ pub struct Postcondition<S: Skill> {
 }
 
 /// A rule over input and output; `error` fails the call, the others are recorded.
+///
+/// `#[repr(C)]`: the runtime reads the conditions of every skill through one
+/// untyped view of this layout, so that checking them compiles no code per skill.
+#[repr(C)]
 pub struct ValidationRule<S: Skill> {
     /// Its id.
     pub rule_id: &'static str,

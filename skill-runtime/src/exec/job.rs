@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use skill_core::manifest::{Kind, Severity};
 
-use crate::contract::entry::AnyBox;
+use crate::contract::boxed::Boxed;
 use crate::contract::invocation::{JobFuture, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
 use crate::exec::policy::idempotency::Claimed;
@@ -145,17 +145,12 @@ impl Runtime {
             params,
             caller,
         );
-        let mut st = self.state(job, Some(Box::new(Some(input))), None);
+        let mut st = self.state(job, Some(Boxed::new(input)), None);
         st.unserializable = unserializable;
         self.run(st, typed_output::<S>)
     }
 
-    fn state(
-        &self,
-        job: JobEnvelope,
-        typed: Option<AnyBox>,
-        text_len: Option<usize>,
-    ) -> Box<State> {
+    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text_len: Option<usize>) -> Box<State> {
         State::new(&self.inner.resources, job, typed, text_len)
     }
 
@@ -228,7 +223,7 @@ impl Runtime {
         &self,
         st: &mut State,
         i: usize,
-        input: AnyBox,
+        input: Boxed,
         claimed: Box<dyn Claimed>,
     ) -> Result<Done, InvokeError> {
         let done = self.guarded(st, i, input).await;
@@ -238,7 +233,7 @@ impl Runtime {
 
     /// Approval, execution, budget, output checks: the part of a job whose
     /// result is shared with jobs of the same idempotency key.
-    async fn guarded(&self, st: &mut State, i: usize, input: AnyBox) -> Result<Done, InvokeError> {
+    async fn guarded(&self, st: &mut State, i: usize, input: Boxed) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let skill = &inner.registry.skills()[i];
 
@@ -345,8 +340,8 @@ fn typed_output<S: Skill>(done: Done) -> Result<S::Output, InvokeError>
 where
     S::Output: DeserializeOwned,
 {
-    match done.typed.map(|b| b.downcast::<S::Output>()) {
-        Some(Ok(output)) => Ok(*output),
+    match done.typed.and_then(Boxed::downcast::<S::Output>) {
+        Some(output) => Ok(output),
         _ => serde_json::from_value(Arc::unwrap_or_clone(done.result.data)).map_err(|e| {
             InvokeError::Internal {
                 skill: S::MANIFEST.name.to_owned(),

@@ -13,7 +13,7 @@ use skill_core::manifest::TargetKind;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 
-use crate::contract::entry::AnyBox;
+use crate::contract::boxed::Boxed;
 use crate::contract::invocation::{Invocation, Resources};
 use crate::exec::clock::micros;
 use crate::exec::clock::wall_clock;
@@ -25,7 +25,7 @@ use crate::model::result::SkillResult;
 pub(crate) struct Done {
     pub(crate) result: SkillResult,
     /// The typed output, for typed calls (absent when replayed).
-    pub(crate) typed: Option<AnyBox>,
+    pub(crate) typed: Option<Boxed>,
 }
 
 /// Everything known about a job while it runs, turned into its record at the end.
@@ -44,7 +44,7 @@ pub(crate) struct State {
     pub(crate) t0: Instant,
     pub(crate) last: Instant,
     pub(crate) skill: Option<usize>,
-    pub(crate) typed_input: Option<AnyBox>,
+    pub(crate) typed_input: Option<Boxed>,
     /// Why a typed input could not be serialized (its validation step fails).
     pub(crate) unserializable: Option<String>,
     /// The size of the params' text, when it came as text.
@@ -90,7 +90,7 @@ impl State {
     pub(crate) fn new(
         resources: &Arc<Resources>,
         job: JobEnvelope,
-        typed: Option<AnyBox>,
+        typed: Option<Boxed>,
         text_len: Option<usize>,
     ) -> Box<State> {
         let now = Instant::now();

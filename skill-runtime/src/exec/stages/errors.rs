@@ -1,6 +1,6 @@
 //! The errors a failed check becomes, shared by the stages that run checks.
 
-use crate::contract::entry::CheckFailed;
+use crate::contract::checks::CheckFailed;
 use crate::exec::redact::redacted;
 use crate::model::error::{InvokeError, RollbackError};
 use crate::model::record::StepOutcome;

@@ -14,7 +14,8 @@ use quanta::Instant;
 use skill_core::manifest::Backoff;
 use tracing::Instrument;
 
-use crate::contract::entry::{AnyBox, HandlerFailure};
+use crate::contract::boxed::Boxed;
+use crate::contract::entry::HandlerFailure;
 use crate::exec::clock::micros;
 use crate::exec::stages::errors::mismatch;
 use crate::exec::state::State;
@@ -32,9 +33,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub(crate) async fn execute(
     retry_base: Duration,
     skill: &RegisteredSkill,
-    first: AnyBox,
+    first: Boxed,
     st: &mut State,
-) -> Result<AnyBox, InvokeError> {
+) -> Result<Boxed, InvokeError> {
     let m = skill.entry.manifest;
     let name = m.name;
     let e = &skill.entry.erased;
@@ -65,7 +66,7 @@ pub(crate) async fn execute(
             None => per_attempt,
         };
         let mut input = input;
-        let handler = e.run(&st.inv, &mut *input);
+        let handler = e.run(&st.inv, &mut input);
         // Empty now: the handler owns the input.
         drop(input);
         let mut run = std::pin::pin!(CatchUnwind(handler).instrument(st.span.clone()));

@@ -1,7 +1,7 @@
 //! Input: the params within the size and depth limits, valid against the
 //! input schema, decoded into the input type; then the preconditions.
 
-use crate::contract::entry::AnyBox;
+use crate::contract::boxed::Boxed;
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::State;
@@ -15,7 +15,7 @@ pub(crate) fn validate(
     limits: Limits,
     skill: &RegisteredSkill,
     st: &mut State,
-) -> Result<AnyBox, InvokeError> {
+) -> Result<Boxed, InvokeError> {
     match decode(limits, skill, st) {
         Ok(input) => {
             st.step(Step::ValidateInput, StepOutcome::Passed, None);
@@ -31,14 +31,14 @@ pub(crate) fn validate(
 /// The skill's preconditions, over the decoded input and the caller.
 pub(crate) fn preconditions(
     skill: &RegisteredSkill,
-    input: &AnyBox,
+    input: &Boxed,
     st: &mut State,
 ) -> Result<(), InvokeError> {
-    if !skill.entry.erased.checks_before {
+    if !skill.entry.erased.checks_before() {
         st.step(Step::Preconditions, StepOutcome::Skipped, None);
         return Ok(());
     }
-    match skill.entry.erased.before(&**input, &st.inv.caller) {
+    match skill.entry.erased.before(input, &st.inv.caller) {
         Ok(()) => {
             st.step(Step::Preconditions, StepOutcome::Passed, None);
             Ok(())
@@ -51,7 +51,7 @@ pub(crate) fn preconditions(
     }
 }
 
-fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<AnyBox, InvokeError> {
+fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Boxed, InvokeError> {
     let name = skill.name();
     if let Some(message) = st.unserializable.take() {
         return Err(InvokeError::MalformedInput {

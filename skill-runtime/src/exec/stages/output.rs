@@ -10,7 +10,8 @@ use std::sync::Arc;
 use quanta::Instant;
 use serde_json::Value;
 
-use crate::contract::entry::{AnyBox, CheckFailed};
+use crate::contract::boxed::Boxed;
+use crate::contract::checks::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
 use crate::exec::stages::errors::{check_error, check_error_with, mismatch, passed_unless_empty};
@@ -78,11 +79,11 @@ pub(crate) fn budget(
 /// The handler's output as JSON, valid against the output schema.
 pub(crate) fn encode(
     skill: &RegisteredSkill,
-    output: &AnyBox,
+    output: &Boxed,
     st: &mut State,
 ) -> Result<Value, InvokeError> {
     let name = skill.name();
-    let data = match skill.entry.erased.encode(&**output) {
+    let data = match skill.entry.erased.encode(output) {
         Some(Ok(v)) => v,
         Some(Err(err)) => {
             st.step(Step::ValidateOutput, StepOutcome::Failed, None);
@@ -127,12 +128,12 @@ pub(crate) enum After {
 /// severity error is the job's error.
 pub(crate) fn after(
     skill: &RegisteredSkill,
-    (output, data): (&AnyBox, &Value),
+    (output, data): (&Boxed, &Value),
     st: &mut State,
 ) -> Result<After, InvokeError> {
     let e = &skill.entry.erased;
     let name = skill.name();
-    if !e.checks_after {
+    if !e.checks_after() {
         st.step(Step::Postconditions, StepOutcome::Skipped, None);
         st.step(Step::ValidationRules, StepOutcome::Skipped, None);
         return Ok(After::Held(Vec::new()));
@@ -140,7 +141,7 @@ pub(crate) fn after(
     // The handler consumed its input; the checks get a fresh copy.
     let input = e.decode(&st.job.params).map_err(|_| mismatch(name))?;
     let mut failed_rules = Vec::new();
-    match e.after(&*input, &**output, &mut failed_rules) {
+    match e.after(&input, output, &mut failed_rules) {
         Ok(()) => {}
         Err(f @ CheckFailed::Postcondition(p)) => {
             let action = skill.conditions.postconditions[p].rollback_action;
