@@ -65,7 +65,8 @@ impl Boxed {
     pub(crate) fn new<T: Send + 'static>(value: T) -> Boxed {
         // A constant, not a call: `Kind::of` would be one more function per type.
         let kind = const { Kind::of::<T>() };
-        let ptr = allocate(kind.layout.size(), kind.layout.align());
+        // SAFETY: a type's layout.
+        let ptr = unsafe { allocate(kind.layout.size(), kind.layout.align()) };
         // SAFETY: `ptr` is a fresh allocation of `T`'s layout (or, for a
         // zero-sized `T`, a dangling pointer with its alignment).
         unsafe { std::ptr::write(ptr as *mut T, value) };
@@ -106,11 +107,15 @@ impl Boxed {
 /// Not generic, and `extern "C"` so that it cannot unwind: a call to it needs
 /// no unwinding path, which in [`Boxed::new`] would drop the value being
 /// boxed (one more block of code per boxed type).
-extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
+///
+/// # Safety
+/// `size` and `align` are a valid layout's (`Layout::from_size_align` would
+/// accept them).
+unsafe extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
     if size == 0 {
         return std::ptr::without_provenance_mut(align);
     }
-    // SAFETY: `size` and `align` are a type's layout's (`Boxed::new`).
+    // SAFETY: as the caller promised.
     let layout = unsafe { Layout::from_size_align_unchecked(size, align) };
     // SAFETY: the layout has a non-zero size.
     let ptr = unsafe { std::alloc::alloc(layout) };
