@@ -134,17 +134,18 @@ impl Checks {
     }
 
     /// Whether there are preconditions.
-    pub(crate) fn before(&self) -> bool {
+    pub(crate) fn any_before(&self) -> bool {
         !self.pre.is_empty()
     }
 
-    /// Whether there are postconditions or validation rules.
-    pub(crate) fn after(&self) -> bool {
+    /// Whether there are postconditions or validation rules (the input is
+    /// then decoded again after the handler, which consumed it).
+    pub(crate) fn any_after(&self) -> bool {
         !self.post.is_empty() || !self.rules.is_empty()
     }
 
     /// The preconditions, over the input and the caller.
-    pub(crate) fn run_before(&self, input: &Boxed, caller: &Caller) -> Result<(), CheckFailed> {
+    pub(crate) fn before(&self, input: &Boxed, caller: &Caller) -> Result<(), CheckFailed> {
         let Some(input) = input.get(self.input) else {
             return Err(CheckFailed::Mismatch);
         };
@@ -166,7 +167,7 @@ impl Checks {
     /// The postconditions, then the validation rules, over the input and the
     /// output. Failed rules of lower severity than error are pushed to
     /// `notes` by index.
-    pub(crate) fn run_after(
+    pub(crate) fn after(
         &self,
         input: &Boxed,
         output: &Boxed,

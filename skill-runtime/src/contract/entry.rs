@@ -27,12 +27,10 @@ use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::Manifest;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::checks::{CheckFailed, Checks};
-use crate::contract::conditions::Conditions;
+use crate::contract::checks::Checks;
 use crate::contract::de::Params;
 use crate::contract::invocation::Invocation;
 use crate::contract::skill::{Ctx, Skill};
-use crate::model::caller::Caller;
 use crate::schema::generate::RootFns;
 
 /// A handler's own failure: its failure mode and its message.
@@ -88,7 +86,7 @@ pub(crate) struct Erased {
     pub(crate) output_root: &'static RootFns,
     typed: fn(Op<'_>) -> Done,
     /// The conditions and rules, with their checks behind untyped pointers.
-    checks: Checks,
+    pub(crate) checks: Checks,
 }
 
 // An answer of the wrong variant cannot happen (`typed` answers each request
@@ -99,22 +97,6 @@ impl Erased {
             Done::Decoded(decoded) => decoded,
             _ => Err(serde::de::Error::custom(WRONG_ANSWER)),
         }
-    }
-
-    /// Whether the skill has preconditions.
-    pub(crate) fn checks_before(&self) -> bool {
-        self.checks.before()
-    }
-
-    /// Whether it has postconditions or validation rules (the input is then
-    /// decoded again after the handler, which consumed it).
-    pub(crate) fn checks_after(&self) -> bool {
-        self.checks.after()
-    }
-
-    /// The preconditions, over the input and the caller.
-    pub(crate) fn before(&self, input: &Boxed, caller: &Caller) -> Result<(), CheckFailed> {
-        self.checks.run_before(input, caller)
     }
 
     pub(crate) fn run(&self, inv: &Arc<Invocation>, input: &mut Boxed) -> Running {
@@ -129,24 +111,6 @@ impl Erased {
             Done::Encoded(encoded) => encoded,
             _ => None,
         }
-    }
-
-    /// The postconditions, then the validation rules, over the input and the
-    /// output. Failed rules of lower severity than error are pushed to
-    /// `notes` by index.
-    pub(crate) fn after(
-        &self,
-        input: &Boxed,
-        output: &Boxed,
-        notes: &mut Vec<usize>,
-    ) -> Result<(), CheckFailed> {
-        self.checks.run_after(input, output, notes)
-    }
-
-    /// The text of the skill's conditions and rules (at registry build, once
-    /// per skill).
-    pub(crate) fn conditions(&self) -> Conditions {
-        self.checks.text()
     }
 }
 
@@ -307,6 +271,7 @@ mod tests {
     use crate::contract::skill::{
         InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
     };
+    use crate::model::caller::Caller;
     use crate::model::id::Id;
     use skill_core::failure::Never;
     use skill_core::manifest::Severity;
@@ -367,8 +332,8 @@ mod tests {
     #[test]
     fn conditions_text_is_read_from_the_typed_slices() {
         let checked = SkillEntry::of::<Checked>().erased;
-        assert!(checked.checks_before() && checked.checks_after());
-        let c = checked.conditions();
+        assert!(checked.checks.any_before() && checked.checks.any_after());
+        let c = checked.checks.text();
         let pre: Vec<_> = c
             .preconditions
             .iter()
@@ -393,8 +358,8 @@ mod tests {
 
         // No conditions at all: nothing to check, nothing to list.
         let bare = SkillEntry::of::<Bare>().erased;
-        assert!(!bare.checks_before() && !bare.checks_after());
-        let c = bare.conditions();
+        assert!(!bare.checks.any_before() && !bare.checks.any_after());
+        let c = bare.checks.text();
         assert!(
             c.preconditions.is_empty()
                 && c.postconditions.is_empty()
@@ -409,26 +374,26 @@ mod tests {
         let zero = Boxed::new(In { n: 0 });
         let one = Boxed::new(In { n: 1 });
         assert!(matches!(
-            e.before(&zero, &caller),
+            e.checks.before(&zero, &caller),
             Err(CheckFailed::Precondition(0))
         ));
-        assert!(e.before(&one, &caller).is_ok());
+        assert!(e.checks.before(&one, &caller).is_ok());
         let mut notes = Vec::new();
         let big = Boxed::new(Out { n: 1 });
-        assert!(e.after(&one, &big, &mut notes).is_ok() && notes.is_empty());
+        assert!(e.checks.after(&one, &big, &mut notes).is_ok() && notes.is_empty());
         let other = Boxed::new(Out { n: 2 });
         assert!(matches!(
-            e.after(&one, &other, &mut notes),
+            e.checks.after(&one, &other, &mut notes),
             Err(CheckFailed::Postcondition(0))
         ));
         // A failed rule below error severity is noted, not fatal.
         let twenty = Boxed::new(In { n: 20 });
         let large = Boxed::new(Out { n: 20 });
-        assert!(e.after(&twenty, &large, &mut notes).is_ok());
+        assert!(e.checks.after(&twenty, &large, &mut notes).is_ok());
         assert_eq!(notes, [0]);
         // Values of the wrong type are refused, not misread.
         assert!(matches!(
-            e.before(&big, &caller),
+            e.checks.before(&big, &caller),
             Err(CheckFailed::Mismatch)
         ));
         assert!(e.encode(&one).is_none());

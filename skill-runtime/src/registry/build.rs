@@ -83,7 +83,7 @@ impl Draft {
             entry,
             input_schema: input_schema(entry.erased.input_root),
             output_schema: output_schema(entry.erased.output_root),
-            conditions: entry.erased.conditions(),
+            conditions: entry.erased.checks.text(),
             version: semver::Version::parse(entry.manifest.version).ok(),
             closure: None,
         }

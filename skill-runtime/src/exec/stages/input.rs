@@ -34,11 +34,11 @@ pub(crate) fn preconditions(
     input: &Boxed,
     st: &mut State,
 ) -> Result<(), InvokeError> {
-    if !skill.entry.erased.checks_before() {
+    if !skill.entry.erased.checks.any_before() {
         st.step(Step::Preconditions, StepOutcome::Skipped, None);
         return Ok(());
     }
-    match skill.entry.erased.before(input, &st.inv.caller) {
+    match skill.entry.erased.checks.before(input, &st.inv.caller) {
         Ok(()) => {
             st.step(Step::Preconditions, StepOutcome::Passed, None);
             Ok(())

@@ -133,7 +133,7 @@ pub(crate) fn after(
 ) -> Result<After, InvokeError> {
     let e = &skill.entry.erased;
     let name = skill.name();
-    if !e.checks_after() {
+    if !e.checks.any_after() {
         st.step(Step::Postconditions, StepOutcome::Skipped, None);
         st.step(Step::ValidationRules, StepOutcome::Skipped, None);
         return Ok(After::Held(Vec::new()));
@@ -141,7 +141,7 @@ pub(crate) fn after(
     // The handler consumed its input; the checks get a fresh copy.
     let input = e.decode(&st.job.params).map_err(|_| mismatch(name))?;
     let mut failed_rules = Vec::new();
-    match e.after(&input, output, &mut failed_rules) {
+    match e.checks.after(&input, output, &mut failed_rules) {
         Ok(()) => {}
         Err(f @ CheckFailed::Postcondition(p)) => {
             let action = skill.conditions.postconditions[p].rollback_action;
