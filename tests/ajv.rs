@@ -46,6 +46,13 @@ fn schema_file(name: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+fn brainos(name: &str) -> Value {
+    let path = skill_tests::root()
+        .join("tests/fixtures/brainos")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 fn ajv_strict_and_default_accept_every_schema_and_exported_document() {
     let registry = export(&["export"]);
@@ -62,6 +69,7 @@ fn ajv_strict_and_default_accept_every_schema_and_exported_document() {
         "agent-registry.schema.json",
         "unified-skill-contract-v1.schema.json",
         "job-envelope.schema.json",
+        "brainos-registry.schema.json",
     ] {
         schemas.push(json!({"name": file, "schema": schema_file(file)}));
     }
@@ -93,6 +101,9 @@ fn ajv_strict_and_default_accept_every_schema_and_exported_document() {
         {"name": "op-registry.json", "schema": "op-registry.schema.json", "doc": ops},
         {"name": "agent-registry.json", "schema": "agent-registry.schema.json", "doc": agents},
         {"name": "the unified view", "schema": "unified-skill-contract-v1.schema.json", "doc": unified},
+        {"name": "skill-registry.json read as Brain OS", "schema": "brainos-registry.schema.json", "doc": registry},
+        {"name": "seed 001's example", "schema": "brainos-registry.schema.json", "doc": brainos("seed-001-registry.json")},
+        {"name": "seed 001's pipeline example", "schema": "brainos-registry.schema.json", "doc": brainos("seed-001-pipeline-registry.json")},
     ]);
     assert!(schemas.len() > 60, "{} schemas", schemas.len());
     let problems = ajv(&json!({"schemas": schemas, "documents": documents}));

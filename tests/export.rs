@@ -67,7 +67,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (16 skills, 3 pipelines, 3 ops, 3 agents)"),
         "{out}"
     );
 
@@ -75,7 +75,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let (code, out, err) = registry_cli(&["validate", &path("reg.json")]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid (16 skills, 3 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (16 skills, 3 pipelines, 3 ops, 3 agents)"),
         "{out}"
     );
 

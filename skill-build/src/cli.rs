@@ -30,6 +30,7 @@ use skill_runtime::schema::CompiledSchema;
 use skill_runtime::views::{self, McpProtocol};
 
 use crate::diff::diff;
+use crate::formats::{self, Format};
 use crate::scaffold::{self, RuntimeDep};
 
 /// The published format of `skill-registry.json`.
@@ -300,6 +301,15 @@ fn read_json(file: &Path) -> Result<Value, Fatal> {
     serde_json::from_str(&text).map_err(|e| Fatal(format!("{path} is not JSON: {e}")))
 }
 
+/// A registry file (skills under `list`) in whichever of the two formats it
+/// is in, with that format's defaults written out: what `diff` and `convert`
+/// read (they do not validate; `validate` does).
+fn read_registry(file: &Path, list: &str, export_schema: &str) -> Result<Value, Fatal> {
+    let doc = read_json(file)?;
+    let read = formats::read(&file.display().to_string(), &doc, list, export_schema);
+    Ok(formats::normalized(doc, read.format, list))
+}
+
 fn format_problems(path: &str, doc: &Value, schema_text: &str, problems: &mut Vec<String>) {
     let schema: Value = match serde_json::from_str(schema_text) {
         Ok(s) => s,
@@ -322,28 +332,6 @@ fn format_problems(path: &str, doc: &Value, schema_text: &str, problems: &mut Ve
     }
 }
 
-/// Every `inputs_schema` and `outputs_schema` is itself a valid JSON Schema.
-fn schemas_compile(path: &str, doc: &Value, list: &str, problems: &mut Vec<String>) {
-    for v in doc
-        .get(list)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for key in ["inputs_schema", "outputs_schema"] {
-            if let Some(s) = v.get(key)
-                && let Err(e) = CompiledSchema::compile(s)
-            {
-                problems.push(format!(
-                    "{path}: `{}@{}`: {key}: {e}",
-                    v.get("name").and_then(Value::as_str).unwrap_or_default(),
-                    v.get("version").and_then(Value::as_str).unwrap_or_default()
-                ));
-            }
-        }
-    }
-}
-
 fn validate(
     file: &Path,
     capabilities: Option<PathBuf>,
@@ -352,8 +340,25 @@ fn validate(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<i32, Fatal> {
-    let registry = read_json(file)?;
+    let doc = read_json(file)?;
     let name = file.display().to_string();
+    // An op registry on its own (`{"registry_version", "ops"}`) is checked
+    // as the op registry of an empty skill registry.
+    let op_registry_alone = doc.get("skills").is_none() && doc.get("ops").is_some();
+    if op_registry_alone && ops.is_some() {
+        return Err(Fatal(format!(
+            "{name} is an op registry; give the skill registry as FILE and this one with --ops"
+        )));
+    }
+    let (registry, ops) = if op_registry_alone {
+        let version = doc.get("registry_version").cloned().unwrap_or(Value::Null);
+        (
+            json!({"registry_version": version, "skills": []}),
+            Some(file.to_path_buf()),
+        )
+    } else {
+        (doc, ops)
+    };
     // The files an export writes beside the registry are read by default.
     let beside = |given: Option<PathBuf>, default: &str| -> Option<PathBuf> {
         given.or_else(|| {
@@ -371,23 +376,42 @@ fn validate(
     let (ops_name, agents_name) = (shown(&ops_file), shown(&agents_file));
 
     let mut problems = Vec::new();
-    format_problems(&name, &registry, REGISTRY_SCHEMA, &mut problems);
-    schemas_compile(&name, &registry, "skills", &mut problems);
-    if let (Some(path), Some(ops)) = (&ops_name, &ops) {
-        format_problems(path, ops, OP_REGISTRY_SCHEMA, &mut problems);
-        schemas_compile(path, ops, "ops", &mut problems);
-    }
+    let mut format = Format::Export;
+    let registry = if op_registry_alone {
+        registry
+    } else {
+        let read = formats::read(&name, &registry, "skills", REGISTRY_SCHEMA);
+        format = read.format;
+        problems.extend(read.problems);
+        formats::normalized(registry, format, "skills")
+    };
+    let ops = match (&ops_name, ops) {
+        (Some(path), Some(ops)) => {
+            let read = formats::read(path, &ops, "ops", OP_REGISTRY_SCHEMA);
+            problems.extend(read.problems);
+            if op_registry_alone || read.format == Format::BrainOs {
+                format = read.format;
+            }
+            Some(formats::normalized(ops, read.format, "ops"))
+        }
+        _ => None,
+    };
     if let (Some(path), Some(agents)) = (&agents_name, &agents) {
         format_problems(path, agents, AGENT_REGISTRY_SCHEMA, &mut problems);
     }
     // Cross rules read fields the format guarantees; after format errors they
-    // would only repeat them.
+    // would only repeat them. A file another runtime wrote may be one of
+    // several loaded together: what it references and does not hold is
+    // reported as not checked; an export is whole, and must resolve.
+    let mut unchecked = Vec::new();
     if problems.is_empty() {
-        problems.extend(
-            check_registry(&registry, ops.as_ref(), catalog.as_ref())
-                .into_iter()
-                .map(|f| format!("{name}: {f}")),
-        );
+        for f in check_registry(&registry, ops.as_ref(), catalog.as_ref()) {
+            if f.unresolved && format == Format::BrainOs {
+                unchecked.push(format!("{name}: not checked: {f}"));
+            } else {
+                problems.push(format!("{name}: {f}"));
+            }
+        }
         if let (Some(path), Some(agents)) = (&agents_name, &agents) {
             problems.extend(
                 skill_runtime::agents::check_agents(agents, Some(&registry))
@@ -409,7 +433,9 @@ fn validate(
     if json {
         let report = json!({
             "file": name,
+            "format": format.word(),
             "valid": problems.is_empty(),
+            "not_checked": unchecked,
             "read": {
                 "capabilities": shown(&catalog_file),
                 "ops": ops_name,
@@ -429,7 +455,8 @@ fn validate(
     if problems.is_empty() {
         let _ = writeln!(
             out,
-            "{name}: valid ({} skills, {pipelines} pipelines{})",
+            "{name}: valid {} ({} skills, {pipelines} pipelines{})",
+            format.describe(),
             count(&registry, "skills"),
             ops.as_ref()
                 .map(|o| format!(", {} ops", count(o, "ops")))
@@ -440,14 +467,17 @@ fn validate(
                     .unwrap_or_default()
         );
     }
-    for p in &problems {
+    for p in problems.iter().chain(&unchecked) {
         let _ = writeln!(out, "{p}");
     }
     Ok(code)
 }
 
 fn diff_cmd(old: &Path, new: &Path, json: bool, out: &mut dyn Write) -> Result<i32, Fatal> {
-    let (old, new) = (read_json(old)?, read_json(new)?);
+    let (old, new) = (
+        read_registry(old, "skills", REGISTRY_SCHEMA)?,
+        read_registry(new, "skills", REGISTRY_SCHEMA)?,
+    );
     let d = diff(&old, &new);
     if json {
         let _ = out.write_all(canonical(&d.to_json()).as_bytes());
@@ -464,7 +494,7 @@ fn convert(
     protocol: McpProtocol,
     out: &mut dyn Write,
 ) -> Result<i32, Fatal> {
-    let registry = read_json(file)?;
+    let registry = read_registry(file, "skills", REGISTRY_SCHEMA)?;
     let catalog = capabilities.map(read_json).transpose()?;
     let view = match to {
         View::Mcp => views::mcp_tools_for(&registry, catalog.as_ref(), protocol),

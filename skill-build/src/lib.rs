@@ -30,6 +30,9 @@ use skill_runtime::Registry;
 pub mod cli;
 pub mod diff;
 pub mod dupkeys;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod formats;
 pub mod scaffold;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]

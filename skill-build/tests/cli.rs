@@ -318,7 +318,7 @@ fn validate_reports_one_line_per_problem_and_exits_non_zero() {
 
     let out = bin().arg("validate").arg(&good).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("valid (1 skills, 0 pipelines)"));
+    assert!(text(&out).contains("valid Brain OS registry (1 skills, 0 pipelines)"));
 
     let mut broken = skill("search_notes", "1.0.0");
     broken["side_effects"] = json!(["vault.write"]);

@@ -19,6 +19,12 @@ pub struct Finding {
     pub at: Option<At>,
     /// For a duplicate: the entry defined first.
     pub also: Option<At>,
+    /// The finding is a reference to an entry that the checked documents do
+    /// not hold (a call target, a step's target, a replacement). An exported
+    /// registry is whole, so for it this is an error; a file another runtime
+    /// wrote may be one of several loaded together, so `skill-registry
+    /// validate` reports it as not checked.
+    pub unresolved: bool,
 }
 
 /// An entry of the checked documents, by position in its array. (The variants
@@ -52,6 +58,15 @@ impl Finding {
             message: message.into(),
             at: Some(at),
             also: None,
+            unresolved: false,
+        }
+    }
+
+    /// A reference to an entry the checked documents do not hold.
+    pub fn unresolved(subject: String, at: At, message: impl Into<String>) -> Finding {
+        Finding {
+            unresolved: true,
+            ..Finding::new(subject, at, message)
         }
     }
 }

@@ -59,6 +59,8 @@ pub fn check_registry(
             let mut problem =
                 |message: String| findings.push(Finding::new(who.clone(), at(i), message));
             one_entry(v, kind, known.as_ref(), &mut problem);
+            let mut unresolved =
+                |message: String| findings.push(Finding::unresolved(who.clone(), at(i), message));
             let names = if kind == Kind::Op {
                 &index.ops
             } else {
@@ -69,18 +71,18 @@ pub fn check_registry(
                 .and_then(Value::as_str)
                 && !names.contains_key(r)
             {
-                problem(format!(
+                unresolved(format!(
                     "replaced_by names `{r}`, which is not in the registry"
                 ));
             }
             for t in array(v, "call_targets") {
                 if str_of(t, "kind") == "op" && ops.is_none() {
-                    problem(format!(
+                    unresolved(format!(
                         "call target op `{}` cannot be checked without the op registry (pass --ops FILE)",
                         str_of(t, "name")
                     ));
                 } else if let Err(e) = index.target(t) {
-                    problem(format!(
+                    unresolved(format!(
                         "call target {e}; is the crate (or registry file) that defines it included?"
                     ));
                 }
@@ -168,7 +170,8 @@ fn check_closures(skills: &[Value], ops: &[Value], findings: &mut Vec<Finding>) 
         if str_of(p, "kind") != "pipeline" {
             continue;
         }
-        let Some(c) = closures.get(&label(p)) else {
+        // A part of a closure says nothing of the whole.
+        let Some(c) = closures.get(&label(p)).filter(|c| !c.partial) else {
             continue;
         };
         let declared = strings(p, "capabilities");

@@ -19,6 +19,9 @@ pub struct Closure {
     pub capabilities: BTreeSet<String>,
     /// Every side effect the steps reach.
     pub side_effects: BTreeSet<String>,
+    /// Some step's target (or a target's) is not in the checked documents:
+    /// the sets above hold what the others reach, a part of the closure.
+    pub partial: bool,
 }
 
 /// A reference in a step's mapping.
@@ -126,6 +129,8 @@ struct StepCheck<'a> {
     /// Pipeline output -> the step that writes it.
     produced: BTreeMap<&'a str, &'a str>,
     problems: Vec<String>,
+    /// Step targets the checked documents do not hold.
+    unresolved: Vec<String>,
 }
 
 fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Vec<Finding>) {
@@ -138,6 +143,7 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
         earlier: BTreeMap::new(),
         produced: BTreeMap::new(),
         problems: Vec::new(),
+        unresolved: Vec::new(),
     };
     if steps.is_empty() {
         c.problems.push("has no steps".to_owned());
@@ -158,6 +164,11 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
             .into_iter()
             .map(|message| Finding::new(who.clone(), at, message)),
     );
+    findings.extend(
+        c.unresolved
+            .into_iter()
+            .map(|message| Finding::unresolved(who.clone(), at, message)),
+    );
 }
 
 impl<'a> StepCheck<'a> {
@@ -172,7 +183,7 @@ impl<'a> StepCheck<'a> {
         let target = match step.get("target").map(|t| self.index.target(t)) {
             Some(Ok((v, _))) => Some(v),
             Some(Err(e)) => {
-                self.problems.push(format!("step `{id}`: {e}"));
+                self.unresolved.push(format!("step `{id}`: {e}"));
                 None
             }
             None => {
@@ -362,6 +373,7 @@ impl Walk<'_, '_> {
                 message: format!("steps form a cycle: {}", cycle.join(" -> ")),
                 at: at.map(At::Skills),
                 also: None,
+                unresolved: false,
             });
             return Closure::default();
         }
@@ -369,6 +381,7 @@ impl Walk<'_, '_> {
         let mut c = Closure::default();
         for step in array(p, "steps") {
             let Some(Ok((t, _))) = step.get("target").map(|t| self.index.target(t)) else {
+                c.partial = true;
                 continue;
             };
             let part = if str_of(t, "kind") == "pipeline" {
@@ -377,8 +390,10 @@ impl Walk<'_, '_> {
                 Closure {
                     capabilities: strings(t, "capabilities"),
                     side_effects: strings(t, "side_effects"),
+                    partial: false,
                 }
             };
+            c.partial |= part.partial;
             c.capabilities.extend(part.capabilities);
             c.side_effects.extend(part.side_effects);
         }
