@@ -186,7 +186,11 @@ async fn a_seed_shaped_envelope_runs_the_skill_of_its_intent_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
     let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60));
-    let job = JobEnvelope::for_intent("no_such_intent", Scope::new("all"), json!({}));
+    let job = JobEnvelope::for_intent(
+        "no_such_intent",
+        Scope::new(skill_runtime::EntityType::All),
+        json!({}),
+    );
     let id = queue.enqueue(job).await.unwrap();
     let o = queue
         .outcome(&id, Duration::from_secs(10))
@@ -203,4 +207,26 @@ async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
             .await
             .is_err()
     );
+}
+
+/// A job id names one job, here as on Redis: another job with a held id is
+/// refused; the same job sent again is taken as itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_id_names_one_job_in_process_too() {
+    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60));
+    let id = skill_runtime::Id::uuid("6c2f1a0e-7b3d-4c55-9a57-3f0d2a1b9e10").unwrap();
+    let first = tagged("first", Priority::Normal).with_job_id(id.clone());
+    let other = tagged("other", Priority::Normal).with_job_id(id.clone());
+    assert_eq!(queue.enqueue(first.clone()).await.unwrap(), id);
+    let e = queue.enqueue(other).await.unwrap_err();
+    assert!(e.to_string().contains("already names another job"), "{e}");
+    assert_eq!(queue.enqueue(first).await.unwrap(), id);
+    let o = queue
+        .outcome(&id, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert!(!ORDER.lock().unwrap().contains(&"other".to_owned()));
+    queue.shutdown().await;
 }

@@ -286,6 +286,73 @@ fn queueing_the_same_job_twice_queues_it_once() {
     );
 }
 
+/// A job id names one job: another job brought with an id the queue holds
+/// is refused, never answered with the first job's outcome; the same job
+/// sent again is the job it already is.
+#[test]
+fn a_job_id_names_one_job() {
+    let redis = RedisServer::start("job-id");
+    let data = data_copy("job-id");
+    let url = redis.url();
+    let _worker = worker(&url, &[], &data);
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let id = skill_runtime::Id::uuid("6c2f1a0e-7b3d-4c55-9a57-3f0d2a1b9e10").unwrap();
+    let first = JobEnvelope::new("echo", json!({"message": "first"})).with_job_id(id.clone());
+    let other = JobEnvelope::new(
+        "vlevel_calculator",
+        json!({"page_data": {"url": "https://a.example/x", "gamme": "g"}}),
+    )
+    .with_job_id(id.clone());
+    rt.block_on(async {
+        let (got, outcome) = b
+            .enqueue_and_wait(first.clone(), Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(got, id);
+        let outcome = outcome.expect("the first job ran");
+        assert_eq!(*outcome.result.unwrap().data, json!({"message": "first"}));
+        // Another job with the first one's id: refused, at once.
+        let started = std::time::Instant::now();
+        for refused in [
+            b.enqueue(other.clone()).await.map(|_| ()),
+            b.enqueue_and_wait(other.clone(), Duration::from_secs(30))
+                .await
+                .map(|_| ()),
+        ] {
+            let e = refused.unwrap_err();
+            assert!(e.to_string().contains("already names another job"), "{e}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // The first one sent again: the job it is, with its own outcome.
+        let (again, outcome) = b
+            .enqueue_and_wait(first, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(again, id);
+        assert_eq!(
+            *outcome.unwrap().result.unwrap().data,
+            json!({"message": "first"})
+        );
+    });
+    // The CLI says so, with an envelope file that reuses the id.
+    let dir = skill_tests::temp_dir("job-id-cli");
+    let file = dir.join("reused.json");
+    let mut envelope = serde_json::to_value(&other).unwrap();
+    envelope["createdAt"] = json!("2026-11-23T08:00:00Z");
+    std::fs::write(&file, envelope.to_string()).unwrap();
+    let out = Command::new(app())
+        .args(["enqueue", "--redis", &url, "--envelope"])
+        .arg(&file)
+        .args(["--wait", "--wait-limit", "10s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a caller's mistake: {err}");
+    assert!(err.contains("already names another job"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("first"));
+}
+
 #[test]
 fn jobs_survive_a_redis_restart_mid_run() {
     let mut redis = RedisServer::start_durable("restart");

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
+use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue, QueueError};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
 use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
@@ -198,26 +198,30 @@ pub fn enqueue(args: EnqueueArgs) -> ExitCode {
                     outln!("{id}");
                     ExitCode::SUCCESS
                 }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
+                Err(e) => refused(&e),
             };
         }
         // The first wait is pipelined with the enqueue: one round trip.
         let first = Duration::from_millis(250);
         let (id, outcome) = match backend.enqueue_and_wait(job, first).await {
             Ok(done) => done,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return refused(&e),
         };
         match outcome {
             Some(o) => print_outcome(o),
             None => wait_for(&backend, &id, args.wait_limit).await,
         }
     })
+}
+
+/// A queue that did not take the job: 2 when the caller's envelope was at
+/// fault (an id another job holds), 1 otherwise.
+fn refused(e: &QueueError) -> ExitCode {
+    eprintln!("error: {e}");
+    match e {
+        QueueError::JobIdTaken { .. } => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    }
 }
 
 /// The job `enqueue` was asked to queue.

@@ -181,6 +181,16 @@ pub enum QueueError {
         /// Why.
         message: String,
     },
+    /// Another job was queued with this job's id while outcomes are kept: a
+    /// job id names one job, so the second is refused (the same envelope
+    /// sent again is taken as the job it already is).
+    #[error(
+        "job id `{job_id}` already names another job on this queue; give the new job an id of its own (or leave `jobId` out for a fresh one)"
+    )]
+    JobIdTaken {
+        /// The id.
+        job_id: String,
+    },
     /// The queue no longer runs (its workers were shut down).
     #[error("the queue is shut down")]
     Closed,

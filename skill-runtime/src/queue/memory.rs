@@ -38,6 +38,9 @@ struct State {
     completed: Notify,
     result_ttl: Duration,
     in_flight: AtomicU64,
+    /// The ids of jobs queued within `result_ttl`, with each job's digest: a
+    /// job id names one job.
+    ids: Mutex<HashMap<Id, (String, Instant)>>,
     dead: Mutex<Vec<(String, String)>>,
     next_id: AtomicU64,
 }
@@ -60,6 +63,7 @@ impl InProcessQueue {
             completed: Notify::new(),
             result_ttl,
             in_flight: AtomicU64::new(0),
+            ids: Mutex::new(HashMap::new()),
             dead: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(0),
         });
@@ -99,6 +103,27 @@ impl Queue for InProcessQueue {
         Box::pin(async move {
             if lock(&self.stop).is_none() {
                 return Err(QueueError::Closed);
+            }
+            let digest = job.digest();
+            {
+                let mut ids = lock(&self.state.ids);
+                let ttl = self.state.result_ttl;
+                if ids.len() % 1024 == 1023 {
+                    ids.retain(|_, (_, at)| at.elapsed() < ttl);
+                }
+                match ids.get(&job.job_id) {
+                    Some((held, at)) if at.elapsed() < ttl => {
+                        if *held == digest {
+                            return Ok(job.job_id);
+                        }
+                        return Err(QueueError::JobIdTaken {
+                            job_id: job.job_id.to_string(),
+                        });
+                    }
+                    _ => {
+                        ids.insert(job.job_id.clone(), (digest, Instant::now()));
+                    }
+                }
             }
             let job = job.seal();
             let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {

@@ -46,6 +46,10 @@ impl Delivery {
     /// A delivery of message `raw`, read as a job envelope.
     pub fn read(id: String, priority: Priority, deliveries: u64, raw: String) -> Delivery {
         let job = serde_json::from_str::<JobEnvelope>(&raw)
+            .map(|mut job| {
+                job.delivered = true;
+                job
+            })
             .map_err(|e| format!("not a job envelope: {e}"));
         Delivery {
             id,

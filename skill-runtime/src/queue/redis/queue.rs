@@ -22,10 +22,17 @@ impl RedisBackend {
         job: JobEnvelope,
         wait: Duration,
     ) -> Result<(Id, Option<Outcome>), QueueError> {
-        let (id, raw, stream) = self.message(job)?;
-        let key = self.inner.keys.result(&id);
+        if !job.minted {
+            // An id the caller brought may be another job's: its outcome is
+            // waited on only once the queue has taken the job as its own.
+            let id = self.enqueue(job).await?;
+            let outcome = self.outcome(&id, wait).await?;
+            return Ok((id, outcome));
+        }
+        let message = self.message(job)?;
+        let key = self.inner.keys.result(&message.id);
         let mut pipe = redis::pipe();
-        pipe.add_command(self.enqueue_cmd(&id, &raw, &stream))
+        pipe.add_command(self.enqueue_cmd(&message))
             .ignore()
             .cmd("BLMOVE")
             .arg(&key)
@@ -35,29 +42,36 @@ impl RedisBackend {
             .arg(seconds(wait));
         let (moved,): (Value,) = self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
         let outcome = self.read_outcome(&moved)?;
-        Ok((id, outcome))
+        Ok((message.id, outcome))
     }
 
-    /// Queue `raw` as job `id` on `stream`, once: the script (sent whole, so
-    /// a pipeline never meets a server that lacks it) queues nothing when
-    /// the job was queued within the outcome's lifetime.
-    fn enqueue_cmd(&self, id: &str, raw: &str, stream: &str) -> redis::Cmd {
+    /// Queue `message` on its priority's stream, once: the script (sent
+    /// whole, so a pipeline never meets a server that lacks it) queues
+    /// nothing when its id was taken within the outcome's lifetime.
+    fn enqueue_cmd(&self, message: &Message) -> redis::Cmd {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(scripts::ENQUEUE)
             .arg(2)
-            .arg(stream)
-            .arg(self.inner.keys.queued(id))
-            .arg(raw)
-            .arg(self.inner.config.result_ttl.as_millis() as u64);
+            .arg(&message.stream)
+            .arg(self.inner.keys.queued(&message.id))
+            .arg(&message.raw)
+            .arg(self.inner.config.result_ttl.as_millis() as u64)
+            .arg(&message.digest);
         cmd
     }
 
-    /// The job's id, its message, and its priority's stream.
-    fn message(&self, job: JobEnvelope) -> Result<(Id, String, String), QueueError> {
+    /// The job as the queue holds it.
+    fn message(&self, job: JobEnvelope) -> Result<Message, QueueError> {
+        let digest = job.digest();
         let job = job.seal();
         let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
         let stream = self.inner.keys.stream(job.caller.priority).to_owned();
-        Ok((job.job_id, raw, stream))
+        Ok(Message {
+            id: job.job_id,
+            raw,
+            stream,
+            digest,
+        })
     }
 
     fn read_outcome(&self, v: &Value) -> Result<Option<Outcome>, QueueError> {
@@ -70,6 +84,15 @@ impl RedisBackend {
     }
 }
 
+/// A job as queued: its id, its message, its priority's stream, and the
+/// digest that tells it from another job brought with the same id.
+struct Message {
+    id: Id,
+    raw: String,
+    stream: String,
+    digest: String,
+}
+
 /// Seconds, as blocking commands take them (at least a millisecond: 0 would
 /// block forever).
 fn seconds(d: Duration) -> f64 {
@@ -79,14 +102,20 @@ fn seconds(d: Duration) -> f64 {
 impl Queue for RedisBackend {
     fn enqueue(&self, job: JobEnvelope) -> BoxFuture<'_, Result<Id, QueueError>> {
         Box::pin(async move {
-            let (id, raw, stream) = self.message(job)?;
-            let cmd = self.enqueue_cmd(&id, &raw, &stream);
+            let message = self.message(job)?;
+            let cmd = self.enqueue_cmd(&message);
             // Once more after a failure (the connection reconnects on its
             // own): queueing is safe to repeat.
-            if self.inner.query::<Value>(&cmd).await.is_err() {
-                let _: Value = self.inner.query(&cmd).await?;
+            let reply = match self.inner.query::<Value>(&cmd).await {
+                Ok(reply) => reply,
+                Err(_) => self.inner.query(&cmd).await?,
+            };
+            if int(&reply) == Some(-1) {
+                return Err(QueueError::JobIdTaken {
+                    job_id: message.id.to_string(),
+                });
             }
-            Ok(id)
+            Ok(message.id)
         })
     }
 

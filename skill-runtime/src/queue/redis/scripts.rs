@@ -3,15 +3,19 @@
 //! Times come from the server (`TIME`), so workers on different machines
 //! agree on rate windows and heartbeats.
 
-/// Queue message `ARGV[1]` on stream KEYS[1] unless job KEYS[2] was queued
-/// in the last `ARGV[2]` ms: queueing is safe to repeat (a request sent again
-/// after a lost connection does not queue the job twice). Returns the entry
-/// id, or false.
+/// Queue message `ARGV[1]` on stream KEYS[1] unless job id KEYS[2] was
+/// taken in the last `ARGV[2]` ms (as long as outcomes are kept): the id is
+/// marked with the job's digest `ARGV[3]`. Returns the entry id; 0 when the
+/// same job was queued already (a request sent again after a lost reply
+/// does not queue it twice); -1 when another job holds the id.
 pub(super) const ENQUEUE: &str = r#"
-if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
+local held = redis.call('GET', KEYS[2])
+if not held then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   return redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
 end
-return false
+if held == ARGV[3] then return 0 end
+return -1
 "#;
 
 /// Take up to `ARGV[3]` new entries, highest priority first, for consumer
