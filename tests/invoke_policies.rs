@@ -2,6 +2,7 @@
 //! defined here so each test controls exactly what the handler does.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel, Severity};
 use skill_runtime::prelude::*;
 use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
 use skill_runtime::{
-    ApproveAll, InvokeError, JobConstraints, Limits, MemorySink, RollbackError, RollbackRequest,
-    RunRecord, SkillResult,
+    ApproveAll, EntityType, InvokeError, JobConstraints, Limits, MemorySink, RollbackError,
+    RollbackRequest, RunRecord, Scope, SkillResult,
 };
 
 // ------------------------------------------------------------------ the skills
@@ -30,7 +31,7 @@ pub struct Doubled {
 /// Double a number.
 #[skill(
     version = "1.0.0",
-    reusable_by(executor = "execute", analyzer = "admin"),
+    reusable_by(executor = "execute", analyzer = "admin", validator = "read"),
     mcp(permissions("math:read")),
     precondition(code = "NOT_THIRTEEN", message = "13 is refused", check = |i: &Num| i.n != 13),
 )]
@@ -214,6 +215,36 @@ pub async fn append(ctx: Ctx, input: Entry) -> Appended {
     }
 }
 
+/// [`append`], keyed by intent, scope and payload.
+#[skill(
+    version = "1.0.0",
+    capabilities(JournalWrite),
+    side_effects(JournalWrite(target = "journal", reversible = true)),
+    idempotency(key = "hash")
+)]
+pub async fn append_once(ctx: Ctx, input: Entry) -> Appended {
+    let mut lines = ctx.resource::<JournalWrite>().lines.lock().unwrap();
+    lines.push(input.line);
+    Appended {
+        lines: lines.len() as u32,
+    }
+}
+
+/// [`append`], keyed by the scope's entity type and the line.
+#[skill(
+    version = "1.0.0",
+    capabilities(JournalWrite),
+    side_effects(JournalWrite(target = "journal", reversible = true)),
+    idempotency(key = "composite", fields("scope.entityType", "payload.line"))
+)]
+pub async fn append_keyed(ctx: Ctx, input: Entry) -> Appended {
+    let mut lines = ctx.resource::<JournalWrite>().lines.lock().unwrap();
+    lines.push(input.line);
+    Appended {
+        lines: lines.len() as u32,
+    }
+}
+
 fn drop_last_line(r: RollbackRequest<'_>) -> Result<(), RollbackError> {
     let journal = r.resources.get::<Journal>().ok_or("no journal")?;
     journal.lines.lock().unwrap().pop();
@@ -258,7 +289,7 @@ pub async fn login(input: Login) -> Result<Doubled, LoginError> {
 /// Spend the tokens it is given.
 #[skill(version = "1.0.0")]
 pub async fn spender(ctx: Ctx, input: Num) -> Doubled {
-    ctx.report_tokens(u64::from(input.n));
+    let _ = ctx.report_tokens(u64::from(input.n));
     ctx.add_artifact(Artifact {
         name: "receipt".into(),
         kind: "text/plain".into(),
@@ -268,6 +299,51 @@ pub async fn spender(ctx: Ctx, input: Num) -> Doubled {
     Doubled {
         doubled: u32::from(ctx.dry_run()),
     }
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Retrieved {
+    pub index_version: Option<String>,
+    pub documents: usize,
+}
+
+/// Say what retrieval found for the job.
+#[skill(version = "1.0.0")]
+pub async fn rag_aware(ctx: Ctx, _input: Num) -> Retrieved {
+    Retrieved {
+        index_version: ctx.rag_context().map(|r| r.index_version.clone()),
+        documents: ctx.rag_context().map_or(0, |r| r.documents.len()),
+    }
+}
+
+/// Steps of work the budgeted skills got through.
+static STEPS: AtomicU32 = AtomicU32::new(0);
+
+/// Spend 10 tokens, then 1 document, then a dollar per step, `n` steps,
+/// yielding between steps; a report over budget is ignored on purpose.
+#[skill(version = "1.0.0", retries = 2)]
+pub async fn metered(ctx: Ctx, input: Num) -> Doubled {
+    for _ in 0..input.n {
+        STEPS.fetch_add(1, Ordering::SeqCst);
+        let _ = ctx.report_tokens(10);
+        let _ = ctx.report_docs(1);
+        let _ = ctx.report_cost(1.0);
+        ctx.report_items(1);
+        tokio::task::yield_now().await;
+    }
+    Doubled { doubled: input.n }
+}
+
+/// A task of its own reports the tokens while the handler waits.
+#[skill(version = "1.0.0")]
+pub async fn metered_elsewhere(ctx: Ctx, input: Num) -> Doubled {
+    let reporter = ctx.clone();
+    let n = input.n;
+    tokio::spawn(async move {
+        let _ = reporter.report_tokens(u64::from(n));
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    Doubled { doubled: 0 }
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -400,27 +476,43 @@ async fn unknown_skills_versions_and_disabled_skills_are_typed_errors() {
 
 #[tokio::test]
 async fn reusable_by_admits_listed_roles_at_their_level() {
+    // `double`: reusable_by(executor = "execute", analyzer = "admin",
+    // validator = "read"). One rule: what the skill grants the role and what
+    // the caller holds must both reach `execute`.
     let rt = runtime();
     let job = |role, level| {
         JobEnvelope::new("double", json!({"n": 2})).with_caller(Caller::agent(role, level))
     };
     ok(&rt, job(AgentRole::Executor, PermissionLevel::Execute)).await;
     ok(&rt, job(AgentRole::Executor, PermissionLevel::Admin)).await;
+    ok(&rt, job(AgentRole::Analyzer, PermissionLevel::Execute)).await;
     let e = err(&rt, job(AgentRole::Executor, PermissionLevel::Read)).await;
     assert!(
-        e.to_string().contains("needs permission level `execute`"),
+        e.to_string().contains(
+            "runs this skill at permission level `execute` or above; the caller holds `read`"
+        ),
         "{e}"
     );
-    let e = err(&rt, job(AgentRole::Analyzer, PermissionLevel::Execute)).await;
-    assert!(
-        e.to_string().contains("needs permission level `admin`"),
-        "{e}"
-    );
+    // A role granted `read` sees the skill and does not run it, whatever the
+    // caller holds (the seed's vlevel_calculator grants its analyzer `read`).
+    for held in [
+        PermissionLevel::Read,
+        PermissionLevel::Execute,
+        PermissionLevel::Admin,
+    ] {
+        let e = err(&rt, job(AgentRole::Validator, held)).await;
+        assert_eq!(e.code(), "denied");
+        assert!(
+            e.to_string().contains("is granted `read` on this skill"),
+            "{e}"
+        );
+    }
     let e = err(&rt, job(AgentRole::Architect, PermissionLevel::Admin)).await;
     assert_eq!(e.code(), "denied");
     assert!(
-        e.to_string()
-            .contains("`architect` is not in reusable_by (executor, analyzer)"),
+        e.to_string().contains(
+            "`architect` is not in reusable_by (executor: execute, analyzer: admin, validator: read)"
+        ),
         "{e}"
     );
     assert_eq!(
@@ -439,13 +531,12 @@ async fn a_permission_level_without_a_role_is_applied_not_ignored() {
         };
         JobEnvelope::new("double", json!({"n": 2})).with_caller(caller)
     };
-    // `double` needs `execute` (executor) or `admin` (analyzer): `read` is
-    // below both, `execute` reaches the lowest.
+    // `read` runs nothing; `execute` runs `double` through its executor entry.
     let e = err(&rt, job(PermissionLevel::Read)).await;
     assert_eq!(e.code(), "denied");
     assert!(
         e.to_string()
-            .contains("permission level `read` is below `execute`"),
+            .contains("permission level `read` runs no role of reusable_by"),
         "{e}"
     );
     ok(&rt, job(PermissionLevel::Execute)).await;
@@ -782,10 +873,10 @@ async fn stored_results_are_bounded_oldest_first() {
     let store =
         skill_runtime::policy::MemoryIdempotency::bounded(Duration::from_secs(3600), 2, 1 << 20);
     let rt = runtime_with(|b| b.idempotency_store(Arc::new(store)));
+    let again = |line: &str| JobEnvelope::new("append_once", json!({"line": line}));
     for line in ["a", "b", "c"] {
-        ok(&rt, JobEnvelope::new("append", json!({"line": line}))).await;
+        ok(&rt, again(line)).await;
     }
-    let again = |line: &str| JobEnvelope::new("append", json!({"line": line}));
     assert!(ok(&rt, again("c")).await.replayed, "the newest is kept");
     assert!(
         !ok(&rt, again("a")).await.replayed,
@@ -864,7 +955,7 @@ async fn a_broken_postcondition_runs_its_rollback_action() {
         InvokeError::Postcondition {
             skill: "append".into(),
             assertion: "|i: &Entry, _o: &Appended| i.line != \"break\"".into(),
-            rollback_action: Some("drop_last_line".into()),
+            rollback_action: Some("drop_last_line"),
             rollback: Some(Ok(())),
             // What the run produced before the check rejected it.
             output: Some(Arc::new(json!({"lines": 2}))),
@@ -897,16 +988,35 @@ async fn validation_rules_fail_on_error_and_record_warnings() {
     assert_eq!(res.notes.len(), 1);
     assert_eq!(res.notes[0].rule_id, "short");
     assert_eq!(last_record(&rt).notes, res.notes);
+    let before = rt_journal(&rt);
     let e = err(
         &rt,
         JobEnvelope::new("append", json!({"line": "forbidden"})),
     )
     .await;
     assert_eq!(e.code(), "validation_rule_failed");
+    // A rejected output leaves no effect behind: the skill's rollback action
+    // ran, as for a broken postcondition.
     assert_eq!(
-        step(&last_record(&rt), Step::ValidationRules),
-        StepOutcome::Failed
+        e,
+        InvokeError::ValidationRule {
+            skill: "append".into(),
+            rule_id: "not_forbidden".into(),
+            message: "forbidden line".into(),
+            rollback_action: Some("drop_last_line"),
+            rollback: Some(Ok(())),
+            output: Some(Arc::new(json!({"lines": before.len() + 1}))),
+        }
     );
+    assert!(
+        e.to_string()
+            .contains("rollback action `drop_last_line` ran"),
+        "{e}"
+    );
+    assert_eq!(rt_journal(&rt), before, "the rollback removed the line");
+    let record = last_record(&rt);
+    assert_eq!(step(&record, Step::Postconditions), StepOutcome::Passed);
+    assert_eq!(step(&record, Step::ValidationRules), StepOutcome::Failed);
 }
 
 // ------------------------------------------------------------------ idempotency
@@ -939,27 +1049,58 @@ async fn the_same_key_fired_100_times_concurrently_executes_once() {
 }
 
 #[tokio::test]
-async fn effectful_skills_are_deduplicated_by_a_stable_default_key() {
+async fn a_call_without_a_key_is_a_run_of_its_own_unless_the_skill_declares_a_key() {
     let rt = runtime();
-    let job = || JobEnvelope::new("append", json!({"line": "default-key"}));
+    let scoped = |line: &str, entity: EntityType| {
+        let mut job = JobEnvelope::new("append_keyed", json!({"line": line}));
+        job.scope = Some(Box::new(Scope::new(entity)));
+        job
+    };
+    // Two direct calls are two runs, even of an effectful skill: nothing
+    // replays a result the caller did not ask for.
+    let job = || JobEnvelope::new("append", json!({"line": "direct"}));
     let first = ok(&rt, job()).await;
     let second = ok(&rt, job()).await;
+    assert!(!first.replayed && !second.replayed);
+    assert_eq!(rt_journal(&rt).iter().filter(|l| *l == "direct").count(), 2);
+    let record = last_record(&rt);
+    assert_eq!(step(&record, Step::Idempotency), StepOutcome::Skipped);
+    assert_eq!(record.idempotency_key, None);
+
+    // `idempotency(key = "hash")`: the same intent, scope and payload is one job.
+    let once = || JobEnvelope::new("append_once", json!({"line": "hashed"}));
+    let first = ok(&rt, once()).await;
+    let second = ok(&rt, once()).await;
     assert!(!first.replayed && second.replayed);
-    let k1 = last_record(&rt).idempotency_key.clone().unwrap();
+    let key = last_record(&rt).idempotency_key.clone().unwrap();
     assert_eq!(
-        k1,
-        skill_runtime::policy::idempotency_key("append", &json!({"line": "default-key"}), false)
+        key,
+        skill_runtime::envelope::stable_hash(
+            &json!({"intent": null, "scope": null, "payload": {"line": "hashed"}})
+        )
     );
-    assert!(k1.starts_with("idem_") && k1.len() == 69);
-    // A dry run is another job; a read-only skill is never deduplicated by default.
-    assert!(!ok(&rt, job().with_dry_run(true)).await.replayed);
+    // A caller's own key always wins: a run of its own when asked for.
+    let mine = ok(&rt, once().with_idempotency_key("my-own-run")).await;
+    assert!(!mine.replayed);
+    assert_eq!(rt_journal(&rt).iter().filter(|l| *l == "hashed").count(), 2);
+    // A dry run is another job.
+    assert!(!ok(&rt, once().with_dry_run(true)).await.replayed);
+
+    // `composite`: the listed fields only.
+    let a = ok(&rt, scoped("c", EntityType::Page)).await;
+    let b = ok(&rt, scoped("c", EntityType::Page)).await;
+    let c = ok(&rt, scoped("c", EntityType::Gamme)).await;
+    assert!(!a.replayed && b.replayed && !c.replayed);
+    assert_eq!(
+        last_record(&rt).idempotency_key.clone().unwrap(),
+        skill_runtime::envelope::stable_hash(
+            &json!({"scope.entityType": "gamme", "payload.line": "c"})
+        )
+    );
+    // A read-only skill is never keyed by default.
     let a = ok(&rt, JobEnvelope::new("double", json!({"n": 4}))).await;
     let b = ok(&rt, JobEnvelope::new("double", json!({"n": 4}))).await;
     assert!(!a.replayed && !b.replayed);
-    assert_eq!(
-        step(&last_record(&rt), Step::Idempotency),
-        StepOutcome::Skipped
-    );
 }
 
 #[tokio::test]
@@ -1020,19 +1161,151 @@ async fn reports_reach_the_result_and_budgets_are_enforced() {
         "the handler saw the dry run"
     );
     let job = JobEnvelope::new("spender", json!({"n": 50})).with_constraints(JobConstraints {
-        max_tokens: Some(40),
+        max_tokens: 40,
         ..JobConstraints::default()
     });
     let e = err(&rt, job).await;
     assert_eq!(
         e,
-        InvokeError::OverBudget {
+        InvokeError::BudgetExceeded {
             skill: "spender".into(),
             budget: "tokens",
             used: 50,
             limit: 40
         }
     );
+    assert_eq!(e.code(), "budget_exceeded");
+}
+
+/// Every job is held to the seed's default budgets, and a handler is stopped
+/// at the report that crosses one: the steps after it never run, and the job
+/// is not retried.
+#[tokio::test]
+async fn a_budget_stops_the_handler_at_the_report_that_crosses_it() {
+    let rt = runtime();
+    let run = |constraints: JobConstraints| {
+        STEPS.store(0, Ordering::SeqCst);
+        JobEnvelope::new("metered", json!({"n": 100})).with_constraints(constraints)
+    };
+    // The defaults: 4,000 tokens, 10 documents; the 11th document crosses.
+    let e = err(&rt, run(JobConstraints::default())).await;
+    assert_eq!(e.code(), "budget_exceeded");
+    assert!(
+        e.to_string()
+            .contains("used 11 documents, over the job's budget of 10"),
+        "{e}"
+    );
+    assert_eq!(STEPS.load(Ordering::SeqCst), 11);
+    let record = last_record(&rt);
+    assert_eq!(record.attempts.len(), 1, "not retried");
+    assert_eq!(record.attempts[0].outcome, AttemptOutcome::Stopped);
+    assert_eq!(
+        record.constraints,
+        JobConstraints::default(),
+        "shown in the record"
+    );
+    // Tokens: 10 a step, 30 allowed: the 4th step crosses.
+    let e = err(
+        &rt,
+        run(JobConstraints {
+            max_tokens: 30,
+            ..JobConstraints::default()
+        }),
+    )
+    .await;
+    assert!(
+        e.to_string()
+            .contains("used 40 tokens, over the job's budget of 30"),
+        "{e}"
+    );
+    assert_eq!(STEPS.load(Ordering::SeqCst), 4);
+    // Cost, in whole cents: $2.50 lets two steps through.
+    let e = err(
+        &rt,
+        run(JobConstraints {
+            budget: Some(2.5),
+            ..JobConstraints::default()
+        }),
+    )
+    .await;
+    assert!(
+        e.to_string()
+            .contains("used 300 cents, over the job's budget of 250"),
+        "{e}"
+    );
+    assert_eq!(STEPS.load(Ordering::SeqCst), 3);
+    // Zero of everything: the first report stops it.
+    let e = err(
+        &rt,
+        run(JobConstraints {
+            max_tokens: 0,
+            max_docs: 0,
+            budget: Some(0.0),
+            ..JobConstraints::default()
+        }),
+    )
+    .await;
+    assert_eq!(e.code(), "budget_exceeded");
+    assert_eq!(STEPS.load(Ordering::SeqCst), 1);
+    // Within every budget: what was used is in the result.
+    let res = ok(&rt, JobEnvelope::new("metered", json!({"n": 3}))).await;
+    assert_eq!(res.metrics.tokens_used, Some(30));
+    assert_eq!(res.metrics.docs_retrieved, Some(3));
+    assert_eq!(res.metrics.items_processed, 3);
+    assert_eq!(res.metrics.cost, Some(3.0));
+}
+
+/// The seed's `ragContext` goes from the envelope to the skill's context.
+#[tokio::test]
+async fn a_jobs_rag_context_reaches_its_skill() {
+    let rt = runtime();
+    let job: JobEnvelope = serde_json::from_value(json!({
+        "skill": "rag_aware",
+        "payload": {"n": 1},
+        "context": {"source": "event"},
+        "ragContext": {
+            "documents": [{"id": "faq-001"}, {"id": "faq-002"}],
+            "citations": [],
+            "truthLevel": "L2",
+            "confidence": 0.8,
+            "indexVersion": "2026.01.0"
+        }
+    }))
+    .unwrap();
+    let res = ok(&rt, job).await;
+    assert_eq!(
+        *res.data,
+        json!({"index_version": "2026.01.0", "documents": 2})
+    );
+    let without = ok(&rt, JobEnvelope::new("rag_aware", json!({"n": 1}))).await;
+    assert_eq!(
+        *without.data,
+        json!({"index_version": null, "documents": 0})
+    );
+    // Out of range: refused where it enters.
+    let bad = serde_json::from_value::<JobEnvelope>(json!({
+        "skill": "rag_aware", "payload": {"n": 1}, "context": {"source": "event"},
+        "ragContext": {"documents": [], "citations": [], "truthLevel": "L2", "confidence": 1.5, "indexVersion": "x"}
+    }));
+    assert!(bad.unwrap_err().to_string().contains("outside 0 to 1"));
+}
+
+/// A report from another task of the handler's stops it too, at once, not
+/// when its own wait ends.
+#[tokio::test]
+async fn a_budget_crossed_in_another_task_stops_the_handler_at_once() {
+    let rt = runtime();
+    let started = std::time::Instant::now();
+    let e = err(
+        &rt,
+        JobEnvelope::new("metered_elsewhere", json!({"n": 50})).with_constraints(JobConstraints {
+            max_tokens: 10,
+            ..JobConstraints::default()
+        }),
+    )
+    .await;
+    assert_eq!(e.code(), "budget_exceeded");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
 // ------------------------------------------------------------------ redaction
@@ -1109,13 +1382,13 @@ async fn typed_calls_run_the_same_pipeline() {
     );
     // Replayed results decode back to the output type.
     let a = rt
-        .call::<append>(Entry {
+        .call::<append_once>(Entry {
             line: "typed".into(),
         })
         .await
         .unwrap();
     let b = rt
-        .call::<append>(Entry {
+        .call::<append_once>(Entry {
             line: "typed".into(),
         })
         .await

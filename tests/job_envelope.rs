@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use skill_runtime::envelope::stable_hash;
-use skill_runtime::{JobEnvelope, Priority, Scope};
+use skill_runtime::{EntityType, JobConstraints, JobEnvelope, Priority, Scope, Source};
 use skill_tests::root;
 
 fn schema() -> jsonschema::Validator {
@@ -59,13 +59,13 @@ fn the_seeds_envelope_is_valid_and_read_as_it_is() {
     );
     assert_eq!(job.intent.as_deref(), Some("seo_audit"));
     let scope = job.scope.as_ref().unwrap();
-    assert_eq!(scope.entity_type, "gamme");
+    assert_eq!(scope.entity_type, EntityType::Gamme);
     assert_eq!(scope.entity_ids.as_ref().unwrap().len(), 2);
     assert_eq!(scope.limit, 1000);
     assert_eq!(job.params, doc["payload"]);
-    assert_eq!(job.constraints.max_tokens, Some(4000));
-    assert_eq!(job.constraints.max_items, Some(10));
-    assert_eq!(job.constraints.timeout_ms, Some(300_000));
+    assert_eq!(job.constraints.max_tokens, 4000);
+    assert_eq!(job.constraints.max_docs, 10);
+    assert_eq!(job.constraints.timeout_ms, 300_000);
     assert_eq!(job.constraints.budget, Some(0.5));
     assert_eq!(job.caller.priority, Priority::High);
     assert_eq!(job.caller.rag_version.as_deref(), Some("2026.01.0"));
@@ -98,12 +98,26 @@ fn the_seeds_envelope_is_valid_and_read_as_it_is() {
 
 #[test]
 fn a_minimal_seed_envelope_gets_the_seeds_defaults() {
-    // `createJobEnvelope({intent, scope, payload})` with the rest left out.
-    let doc = json!({"intent": "rag_reindex", "scope": {"entityType": "all"}, "payload": {"namespace": "faq"}});
+    // `createJobEnvelope({intent, scope, payload, context})` with the rest
+    // left out.
+    let doc = json!({"intent": "rag_reindex", "scope": {"entityType": "all"}, "payload": {"namespace": "faq"}, "context": {"source": "event"}});
     assert_eq!(errors(&schema(), &doc), Vec::<String>::new());
     let job: JobEnvelope = serde_json::from_value(doc).unwrap();
     assert_eq!(job.scope.as_ref().unwrap().limit, Scope::DEFAULT_LIMIT);
     assert_eq!(job.caller.priority, Priority::Normal);
+    assert_eq!(job.caller.source, Source::Event);
+    // The seed's constraint defaults.
+    assert_eq!(
+        job.constraints,
+        JobConstraints {
+            max_tokens: 4000,
+            max_docs: 10,
+            timeout_ms: 300_000,
+            budget: None,
+            dry_run: false,
+        }
+    );
+    assert_eq!(job.constraints, JobConstraints::default());
     assert!(
         job.skill.is_empty(),
         "no skill: the one serving the intent runs"
@@ -136,13 +150,13 @@ fn a_minimal_seed_envelope_gets_the_seeds_defaults() {
 fn the_stable_key_ignores_key_order_and_time_and_a_callers_key_wins() {
     let a: JobEnvelope = serde_json::from_value(json!({
         "intent": "seo_audit", "scope": {"entityType": "page", "filters": {"b": 1, "a": 2}},
-        "payload": {"x": 1, "y": [1, 2]}
+        "payload": {"x": 1, "y": [1, 2]}, "context": {"source": "cron"}
     }))
     .unwrap();
     let b: JobEnvelope = serde_json::from_value(json!({
         "payload": {"y": [1, 2], "x": 1},
         "scope": {"filters": {"a": 2, "b": 1}, "entityType": "page"}, "intent": "seo_audit",
-        "createdAt": "2030-01-01T00:00:00Z"
+        "createdAt": "2030-01-01T00:00:00Z", "context": {"source": "cron"}
     }))
     .unwrap();
     assert_eq!(a.clone().seal().idempotency_key, b.seal().idempotency_key);
@@ -159,53 +173,107 @@ fn the_stable_key_ignores_key_order_and_time_and_a_callers_key_wins() {
 #[test]
 fn the_schema_and_the_reader_refuse_the_same_envelopes() {
     let v = schema();
+    let ctx = json!({"source": "manual"});
     let bad: Vec<(&str, Value)> = vec![
         (
             "limit over 10000",
-            json!({"scope": {"entityType": "all", "limit": 10001}}),
+            json!({"scope": {"entityType": "all", "limit": 10001}, "context": ctx}),
         ),
         (
             "negative limit",
-            json!({"scope": {"entityType": "all", "limit": -1}}),
+            json!({"scope": {"entityType": "all", "limit": -1}, "context": ctx}),
         ),
-        ("scope without entityType", json!({"scope": {"limit": 5}})),
+        (
+            "scope without entityType",
+            json!({"scope": {"limit": 5}, "context": ctx}),
+        ),
+        (
+            "an entity type outside the seed's",
+            json!({"scope": {"entityType": "spaceship"}, "context": ctx}),
+        ),
         (
             "unknown field",
-            json!({"intent": "seo_audit", "priority": "high"}),
+            json!({"intent": "seo_audit", "priority": "high", "context": ctx}),
         ),
         (
             "unknown scope field",
-            json!({"scope": {"entityType": "all", "ids": []}}),
+            json!({"scope": {"entityType": "all", "ids": []}, "context": ctx}),
         ),
-        ("unknown constraint", json!({"constraints": {"maxCost": 3}})),
+        (
+            "unknown constraint",
+            json!({"constraints": {"maxCost": 3}, "context": ctx}),
+        ),
+        ("no context", json!({"intent": "seo_audit"})),
+        (
+            "a context without source",
+            json!({"context": {"priority": "high"}}),
+        ),
         (
             "unknown priority",
-            json!({"context": {"priority": "urgent"}}),
+            json!({"context": {"source": "cron", "priority": "urgent"}}),
         ),
         ("unknown source", json!({"context": {"source": "email"}})),
         (
+            "the source mcp, outside the seed's",
+            json!({"context": {"source": "mcp"}}),
+        ),
+        (
+            "a job id that is not a UUID",
+            json!({"jobId": "job-1", "context": ctx}),
+        ),
+        (
+            "a trace id that is not a UUID",
+            json!({"traceId": "6c2f1a0e7b3d4c559a573f0d2a1b9e10", "context": ctx}),
+        ),
+        (
+            "a parent id that is not a UUID",
+            json!({"parentJobId": "", "context": ctx}),
+        ),
+        (
             "fractional timeout",
-            json!({"constraints": {"timeout": 1.5}}),
+            json!({"constraints": {"timeout": 1.5}, "context": ctx}),
+        ),
+        (
+            "zero timeout",
+            json!({"constraints": {"timeout": 0}, "context": ctx}),
+        ),
+        (
+            "a timeout past 30 days",
+            json!({"constraints": {"timeout": 18446744073709551u64}, "context": ctx}),
+        ),
+        (
+            "a negative budget",
+            json!({"constraints": {"budget": -1}, "context": ctx}),
         ),
         (
             "dryRun not a boolean",
-            json!({"constraints": {"dryRun": "yes"}}),
+            json!({"constraints": {"dryRun": "yes"}, "context": ctx}),
         ),
         (
             "createdAt not a date-time",
-            json!({"createdAt": "yesterday"}),
+            json!({"createdAt": "yesterday", "context": ctx}),
         ),
         (
             "expiresAt on day 31 of November",
-            json!({"expiresAt": "2026-11-31T08:00:00Z"}),
+            json!({"expiresAt": "2026-11-31T08:00:00Z", "context": ctx}),
         ),
         (
             "entityIds not strings",
-            json!({"scope": {"entityType": "gamme", "entityIds": [1, 2]}}),
+            json!({"scope": {"entityType": "gamme", "entityIds": [1, 2]}, "context": ctx}),
         ),
-        ("kind unknown", json!({"skill": "x", "kind": "agent"})),
-        ("empty idempotency key", json!({"idempotencyKey": ""})),
+        (
+            "kind unknown",
+            json!({"skill": "x", "kind": "agent", "context": ctx}),
+        ),
+        (
+            "empty idempotency key",
+            json!({"idempotencyKey": "", "context": ctx}),
+        ),
     ];
+    // Each bad envelope differs from a good one by its one fault.
+    let good = json!({"context": ctx});
+    assert_eq!(errors(&v, &good), Vec::<String>::new());
+    serde_json::from_value::<JobEnvelope>(good).expect("the good envelope reads");
     for (why, doc) in bad {
         assert!(
             !v.is_valid(&doc),

@@ -143,7 +143,7 @@ pub struct GreetOutput {
 }
 
 /// Greet someone by name.
-#[skill(version = "0.1.0", domain = "examples")]
+#[skill(version = "0.1.0", domain = "core")]
 pub async fn greet(input: GreetInput) -> GreetOutput {
     GreetOutput {
         greeting: format!("Hello, {}!", input.name),

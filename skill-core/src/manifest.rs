@@ -41,6 +41,10 @@ pub struct Manifest {
     pub redaction: Redaction,
     /// Timeout, retries, backoff and idempotency.
     pub execution: Execution,
+    /// How a job without a caller's idempotency key is keyed (the seed's
+    /// `IdempotencyConfig.keyStrategy` and `keyFields`); `None`: the
+    /// runtime's default (see [`IdempotencyKey`]).
+    pub idempotency: Option<IdempotencyKey>,
     /// The ADR's constraints: destructive, HITL, sandbox, source.
     pub constraints: Constraints,
     /// Whether and how the skill is an MCP tool.
@@ -64,6 +68,45 @@ pub struct Manifest {
     pub entrypoint: Entrypoint,
     /// Where the skill is defined, for build errors (never exported).
     pub location: Location,
+}
+
+/// How a skill's jobs are keyed when the caller gives no idempotency key
+/// (the seed's `keyStrategy` and `keyFields`). Without one, a job with an
+/// intent is keyed by the seed's stable hash of intent, scope and payload,
+/// and a job a queue delivered by its own id (so a second delivery does not
+/// run an effectful skill again); other jobs are not deduplicated. A
+/// caller's key always wins: a caller can always ask for a run of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    /// `hash`: every job with the same intent, scope and payload is one;
+    /// `composite`: every job with the same values at `fields` is one.
+    pub strategy: KeyStrategy,
+    /// For `composite`: dotted paths into the job envelope, rooted at
+    /// `intent`, `scope` or `payload` (`scope.entityType`,
+    /// `payload.namespace`).
+    pub fields: &'static [&'static str],
+}
+
+words! {
+    /// The seed's `IdempotencyConfig.keyStrategy`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum KeyStrategy {
+        Hash = "hash",
+        Composite = "composite",
+    }
+}
+
+/// Whether `path` names a part of a job envelope a composite key can read:
+/// `intent`, or `scope` or `payload` followed by field names.
+pub fn is_key_field(path: &str) -> bool {
+    let mut parts = path.split('.');
+    let root = parts.next().unwrap_or_default();
+    let rest: Vec<&str> = parts.collect();
+    match root {
+        "intent" => rest.is_empty(),
+        "scope" | "payload" => rest.iter().all(|p| !p.is_empty()),
+        _ => false,
+    }
 }
 
 words! {
@@ -220,13 +263,37 @@ impl Mcp {
     };
 }
 
-/// Who may reuse a skill (AI-COS `reusable_by`).
+/// Who may reuse a skill (AI-COS `reusable_by`): a role, and what that role
+/// may do with the skill. `read` lets the role see the skill (list it,
+/// describe it), not run it; `execute` and `admin` let it run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reuse {
     /// The role allowed.
     pub agent_role: AgentRole,
-    /// The lowest permission level that role needs.
+    /// What the role may do with the skill.
     pub permission_level: PermissionLevel,
+}
+
+impl Reuse {
+    /// Whether a caller acting as this entry's role and holding `held` may
+    /// run the skill: both what the skill grants the role and what the caller
+    /// holds must reach `execute`. The one rule for every caller: the
+    /// runtime's authorization, the MCP tool list and `#[agent]`'s
+    /// compile-time check all ask it.
+    pub const fn runs(&self, held: PermissionLevel) -> bool {
+        may_run(self.permission_level, held)
+    }
+}
+
+/// Whether a role granted `granted` on a skill, held by a caller at `held`,
+/// may run it: the lower of the two reaches `execute`.
+pub const fn may_run(granted: PermissionLevel, held: PermissionLevel) -> bool {
+    let lower = if (granted as u8) < (held as u8) {
+        granted
+    } else {
+        held
+    };
+    lower as u8 >= PermissionLevel::Execute as u8
 }
 
 words! {
@@ -238,6 +305,45 @@ words! {
         Executor = "executor",
         Validator = "validator",
         Orchestrator = "orchestrator",
+    }
+}
+
+words! {
+    /// The business domains of skills and agents (the AI-COS `Domain`): the
+    /// one list the macros, the registry rules and the published formats use.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Domain {
+        /// Foundations of the monorepo.
+        Core = "core",
+        /// Docker, CI/CD, performance.
+        Infra = "infra",
+        /// Postgres, Redis, Supabase.
+        Data = "data",
+        /// SEO.
+        Seo = "seo",
+        /// Knowledge and RAG.
+        Rag = "rag",
+        /// Commerce and checkout.
+        Cart = "cart",
+        /// AI-COS governance.
+        Aicos = "aicos",
+    }
+}
+
+words! {
+    /// The kinds of entity a job processes (the seed's `JobScope.entityType`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum EntityType {
+        /// A product range.
+        Gamme = "gamme",
+        /// A vehicle.
+        Vehicle = "vehicle",
+        /// An article.
+        Article = "article",
+        /// A page of the site.
+        Page = "page",
+        /// Everything.
+        All = "all",
     }
 }
 
@@ -424,6 +530,7 @@ impl Manifest {
         steps: &[],
         op: None,
         ambient_allowances: &[],
+        idempotency: None,
         entrypoint: Entrypoint {
             module: "",
             handler: "",

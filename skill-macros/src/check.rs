@@ -1,6 +1,7 @@
 //! Rules over a whole `#[skill]` that no single argument can check alone. One
 //! `check_*` function per rule; each reports every violation it finds.
 
+use skill_core::manifest::{Domain, is_key_field};
 use skill_core::names::{
     DescriptionProblem, MAX_DESCRIPTION, is_mcp_tool_name, is_semver, is_snake_case,
 };
@@ -21,7 +22,43 @@ pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
     check_mcp(cx, args);
     check_limits(cx, args);
     check_words(cx, args);
+    check_idempotency(cx, args);
     check_condition_arity(cx, args);
+}
+
+/// A key strategy says how it keys: `hash` reads intent, scope and payload
+/// whole; `composite` reads the fields it lists, each a part of the job
+/// envelope, so that two jobs it calls one are jobs the author meant as one.
+fn check_idempotency(cx: &Ctxt, args: &SkillArgs) {
+    let Some(i) = &args.idempotency else {
+        return;
+    };
+    match i.strategy.map(|c| c.variant) {
+        None => cx.error_at(
+            i.span,
+            "idempotency(...) needs `key = \"hash\"` (intent, scope and payload) or `key = \"composite\"` with `fields(...)`",
+        ),
+        Some("Hash") if !i.fields.is_empty() => cx.error_spanned(
+            &i.fields[0],
+            "`key = \"hash\"` keys intent, scope and payload whole; remove `fields(...)`, or use `key = \"composite\"`",
+        ),
+        Some("Composite") if i.fields.is_empty() => cx.error_at(
+            i.span,
+            "`key = \"composite\"` needs the fields it keys: `fields(\"intent\", \"scope.entityType\", \"payload.namespace\")`",
+        ),
+        _ => {}
+    }
+    for f in &i.fields {
+        if !is_key_field(&f.value()) {
+            cx.error_spanned(
+                f,
+                format!(
+                    "\"{}\" is not a part of a job a key can read; write `intent`, or `scope.` or `payload.` followed by a field, like \"payload.namespace\"",
+                    f.value()
+                ),
+            );
+        }
+    }
 }
 
 /// Skill names are snake_case (Brain OS registry v2), because every consumer
@@ -196,13 +233,15 @@ fn check_limits(cx: &Ctxt, args: &SkillArgs) {
 /// Domains, owners, tags and redacted fields are identifiers consumers match on.
 fn check_words(cx: &Ctxt, args: &SkillArgs) {
     if let Some(d) = &args.domain
-        && !is_snake_case(&d.value())
+        && Domain::parse(&d.value()).is_none()
     {
+        let words: Vec<&str> = Domain::ALL.iter().map(|w| w.as_str()).collect();
         cx.error_spanned(
             d,
             format!(
-                "domain \"{}\" is not lowercase snake_case, like \"seo\"",
-                d.value()
+                "`domain` cannot be \"{}\"{}",
+                d.value(),
+                crate::suggest::hint(&d.value(), &words)
             ),
         );
     }

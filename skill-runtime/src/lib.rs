@@ -132,12 +132,17 @@ pub mod failure {
 /// What a caller sends and what it gets back.
 pub mod envelope {
     pub use crate::model::caller::{Caller, Priority, Source};
-    pub use crate::model::envelope::{JobConstraints, JobEnvelope, Scope, new_id, split_reference};
+    pub use crate::model::envelope::{
+        JobConstraints, JobEnvelope, RagContext, Scope, SearchMethod, TruthLevel, new_id,
+        split_reference,
+    };
+    pub use crate::model::error::OverBudget;
     pub use crate::model::hash::stable_hash;
-    pub use crate::model::id::Id;
+    pub use crate::model::id::{Id, NotAUuid};
     pub use crate::model::record::RuleNote;
     pub use crate::model::result::{Artifact, Metrics, NextAction, SkillResult};
     pub use crate::model::time::parse_time;
+    pub use skill_core::manifest::EntityType;
 }
 
 /// Why a job produced no result, and why a runtime could not start.
@@ -192,7 +197,6 @@ pub mod policy {
     };
     pub use crate::exec::policy::idempotency::{
         Claim, Claimed, IdempotencyConfig, IdempotencyStore, MemoryIdempotency, Shared,
-        idempotency_key,
     };
     pub use crate::exec::policy::limits::Limits;
     pub use crate::exec::policy::rate::{RateLimitStore, Refusal};
@@ -226,8 +230,8 @@ pub use contract::skill::{
     InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,
 };
 pub use envelope::{
-    Artifact, Caller, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority, RuleNote,
-    Scope, SkillResult, Source,
+    Artifact, Caller, EntityType, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority,
+    RuleNote, Scope, SkillResult, Source,
 };
 pub use error::{InvokeError, StartError};
 pub use exec::runtime::{Runtime, RuntimeBuilder};

@@ -71,7 +71,8 @@ pub fn export(skills: &Registry) -> ExitCode {
     }
 }
 
-/// `agent ID INPUT`: run an agent, print its result; exit 1 when it failed.
+/// `agent ID INPUT`: run an agent, print its result; exit 2 when its input
+/// was refused, 1 when it failed.
 pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &RuntimeArgs) -> ExitCode {
     let agents = match registry() {
         Ok(a) => Arc::new(a),
@@ -139,10 +140,11 @@ pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &Runtim
                 e.reasons.join("; ")
             );
         }
-        let status = if result.success {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
+        // Like `invoke`: 2 when the input was refused, 1 when the run failed.
+        let status = match &result.error {
+            None => ExitCode::SUCCESS,
+            Some(e) if e.input_error => ExitCode::from(2),
+            Some(_) => ExitCode::FAILURE,
         };
         records_lost(&runtime, args, redis.is_some())
             .err()

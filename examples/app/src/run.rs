@@ -12,7 +12,8 @@ use skill_runtime::op::{McpClient, McpTools};
 use skill_runtime::queue::redis::RedisBackend;
 use skill_runtime::record::{FanOut, RecordSink};
 use skill_runtime::{
-    ApproveAll, InvokeError, JobEnvelope, JsonLinesSink, Registry, Runtime, SkillResult,
+    ApproveAll, InvokeError, JobConstraints, JobEnvelope, JsonLinesSink, Registry, Runtime,
+    SkillResult,
 };
 
 use crate::redis_args::RedisArgs;
@@ -36,8 +37,9 @@ pub struct JobArgs {
     /// Ask the skill to change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Deadline for the whole job, retries included.
-    #[arg(long, value_name = "MS")]
+    /// Deadline for the whole job, retries included (1 ms to 30 days; the
+    /// default is the seed's 5 minutes).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=JobConstraints::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
     /// Jobs with the same key run once.
     #[arg(long, value_name = "KEY")]
@@ -58,8 +60,8 @@ impl JobArgs {
             job.caller = job.caller.with_permissions(self.grants.iter().cloned());
         }
         job.constraints.dry_run |= self.dry_run;
-        if self.timeout_ms.is_some() {
-            job.constraints.timeout_ms = self.timeout_ms;
+        if let Some(ms) = self.timeout_ms {
+            job.constraints.timeout_ms = ms;
         }
         if self.idempotency_key.is_some() {
             job.idempotency_key = self.idempotency_key.clone();

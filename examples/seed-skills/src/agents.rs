@@ -2,7 +2,6 @@
 //! Generator Agent, with the three skills its contract lists, and
 //! `agent.seo.architect`, the agent it escalates to.
 
-use skill_runtime::InvokeError;
 use skill_runtime::prelude::*;
 
 use crate::aicos::{
@@ -116,29 +115,35 @@ pub async fn vlevel_agent(
     ctx: AgentCtx,
     input: VLevelAgentInput,
 ) -> Result<VLevelAgentOutput, VLevelAgentError> {
-    let failed = |e: InvokeError| VLevelAgentError::SkillFailed(e.to_string());
+    // A skill call that fails is counted (the `error_count` trigger) and the
+    // run goes on with what the others give: one unscorable page does not
+    // hide the scores of the rest.
     let audit = ctx
         .run::<seo_role_audit>(AuditInput {
             urls: input.urls.clone(),
             check_content: input.options.check_content,
         })
-        .await
-        .map_err(failed)?;
+        .await;
     let canonical = ctx
         .run::<canonical_check>(CanonicalInput {
             urls: input.urls.clone(),
         })
-        .await
-        .map_err(failed)?;
+        .await;
     let mut scores = Vec::with_capacity(input.urls.len());
     let mut recommendations = Vec::new();
     for url in &input.urls {
-        let out = ctx
+        let out = match ctx
             .run::<vlevel_calculator>(VLevelInput {
                 page_data: page_data_of(url),
             })
             .await
-            .map_err(failed)?;
+        {
+            Ok(out) => out,
+            Err(e) => {
+                recommendations.push(format!("{url}: not scored ({})", e.code()));
+                continue;
+            }
+        };
         recommendations.extend(
             out.recommendations
                 .into_iter()
@@ -150,27 +155,49 @@ pub async fn vlevel_agent(
             score: out.score,
         });
     }
-    for issue in &canonical.issues {
-        let what = match issue.issue {
-            CanonicalProblem::Missing => "add a canonical link".to_owned(),
-            CanonicalProblem::PointsElsewhere => format!(
-                "duplicate of {}: score that page instead",
-                issue.canonical.as_deref().unwrap_or("?")
-            ),
-            CanonicalProblem::NotFound => "not in the page table".to_owned(),
-        };
-        recommendations.push(format!("{}: {what}", issue.url));
-    }
-    let sound = input.urls.len() - canonical.issues.len().min(input.urls.len());
-    Ok(VLevelAgentOutput {
-        scores,
-        recommendations,
-        confidence: sound as f64 / input.urls.len().max(1) as f64,
-        human_required: audit.violations.iter().any(|v| {
+    // Without the canonical check nothing says the scores can be trusted.
+    let confidence = match &canonical {
+        Ok(canonical) => {
+            for issue in &canonical.issues {
+                let what = match issue.issue {
+                    CanonicalProblem::Missing => "add a canonical link".to_owned(),
+                    CanonicalProblem::PointsElsewhere => format!(
+                        "duplicate of {}: score that page instead",
+                        issue.canonical.as_deref().unwrap_or("?")
+                    ),
+                    CanonicalProblem::NotFound => "not in the page table".to_owned(),
+                };
+                recommendations.push(format!("{}: {what}", issue.url));
+            }
+            let sound = input.urls.len() - canonical.issues.len().min(input.urls.len());
+            sound as f64 / input.urls.len().max(1) as f64
+        }
+        Err(e) => {
+            recommendations.push(format!("canonical links not checked ({})", e.code()));
+            0.0
+        }
+    };
+    // An audit that broke the router/expert-content rule, or could not
+    // run, leaves the decision to a person.
+    let human_required = match &audit {
+        Ok(audit) => audit.violations.iter().any(|v| {
             v.violations
                 .iter()
                 .any(|f| f == "router_with_expert_content")
         }),
+        Err(_) => true,
+    };
+    if scores.is_empty() && !input.urls.is_empty() {
+        return Err(VLevelAgentError::SkillFailed(format!(
+            "no URL could be scored; {} skill call(s) failed",
+            ctx.error_count()
+        )));
+    }
+    Ok(VLevelAgentOutput {
+        scores,
+        recommendations,
+        confidence,
+        human_required,
     })
 }
 

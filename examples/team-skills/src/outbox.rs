@@ -105,7 +105,7 @@ pub enum NotifyError {
 /// Deliver a notification through the outbox, once per job.
 #[skill(
     version = "1.0.0",
-    domain = "notifications",
+    domain = "core",
     owners("growth-team"),
     autonomy = "L2",
     intents("notify"),

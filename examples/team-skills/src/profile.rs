@@ -32,7 +32,7 @@ pub enum ProfileError {
 /// Build a creator profile card from a social handle.
 #[skill(
     version = "1.2.0",
-    domain = "creators",
+    domain = "data",
     owners("growth-team"),
     autonomy = "L2",
     calls(normalize_handle),

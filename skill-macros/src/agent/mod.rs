@@ -25,9 +25,6 @@ use crate::ctxt::Ctxt;
 use crate::expand::tokens::respan;
 use crate::source_text::source_text;
 
-/// The words of the seed's `Domain`.
-const DOMAINS: &[&str] = &["core", "infra", "data", "seo", "rag", "cart", "aicos"];
-
 const KEYS: &[&str] = &[
     "id",
     "name",
@@ -315,13 +312,17 @@ fn read(cx: &Ctxt, list: List, func: &SkillFn) -> Args {
             }
             "domain" => {
                 if let Some(s) = str_lit(cx, &node) {
-                    if !DOMAINS.contains(&s.value().as_str()) {
+                    if skill_core::manifest::Domain::parse(&s.value()).is_none() {
+                        let words: Vec<&str> = skill_core::manifest::Domain::ALL
+                            .iter()
+                            .map(|w| w.as_str())
+                            .collect();
                         cx.error_spanned(
                             &s,
                             format!(
                                 "`domain` cannot be \"{}\"; the agent model's domains are {}",
                                 s.value(),
-                                DOMAINS.join(", ")
+                                words.join(", ")
                             ),
                         );
                     }

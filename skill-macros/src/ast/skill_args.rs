@@ -3,7 +3,7 @@
 
 use proc_macro2::Span;
 use skill_core::capability::Ambient;
-use skill_core::manifest::{Autonomy, Backoff, Origin, Sandbox, Status};
+use skill_core::manifest::{Autonomy, Backoff, KeyStrategy, Origin, Sandbox, Status};
 
 use syn::LitStr;
 
@@ -15,7 +15,7 @@ use crate::ast::read::{
     choice, flag, int_lit, lowercase_word, nodes, parse_path, path_list, str_list, str_lit,
     sub_list, word, words,
 };
-use crate::ast::types::{Form, OpArgs, SkillArgs, StepArgs};
+use crate::ast::types::{Form, IdempotencyArgs, OpArgs, SkillArgs, StepArgs};
 use crate::ctxt::Ctxt;
 
 /// Keys `#[skill(...)]` accepts, in documentation order.
@@ -38,6 +38,7 @@ pub const SKILL_KEYS: &[&str] = &[
     "retries",
     "backoff",
     "idempotent",
+    "idempotency",
     "destructive",
     "requires_hitl",
     "sandbox",
@@ -189,6 +190,26 @@ impl SkillArgs {
                 "retries" => a.retries = int_lit(cx, &node),
                 "backoff" => a.backoff = word::<Backoff>(cx, &node),
                 "idempotent" => a.idempotent = flag(cx, &node),
+                "idempotency" => {
+                    let mut i = IdempotencyArgs {
+                        span: node.span(),
+                        strategy: None,
+                        fields: Vec::new(),
+                    };
+                    for n in nodes(
+                        cx,
+                        sub_list(cx, node),
+                        "idempotency(...)",
+                        &["key", "fields"],
+                        &[],
+                    ) {
+                        match n.key().as_str() {
+                            "key" => i.strategy = word::<KeyStrategy>(cx, &n),
+                            _ => i.fields = str_list(cx, &n),
+                        }
+                    }
+                    a.idempotency = Some(i);
+                }
                 "destructive" => a.destructive = flag(cx, &node),
                 "requires_hitl" => a.requires_hitl = flag(cx, &node),
                 "sandbox" => a.sandbox = lowercase_word::<Sandbox>(cx, &node),

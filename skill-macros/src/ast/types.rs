@@ -62,6 +62,9 @@ pub struct SkillArgs {
     pub retries: Option<LitInt>,
     pub backoff: Option<Choice>,
     pub idempotent: bool,
+    /// `idempotency(key = "...", fields(...))`: how jobs without a caller's
+    /// key are keyed.
+    pub idempotency: Option<IdempotencyArgs>,
     pub destructive: bool,
     pub requires_hitl: bool,
     pub sandbox: Option<Choice>,
@@ -79,6 +82,12 @@ pub struct SkillArgs {
     pub steps: Vec<StepArgs>,
     /// `Some` for `#[op]`.
     pub op: Option<OpArgs>,
+}
+
+pub struct IdempotencyArgs {
+    pub span: Span,
+    pub strategy: Option<Choice>,
+    pub fields: Vec<LitStr>,
 }
 
 pub struct DeprecationArgs {

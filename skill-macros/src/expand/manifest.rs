@@ -160,6 +160,23 @@ pub(super) fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> Tok
                 })
             }),
     );
+    set(
+        "idempotency",
+        args.idempotency
+            .as_ref()
+            .and_then(|i| i.strategy)
+            .map(|strategy| {
+                let strategy = variant(p, "KeyStrategy", strategy);
+                let fields = args
+                    .idempotency
+                    .as_ref()
+                    .map(|i| i.fields.as_slice())
+                    .unwrap_or_default();
+                quote!(::core::option::Option::Some(#p::IdempotencyKey {
+                    strategy: #strategy, fields: &[#(#fields),*],
+                }))
+            }),
+    );
     let destructive = args.destructive;
     let hitl = args.requires_hitl;
     let sandbox = variant_or(p, "Sandbox", args.sandbox, "Local");

@@ -200,9 +200,7 @@ pub const fn assert_reusable(skill: &Manifest, role: AgentRole, message: &str) {
     let mut i = 0;
     while i < reuse.len() {
         let r = &reuse[i];
-        if r.agent_role as u8 == role as u8
-            && r.permission_level as u8 >= PermissionLevel::Execute as u8
-        {
+        if r.agent_role as u8 == role as u8 && r.runs(PermissionLevel::Execute) {
             return;
         }
         i += 1;

@@ -148,7 +148,7 @@ impl<A: Agent> AgentCtx<A> {
         }
         let mut job = JobEnvelope::for_reference(reference, params)
             .with_caller(self.caller.clone())
-            .with_parent(self.job_id.as_str());
+            .with_parent(self.job_id.clone());
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
         let result = self.runtime.invoke(job).await;

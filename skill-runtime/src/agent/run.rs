@@ -39,12 +39,30 @@ pub struct AgentFailure {
     pub code: String,
     /// What went wrong, for people.
     pub message: String,
+    /// The input was refused (its schema or a pre-condition): the body never
+    /// ran, and the caller is the one to fix it.
+    pub input_error: bool,
+    /// Running again may succeed: the failure mode the body returned says so.
+    pub retryable: bool,
 }
 
+/// A run that failed after its input was accepted, not worth retrying as is.
 pub(crate) fn failed(code: &str, message: String) -> Result<Value, AgentFailure> {
     Err(AgentFailure {
         code: code.to_owned(),
         message,
+        input_error: false,
+        retryable: false,
+    })
+}
+
+/// A run whose input was refused.
+pub(crate) fn refused(code: &str, message: String) -> Result<Value, AgentFailure> {
+    Err(AgentFailure {
+        code: code.to_owned(),
+        message,
+        input_error: true,
+        retryable: false,
     })
 }
 
@@ -70,7 +88,7 @@ async fn run_checked<A: Agent>(
     let input = match decode(&s.params) {
         Ok(i) => i,
         Err(e) => {
-            return failed(
+            return refused(
                 "invalid_input",
                 format!("input for agent `{}` does not decode: {e}", c.id),
             );
@@ -78,7 +96,7 @@ async fn run_checked<A: Agent>(
     };
     for pre in A::PRE_CONDITIONS {
         if !(pre.check)(&input) {
-            return failed(
+            return refused(
                 pre.error_code,
                 format!(
                     "agent `{}` refused the input: pre-condition `{}` does not hold",
@@ -106,10 +124,13 @@ async fn run_checked<A: Agent>(
     let out = match A::execute(ctx, input).await {
         Ok(out) => out,
         Err(e) => {
-            return failed(
-                e.failure_mode().code,
-                format!("agent `{}` failed: {e}", c.id),
-            );
+            let mode = e.failure_mode();
+            return Err(AgentFailure {
+                code: mode.code.to_owned(),
+                message: format!("agent `{}` failed: {e}", c.id),
+                input_error: false,
+                retryable: mode.retryable,
+            });
         }
     };
     for post in A::POST_CONDITIONS {

@@ -13,11 +13,11 @@ use skill_core::manifest::Severity;
 use crate::agent::contract::{AgentContract, Trigger};
 use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
-use crate::agent::run::{AgentFailure, Finished, Started, failed};
+use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
-use crate::model::envelope::new_id;
+use crate::model::envelope::{JobConstraints, new_id};
 use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
@@ -171,7 +171,7 @@ impl AgentRunner {
         };
         let finished = if let Some(why) = too_big {
             Finished {
-                output: failed("invalid_input", format!("input for agent `{}` {why}", c.id)),
+                output: refused("invalid_input", format!("input for agent `{}` {why}", c.id)),
                 errors: 0,
                 calls: 0,
             }
@@ -186,7 +186,7 @@ impl AgentRunner {
         } else {
             let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
             Finished {
-                output: failed(
+                output: refused(
                     "invalid_input",
                     format!("invalid input for agent `{}`: {}", c.id, list.join("; ")),
                 ),
@@ -223,7 +223,17 @@ impl AgentRunner {
             Err(_) => finished,
         };
         let duration = clock.elapsed();
-        let reasons = triggered(c, &finished);
+        let mut reasons = triggered(c, &finished);
+        // A body that failed for good is handed over like a trigger that held;
+        // refused input goes back to the caller, a retryable failure is tried
+        // again.
+        if let Err(f) = &finished.output
+            && !f.input_error
+            && !f.retryable
+            && reasons.is_empty()
+        {
+            reasons.push(format!("the run failed with `{}`", f.code));
+        }
         let escalation = c
             .escalation
             .filter(|_| !reasons.is_empty())
@@ -233,10 +243,11 @@ impl AgentRunner {
                 timeout_hours: e.timeout_hours,
                 reasons,
             });
-        let next_action = if escalation.is_some() {
-            NextAction::Escalate
-        } else {
-            NextAction::Complete
+        let next_action = match &finished.output {
+            _ if escalation.is_some() => NextAction::Escalate,
+            Ok(_) => NextAction::Complete,
+            Err(f) if f.retryable => NextAction::Retry,
+            Err(_) => NextAction::Escalate,
         };
         let (data, error) = match &finished.output {
             Ok(v) => (v.clone(), None),
@@ -275,7 +286,10 @@ impl AgentRunner {
                 Some(n) if n <= limits.max_record_value_bytes => params,
                 _ => truncated(size),
             },
-            dry_run,
+            constraints: JobConstraints {
+                dry_run,
+                ..JobConstraints::default()
+            },
             idempotency_key: None,
             replayed: false,
             started_at,

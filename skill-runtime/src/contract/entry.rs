@@ -410,9 +410,11 @@ mod tests {
             constraints: Default::default(),
             intent: None,
             scope: None,
+            rag_context: None,
             attempt: Default::default(),
             dry_run_read: Default::default(),
             report: Default::default(),
+            stop: Default::default(),
             pipeline: Default::default(),
         }
     }

@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Waker;
 use std::time::SystemTime;
 
 use crate::model::caller::Caller;
-use crate::model::envelope::{JobConstraints, JobEnvelope, Scope};
-use crate::model::error::InvokeError;
+use crate::model::envelope::{JobConstraints, JobEnvelope, RagContext, Scope};
+use crate::model::error::{InvokeError, OverBudget};
 use crate::model::id::Id;
 use crate::model::record::StepRun;
 use crate::model::result::{Artifact, NextAction, SkillResult};
@@ -82,11 +83,16 @@ pub(crate) struct Invocation {
     /// `scope`), when the caller said.
     pub(crate) intent: Option<String>,
     pub(crate) scope: Option<Box<Scope>>,
+    /// What retrieval found for the job, when the caller sent it.
+    pub(crate) rag_context: Option<Box<RagContext>>,
     pub(crate) attempt: AtomicU32,
     /// Whether the handler asked `Ctx::dry_run` (a dry run of a skill with
     /// side effects that never asked is noted in its result).
     pub(crate) dry_run_read: AtomicBool,
     pub(crate) report: Mutex<Report>,
+    /// Set when the job must end before its handler does (a budget crossed):
+    /// the runtime drops the handler at its next await.
+    pub(crate) stop: Stop,
     /// Only for pipelines, set once the job has resolved to one (boxed, so
     /// other jobs carry one pointer).
     pub(crate) pipeline: OnceLock<Box<PipelineRun>>,
@@ -131,10 +137,59 @@ impl fmt::Debug for Invocation {
     }
 }
 
+/// Why a job's handler was stopped before it returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    /// A report crossed one of the job's budgets.
+    Budget,
+}
+
+/// A request that the job's handler stop, and the waker of the task that
+/// polls it, so that a request from another task is seen at once.
+#[derive(Debug, Default)]
+pub(crate) struct Stop {
+    /// 0 while the handler may go on; a [`StopReason`] plus one after.
+    reason: AtomicU8,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Stop {
+    /// Ask the handler to stop; the first reason given is kept.
+    pub(crate) fn request(&self, why: StopReason) {
+        let code = why as u8 + 1;
+        if self
+            .reason
+            .compare_exchange(0, code, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+            && let Some(w) = lock(&self.waker).take()
+        {
+            w.wake();
+        }
+    }
+
+    /// Why the handler must stop, once asked.
+    pub(crate) fn reason(&self) -> Option<StopReason> {
+        match self.reason.load(Ordering::Acquire) {
+            0 => None,
+            _ => Some(StopReason::Budget),
+        }
+    }
+
+    /// Wake `waker` when a stop is asked for.
+    pub(crate) fn register(&self, waker: &Waker) {
+        let mut w = lock(&self.waker);
+        if !w.as_ref().is_some_and(|old| old.will_wake(waker)) {
+            *w = Some(waker.clone());
+        }
+    }
+}
+
 /// What the handler reported through its context.
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     pub(crate) tokens: Option<u64>,
+    /// Documents retrieved, like tokens kept across attempts.
+    pub(crate) docs: Option<u64>,
     /// Dollars, like tokens kept across attempts: what was spent was spent.
     pub(crate) cost: Option<f64>,
     pub(crate) items: u64,
@@ -157,7 +212,60 @@ impl Invocation {
         }
     }
 
+    /// `used` of `budget` against its `limit`: past it, the job is asked to
+    /// stop and the report that crossed it says so.
+    pub(crate) fn within(
+        &self,
+        budget: &'static str,
+        used: u64,
+        limit: u64,
+    ) -> Result<(), OverBudget> {
+        if used <= limit {
+            return Ok(());
+        }
+        self.stop.request(StopReason::Budget);
+        Err(OverBudget {
+            budget,
+            used,
+            limit,
+        })
+    }
+
+    /// The first budget the report so far is over, if any: tokens, then
+    /// documents, then cost in whole cents (what was spent rounded up, the
+    /// budget rounded down).
+    pub(crate) fn over_budget(&self, r: &Report) -> Option<OverBudget> {
+        let c = &self.constraints;
+        [
+            ("tokens", r.tokens.unwrap_or(0), Some(c.max_tokens)),
+            ("documents", r.docs.unwrap_or(0), Some(c.max_docs)),
+            (
+                "cents",
+                cents_up(r.cost.unwrap_or(0.0)),
+                c.budget.map(cents_down),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(budget, used, limit)| {
+            limit.filter(|&l| used > l).map(|limit| OverBudget {
+                budget,
+                used,
+                limit,
+            })
+        })
+    }
+
     pub(crate) fn take_report(&self) -> Report {
         std::mem::take(&mut *lock(&self.report))
     }
+}
+
+/// Dollars spent, in whole cents rounded up.
+pub(crate) fn cents_up(dollars: f64) -> u64 {
+    (dollars * 100.0).ceil() as u64
+}
+
+/// A budget in dollars, in whole cents rounded down.
+pub(crate) fn cents_down(dollars: f64) -> u64 {
+    (dollars * 100.0).floor() as u64
 }

@@ -17,9 +17,10 @@ use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 use crate::contract::capability::{Calls, Capability, Declares};
-use crate::contract::invocation::Invocation;
+use crate::contract::invocation::{Invocation, cents_down, cents_up};
 use crate::model::caller::Caller;
-use crate::model::envelope::{JobConstraints, Scope};
+use crate::model::envelope::{JobConstraints, RagContext, Scope};
+use crate::model::error::OverBudget;
 use crate::model::result::{Artifact, NextAction};
 use crate::sync::lock;
 
@@ -273,6 +274,12 @@ impl<S> Ctx<S> {
         self.inv.scope.as_deref()
     }
 
+    /// What retrieval found for the job (the seed's `ragContext`: documents,
+    /// citations, truth level, confidence), when the caller sent it.
+    pub fn rag_context(&self) -> Option<&RagContext> {
+        self.inv.rag_context.as_deref()
+    }
+
     /// True when the caller asked for a dry run: read, compute, report, but
     /// change nothing. A skill with side effects must ask: on a dry run of one
     /// that did not, the result and the record carry a warning note
@@ -290,25 +297,63 @@ impl<S> Ctx<S> {
         self.inv.attempt.load(Ordering::Relaxed)
     }
 
-    /// Count `n` more items processed (the result's `metrics.items_processed`;
-    /// checked against the job's `max_items`).
+    /// Count `n` more items processed (the result's `metrics.items_processed`,
+    /// the seed's `items_processed`: URLs audited, documents indexed, routes
+    /// compared). Not a budget.
     pub fn report_items(&self, n: u64) {
         let mut r = lock(&self.inv.report);
         r.items = r.items.saturating_add(n);
     }
 
-    /// Count `n` more tokens used (the result's `metrics.tokens_used`; checked
-    /// against the job's `max_tokens`).
-    pub fn report_tokens(&self, n: u64) {
-        let mut r = lock(&self.inv.report);
-        r.tokens = Some(r.tokens.unwrap_or(0).saturating_add(n));
+    /// Count `n` more tokens used (the result's `metrics.tokens_used`). Past
+    /// the job's `maxTokens` the job fails `budget_exceeded`: this returns
+    /// the error, and the runtime stops the handler at its next await
+    /// whatever it does with it.
+    pub fn report_tokens(&self, n: u64) -> Result<(), OverBudget> {
+        let used = {
+            let mut r = lock(&self.inv.report);
+            let used = r.tokens.unwrap_or(0).saturating_add(n);
+            r.tokens = Some(used);
+            used
+        };
+        self.inv
+            .within("tokens", used, self.inv.constraints.max_tokens)
     }
 
-    /// Count `dollars` more spent (the result's `metrics.cost`; checked against
-    /// the job's `budget`).
-    pub fn report_cost(&self, dollars: f64) {
-        let mut r = lock(&self.inv.report);
-        r.cost = Some(r.cost.unwrap_or(0.0) + dollars);
+    /// Count `n` more documents retrieved (the result's
+    /// `metrics.docs_retrieved`). Past the job's `maxDocs` the job fails
+    /// `budget_exceeded`, as [`Ctx::report_tokens`] says.
+    pub fn report_docs(&self, n: u64) -> Result<(), OverBudget> {
+        let used = {
+            let mut r = lock(&self.inv.report);
+            let used = r.docs.unwrap_or(0).saturating_add(n);
+            r.docs = Some(used);
+            used
+        };
+        self.inv
+            .within("documents", used, self.inv.constraints.max_docs)
+    }
+
+    /// Count `dollars` more spent (the result's `metrics.cost`). Past the
+    /// job's `budget` the job fails `budget_exceeded`, as
+    /// [`Ctx::report_tokens`] says. A negative or non-finite amount counts
+    /// as nothing.
+    pub fn report_cost(&self, dollars: f64) -> Result<(), OverBudget> {
+        let dollars = if dollars.is_finite() && dollars > 0.0 {
+            dollars
+        } else {
+            0.0
+        };
+        let spent = {
+            let mut r = lock(&self.inv.report);
+            let spent = r.cost.unwrap_or(0.0) + dollars;
+            r.cost = Some(spent);
+            spent
+        };
+        match self.inv.constraints.budget {
+            Some(b) => self.inv.within("cents", cents_up(spent), cents_down(b)),
+            None => Ok(()),
+        }
     }
 
     /// Attach an artifact to the result.

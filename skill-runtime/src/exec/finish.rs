@@ -119,14 +119,14 @@ impl Runtime {
         // The handler's context is usually gone by now; a spawned task that
         // kept a clone of it leaves the invocation shared, and then the ids are
         // copied.
-        let (job_id, trace_id, parent_job_id, caller, dry_run, intent, scope) =
+        let (job_id, trace_id, parent_job_id, caller, constraints, intent, scope) =
             match Arc::try_unwrap(st.inv) {
                 Ok(inv) => (
                     inv.job_id,
                     inv.trace_id,
                     inv.parent_job_id,
                     inv.caller,
-                    inv.constraints.dry_run,
+                    inv.constraints,
                     inv.intent,
                     inv.scope,
                 ),
@@ -135,7 +135,7 @@ impl Runtime {
                     inv.trace_id.clone(),
                     inv.parent_job_id.clone(),
                     inv.caller.clone(),
-                    inv.constraints.dry_run,
+                    inv.constraints.clone(),
                     inv.intent.clone(),
                     inv.scope.clone(),
                 ),
@@ -154,7 +154,7 @@ impl Runtime {
             created_at: st.job.created_at,
             caller,
             params,
-            dry_run,
+            constraints,
             idempotency_key: st.key,
             replayed: st.replayed,
             started_at: st.started_at,

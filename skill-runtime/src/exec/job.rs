@@ -196,7 +196,7 @@ impl Runtime {
         let input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
 
-        let claimed = match idempotency::slot(state.effectful, m.name, st) {
+        let claimed = match idempotency::slot(m, state.effectful, st) {
             None => None,
             // Boxed: only keyed jobs wait here, and its state would otherwise
             // widen every job's future.
@@ -273,7 +273,7 @@ impl Runtime {
         let data = output::encode(skill, &output, st)?;
         // Bound first: a borrow of the output must not live across the
         // rollback's await (the future would stop being `Send`).
-        let after = output::after(skill, (&output, &data), st)?;
+        let after = output::after(skill, &output, st)?;
         let notes = match after {
             After::Held(notes) => notes,
             // Boxed: rare, and it would widen every job's future.

@@ -17,7 +17,7 @@ use skill_core::manifest::{Manifest, TargetKind};
 use crate::contract::invocation::{Invocation, PipelineRun};
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
-use crate::model::envelope::{JobConstraints, JobEnvelope};
+use crate::model::envelope::JobEnvelope;
 use crate::model::record::{RunStatus, StepRun};
 use crate::registry::rules::pipeline::Reference;
 use crate::sync::lock;
@@ -99,12 +99,12 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
             }
         }
         let t = step.target;
+        // A step is held to the pipeline's limits, and sees what retrieval
+        // found for it.
         let mut job = JobEnvelope::new(t.name, Value::Object(params))
             .with_caller(inv.caller.clone())
-            .with_constraints(JobConstraints {
-                dry_run: inv.constraints.dry_run,
-                ..JobConstraints::default()
-            });
+            .with_constraints(inv.constraints.clone());
+        job.rag_context = inv.rag_context.clone();
         job.kind = t.kind;
         job.version = t.version.map(std::borrow::Cow::Borrowed);
         job.trace_id = inv.trace_id.clone();

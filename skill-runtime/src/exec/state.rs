@@ -68,6 +68,8 @@ pub(crate) struct Target {
     pub(crate) version: Option<Cow<'static, str>>,
     pub(crate) params: Value,
     pub(crate) idempotency_key: Option<String>,
+    /// A queue delivered it, and may deliver it again.
+    pub(crate) delivered: bool,
     /// When the caller made the envelope, and after when it is not run.
     pub(crate) created_at: Option<SystemTime>,
     pub(crate) expires_at: Option<SystemTime>,
@@ -110,6 +112,9 @@ impl State {
             idempotency_key,
             created_at,
             expires_at,
+            rag_context,
+            minted: _,
+            delivered,
         } = job;
         let span = tracing::info_span!(
             "skill",
@@ -128,9 +133,11 @@ impl State {
             constraints,
             intent,
             scope,
+            rag_context,
             attempt: AtomicU32::new(0),
             dry_run_read: AtomicBool::new(false),
             report: Default::default(),
+            stop: Default::default(),
             pipeline: OnceLock::new(),
         });
         Box::new(State {
@@ -141,6 +148,7 @@ impl State {
                 version,
                 params,
                 idempotency_key,
+                delivered,
                 created_at,
                 expires_at,
             },

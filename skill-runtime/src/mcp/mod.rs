@@ -321,7 +321,7 @@ impl McpServer {
             ));
         }
         let caller = Caller {
-            source: Source::Mcp,
+            source: Source::Webhook,
             ..options.caller
         }
         .with_permissions(options.grants);

@@ -33,8 +33,7 @@ pub struct Caller {
     /// The person behind the call, if any.
     #[serde(default, alias = "userId")]
     pub user_id: Option<String>,
-    /// What started the job.
-    #[serde(default)]
+    /// What triggered the job; required in JSON, as the seed's schema says.
     pub source: Source,
     /// How urgent the job is.
     #[serde(default)]
@@ -101,21 +100,24 @@ pub(crate) fn serialize_context<S: Serializer>(c: &Caller, s: S) -> Result<S::Ok
     .serialize(s)
 }
 
-/// What triggered the job (the seed's `JobContext.source`).
+/// What triggered the job (the seed's `JobContext.source`, a closed set: a
+/// seed consumer refuses any other word). The runtime writes `manual` for a
+/// command line or code in this process, `webhook` for an MCP tool call (a
+/// request from outside the process), and `cron` for a schedule; a pipeline's
+/// steps and an agent's skill calls keep the source of the job that started
+/// them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// A schedule.
     Cron,
-    /// An incoming webhook.
+    /// A request from outside the process: a webhook, an MCP tool call.
     Webhook,
-    /// A person, by hand.
+    /// A person, by hand, or code in this process.
     #[default]
     Manual,
     /// An event on a bus.
     Event,
-    /// A tool call from an MCP client.
-    Mcp,
 }
 
 /// How soon the job should run (the seed's `JobContext.priority`): a queue

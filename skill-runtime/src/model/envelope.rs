@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
-use skill_core::manifest::TargetKind;
+use skill_core::manifest::{EntityType, TargetKind};
 
 use crate::model::caller::{Caller, serialize_context};
 use crate::model::hash::Hasher;
@@ -54,16 +54,26 @@ use crate::model::time;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobEnvelope {
-    /// Unique per job; a UUID v4 unless the caller brings its own.
-    #[serde(default = "new_id", alias = "job_id")]
+    /// Unique per job: a UUID, a fresh v4 unless the caller brings its own.
+    /// A queue refuses a second, different job with an id it already holds.
+    #[serde(
+        default = "new_id",
+        alias = "job_id",
+        deserialize_with = "crate::model::id::deserialize_uuid"
+    )]
     pub job_id: Id,
-    /// Shared by every job of one trace; a UUID v4 unless given.
-    #[serde(default = "new_id", alias = "trace_id")]
+    /// Shared by every job of one trace: a UUID, a fresh v4 unless given.
+    #[serde(
+        default = "new_id",
+        alias = "trace_id",
+        deserialize_with = "crate::model::id::deserialize_uuid"
+    )]
     pub trace_id: Id,
-    /// The job that started this one, for nested and pipeline calls.
+    /// The job that started this one (a UUID), for nested and pipeline calls.
     #[serde(
         default,
         alias = "parent_job_id",
+        deserialize_with = "crate::model::id::deserialize_optional_uuid",
         skip_serializing_if = "Option::is_none"
     )]
     pub parent_job_id: Option<Id>,
@@ -90,14 +100,14 @@ pub struct JobEnvelope {
     /// The skill's input (the seed's `payload`); must match its input schema.
     #[serde(rename = "payload", alias = "params", default = "empty_object")]
     pub params: Value,
-    /// Deadline, dry run, budgets.
+    /// Deadline, dry run, budgets; the seed's defaults for what is left out.
     #[serde(default)]
     pub constraints: JobConstraints,
-    /// Who asks (the seed's `context`).
+    /// Who asks (the seed's `context`, required in JSON: at least its
+    /// `source`, what triggered the job).
     #[serde(
         rename = "context",
         alias = "caller",
-        default,
         serialize_with = "serialize_context"
     )]
     pub caller: Caller,
@@ -128,6 +138,81 @@ pub struct JobEnvelope {
         skip_serializing_if = "Option::is_none"
     )]
     pub expires_at: Option<SystemTime>,
+    /// What a retrieval step found for the job (the seed's `ragContext`):
+    /// documents, citations, their truth level and confidence; handed to the
+    /// skill as [`Ctx::rag_context`].
+    ///
+    /// [`Ctx::rag_context`]: crate::contract::skill::Ctx::rag_context
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rag_context: Option<Box<RagContext>>,
+    /// Whether this process made `job_id` (no other job can hold it), rather
+    /// than the caller bringing it: a queue checks a brought id against the
+    /// ids it holds before it waits on that id's outcome.
+    #[serde(skip)]
+    pub(crate) minted: bool,
+    /// Whether a queue delivered this job, which may deliver it again (a
+    /// worker that stopped answering): the job is then keyed by its id, so
+    /// that a second delivery replays the first's outcome instead of running
+    /// an effectful skill twice.
+    #[serde(skip)]
+    pub(crate) delivered: bool,
+}
+
+/// What retrieval found for a job (the seed's `ragContext`, its schemas
+/// from the RAG system: documents and citations are kept as they come).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RagContext {
+    /// The documents retrieved, each an object.
+    pub documents: Vec<Map<String, Value>>,
+    /// Where each claim comes from, each an object.
+    pub citations: Vec<Map<String, Value>>,
+    /// How far the documents can be trusted, `L1` (most) to `L4`.
+    pub truth_level: TruthLevel,
+    /// 0 to 1.
+    #[serde(deserialize_with = "unit_interval")]
+    pub confidence: f64,
+    /// How the documents were found.
+    #[serde(default)]
+    pub search_method: SearchMethod,
+    /// The index they came from, like `2026.01.0`.
+    pub index_version: String,
+}
+
+/// The seed's `TruthLevel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TruthLevel {
+    /// The most trusted.
+    L1,
+    /// Trusted.
+    L2,
+    /// Plausible.
+    L3,
+    /// The least trusted.
+    L4,
+}
+
+/// How retrieval searched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMethod {
+    /// By embedding.
+    Vector,
+    /// By terms.
+    Bm25,
+    /// Both (the seed's default).
+    #[default]
+    Hybrid,
+}
+
+fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let x = f64::deserialize(d)?;
+    if !(0.0..=1.0).contains(&x) {
+        return Err(serde::de::Error::custom(format!(
+            "confidence {x} is outside 0 to 1"
+        )));
+    }
+    Ok(x)
 }
 
 /// What a job processes (the seed's `JobScope`): the kind of entity, which ones,
@@ -135,10 +220,9 @@ pub struct JobEnvelope {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Scope {
-    /// The seed's entity types are `gamme`, `vehicle`, `article`, `page` and
-    /// `all`; any word is taken.
+    /// The kind of entity the job covers.
     #[serde(alias = "entity_type")]
-    pub entity_type: String,
+    pub entity_type: EntityType,
     /// The entities the job covers.
     #[serde(default, alias = "entity_ids", skip_serializing_if = "Option::is_none")]
     pub entity_ids: Option<Vec<String>>,
@@ -157,9 +241,9 @@ impl Scope {
     pub const DEFAULT_LIMIT: u32 = 1_000;
 
     /// A scope over entities of `entity_type`, with the default limit.
-    pub fn new(entity_type: impl Into<String>) -> Scope {
+    pub fn new(entity_type: EntityType) -> Scope {
         Scope {
-            entity_type: entity_type.into(),
+            entity_type,
             entity_ids: None,
             filters: None,
             limit: Scope::DEFAULT_LIMIT,
@@ -230,6 +314,9 @@ impl JobEnvelope {
             idempotency_key: None,
             created_at: None,
             expires_at: None,
+            rag_context: None,
+            minted: true,
+            delivered: false,
         }
     }
 
@@ -264,7 +351,7 @@ impl JobEnvelope {
 
     /// End the job after `timeout_ms` milliseconds.
     pub fn with_timeout_ms(mut self, timeout_ms: u64) -> Self {
-        self.constraints.timeout_ms = Some(timeout_ms);
+        self.constraints.timeout_ms = timeout_ms;
         self
     }
 
@@ -280,15 +367,22 @@ impl JobEnvelope {
         self
     }
 
-    /// Join this trace.
-    pub fn with_trace_id(mut self, trace_id: impl AsRef<str>) -> Self {
-        self.trace_id = Id::from(trace_id.as_ref());
+    /// Join this trace (a UUID: [`Id::uuid`] reads one from text).
+    pub fn with_trace_id(mut self, trace_id: Id) -> Self {
+        self.trace_id = trace_id;
         self
     }
 
-    /// Make the job a child of `parent_job_id`.
-    pub fn with_parent(mut self, parent_job_id: impl AsRef<str>) -> Self {
-        self.parent_job_id = Some(Id::from(parent_job_id.as_ref()));
+    /// Make the job a child of job `parent_job_id`.
+    pub fn with_parent(mut self, parent_job_id: Id) -> Self {
+        self.parent_job_id = Some(parent_job_id);
+        self
+    }
+
+    /// Give the job this id (a UUID), instead of a fresh one.
+    pub fn with_job_id(mut self, job_id: Id) -> Self {
+        self.job_id = job_id;
+        self.minted = false;
         self
     }
 
@@ -325,6 +419,18 @@ impl JobEnvelope {
             self.scope.as_deref(),
             &self.params,
         ))
+    }
+
+    /// What makes this job the job it is, whenever it was sealed: SHA-256 of
+    /// the envelope as queued, without `createdAt`. A queue that holds job
+    /// `job_id` takes the same envelope sent again (a lost reply, a retried
+    /// request) as the same job, and refuses another with that id.
+    pub(crate) fn digest(&self) -> String {
+        let mut h = Hasher::new();
+        let mut unstamped = self.clone();
+        unstamped.created_at = None;
+        let _ = serde_json::to_writer(&mut h, &unstamped);
+        h.key()
     }
 
     /// Whether the job should no longer run at `now`.
@@ -372,42 +478,104 @@ pub fn split_reference(reference: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Limits the caller puts on one job (the seed's `JobConstraints`). Absent
-/// limits are not imposed: the seed's schema fills in defaults (4,000 tokens,
-/// 10 documents, 5 minutes) when it builds an envelope, and an envelope that
-/// carries them is held to them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Limits the caller puts on one job (the seed's `JobConstraints`), with the
+/// seed's defaults for what an envelope leaves out: 4,000 tokens, 10
+/// documents, 5 minutes, not a dry run, no cost budget. Every job is held to
+/// them, and its record shows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobConstraints {
+    /// Token budget (the seed's `maxTokens`): a job fails `budget_exceeded`
+    /// at the report ([`Ctx::report_tokens`]) that crosses it.
+    ///
+    /// [`Ctx::report_tokens`]: crate::contract::skill::Ctx::report_tokens
+    #[serde(default = "default_max_tokens", alias = "max_tokens")]
+    pub max_tokens: u64,
+    /// Document budget (the seed's `maxDocs`: documents a job retrieves): a
+    /// job fails `budget_exceeded` at the report ([`Ctx::report_docs`]) that
+    /// crosses it.
+    ///
+    /// [`Ctx::report_docs`]: crate::contract::skill::Ctx::report_docs
+    #[serde(default = "default_max_docs", alias = "max_docs")]
+    pub max_docs: u64,
     /// Deadline for the whole job, in milliseconds, retries included (the
-    /// seed's `timeout`). Each attempt is also bounded by the skill's own
-    /// `timeout_ms`.
+    /// seed's `timeout`), at most [`JobConstraints::MAX_TIMEOUT_MS`]. Each
+    /// attempt is also bounded by the skill's own `timeout_ms`.
     #[serde(
-        default,
+        default = "default_timeout",
         rename = "timeout",
         alias = "timeout_ms",
         alias = "timeoutMs",
+        deserialize_with = "timeout"
+    )]
+    pub timeout_ms: u64,
+    /// Cost budget (the seed's `budget`, in dollars): a job fails
+    /// `budget_exceeded` at the report ([`Ctx::report_cost`]) that crosses it.
+    ///
+    /// [`Ctx::report_cost`]: crate::contract::skill::Ctx::report_cost
+    #[serde(
+        default,
+        deserialize_with = "budget",
         skip_serializing_if = "Option::is_none"
     )]
-    pub timeout_ms: Option<u64>,
+    pub budget: Option<f64>,
     /// Ask the skill not to change anything; it reads this from its context.
     #[serde(default, alias = "dry_run")]
     pub dry_run: bool,
-    /// Token budget: a job whose handler reports more tokens fails.
-    #[serde(default, alias = "max_tokens", skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u64>,
-    /// Item budget (the seed's `maxDocs`): a job whose handler reports more
-    /// processed items fails.
-    #[serde(
-        default,
-        rename = "maxDocs",
-        alias = "max_items",
-        alias = "maxItems",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub max_items: Option<u64>,
-    /// Cost budget (the seed's `budget`, in dollars): a job whose handler
-    /// reports a higher cost fails.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<f64>,
+}
+
+impl JobConstraints {
+    /// The seed's default token budget.
+    pub const DEFAULT_MAX_TOKENS: u64 = 4_000;
+    /// The seed's default document budget.
+    pub const DEFAULT_MAX_DOCS: u64 = 10;
+    /// The seed's default deadline: 5 minutes.
+    pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
+    /// The longest deadline a job may ask for: 30 days.
+    pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
+}
+
+impl Default for JobConstraints {
+    fn default() -> Self {
+        JobConstraints {
+            max_tokens: JobConstraints::DEFAULT_MAX_TOKENS,
+            max_docs: JobConstraints::DEFAULT_MAX_DOCS,
+            timeout_ms: JobConstraints::DEFAULT_TIMEOUT_MS,
+            budget: None,
+            dry_run: false,
+        }
+    }
+}
+
+fn default_max_tokens() -> u64 {
+    JobConstraints::DEFAULT_MAX_TOKENS
+}
+
+fn default_max_docs() -> u64 {
+    JobConstraints::DEFAULT_MAX_DOCS
+}
+
+fn default_timeout() -> u64 {
+    JobConstraints::DEFAULT_TIMEOUT_MS
+}
+
+fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let ms = u64::deserialize(d)?;
+    if ms == 0 || ms > JobConstraints::MAX_TIMEOUT_MS {
+        return Err(serde::de::Error::custom(format!(
+            "timeout {ms} ms is outside 1 ms to {} ms (30 days)",
+            JobConstraints::MAX_TIMEOUT_MS
+        )));
+    }
+    Ok(ms)
+}
+
+fn budget<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let dollars = f64::deserialize(d)?;
+    if !dollars.is_finite() || dollars < 0.0 {
+        return Err(serde::de::Error::custom(format!(
+            "budget {dollars} is not a non-negative amount of dollars"
+        )));
+    }
+    Ok(Some(dollars))
 }

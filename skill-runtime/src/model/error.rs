@@ -188,15 +188,17 @@ pub enum InvokeError {
         /// The postcondition's text.
         assertion: String,
         /// The rollback action it names, if any.
-        rollback_action: Option<String>,
+        rollback_action: Option<&'static str>,
         /// What running the rollback action gave, when there is one.
         rollback: Option<Result<(), RollbackError>>,
         /// The output the postcondition rejected, redacted as the manifest
         /// says: what the run found is not lost with it.
         output: Option<std::sync::Arc<serde_json::Value>>,
     },
-    #[error("skill `{skill}` broke validation rule `{rule_id}`: {message}")]
-    /// A validation rule of severity `error` rejected the output.
+    #[error("skill `{skill}` broke validation rule `{rule_id}`: {message}{}", rollback_text(.rollback_action, .rollback))]
+    /// A validation rule of severity `error` rejected the output; like a
+    /// broken postcondition, the skill's rollback action, if it has one, was
+    /// run, so that a rejected output leaves no effect behind.
     ValidationRule {
         /// The skill the job named (`name@version` once resolved).
         skill: String,
@@ -204,15 +206,20 @@ pub enum InvokeError {
         rule_id: String,
         /// What went wrong, for people.
         message: String,
+        /// The skill's rollback action, if it has one.
+        rollback_action: Option<&'static str>,
+        /// What running it gave, when there is one.
+        rollback: Option<Result<(), RollbackError>>,
         /// The output the rule rejected, redacted as the manifest says.
         output: Option<std::sync::Arc<serde_json::Value>>,
     },
     #[error("skill `{skill}` used {used} {budget}, over the job's budget of {limit}")]
-    /// The job used more than its budget (tokens, cost) allows.
-    OverBudget {
+    /// The job used more than a budget of its constraints allows (tokens,
+    /// documents, cost): stopped at the report that crossed it.
+    BudgetExceeded {
         /// The skill the job named (`name@version` once resolved).
         skill: String,
-        /// Which budget: `tokens` or `cost`.
+        /// Which budget: `tokens`, `documents` or `cents`.
         budget: &'static str,
         /// What the job used.
         used: u64,
@@ -288,7 +295,10 @@ fn list(violations: &[SchemaViolation]) -> String {
     violations.iter().map(|v| format!("\n  {v}")).collect()
 }
 
-fn rollback_text(action: &Option<String>, outcome: &Option<Result<(), RollbackError>>) -> String {
+fn rollback_text(
+    action: &Option<&'static str>,
+    outcome: &Option<Result<(), RollbackError>>,
+) -> String {
     match (action, outcome) {
         (Some(a), Some(Ok(()))) => format!("; rollback action `{a}` ran"),
         (Some(a), Some(Err(e))) => format!("; rollback action `{a}` failed: {e}"),
@@ -323,7 +333,7 @@ impl InvokeError {
             InvokeError::InvalidOutput { .. } => "invalid_output",
             InvokeError::Postcondition { .. } => "postcondition_failed",
             InvokeError::ValidationRule { .. } => "validation_rule_failed",
-            InvokeError::OverBudget { .. } => "over_budget",
+            InvokeError::BudgetExceeded { .. } => "budget_exceeded",
             InvokeError::Abandoned { .. } => "abandoned",
             InvokeError::Unavailable { .. } => "unavailable",
             InvokeError::Internal { .. } => "internal",
@@ -375,6 +385,20 @@ impl InvokeError {
             _ => NextAction::Escalate,
         }
     }
+}
+
+/// A report through the context crossed one of the job's budgets: the job
+/// fails `budget_exceeded`, and the runtime stops its handler at its next
+/// await.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{used} {budget} used, over the job's budget of {limit}")]
+pub struct OverBudget {
+    /// Which budget: `tokens`, `documents` or `cents`.
+    pub budget: &'static str,
+    /// What the job has used, this report included.
+    pub used: u64,
+    /// The budget.
+    pub limit: u64,
 }
 
 /// What a runtime needs and was not given; it refuses to start rather than let a

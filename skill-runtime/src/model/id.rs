@@ -49,6 +49,26 @@ impl Id {
         })
     }
 
+    /// `text` as an id when it is a UUID written the way the seed's envelope
+    /// schema asks (`z.string().uuid()`: 8-4-4-4-12 hexadecimal digits, any
+    /// version); kept as written.
+    pub fn uuid(text: &str) -> Result<Id, NotAUuid> {
+        let hyphens = [8, 13, 18, 23];
+        let shaped = text.len() == Id::INLINE
+            && text.bytes().enumerate().all(|(i, b)| {
+                if hyphens.contains(&i) {
+                    b == b'-'
+                } else {
+                    b.is_ascii_hexdigit()
+                }
+            });
+        if shaped {
+            Ok(Id::from(text))
+        } else {
+            Err(NotAUuid(text.chars().take(64).collect()))
+        }
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -59,6 +79,29 @@ impl Id {
             Repr::Shared(s) => s,
         }
     }
+}
+
+/// An id that is not a UUID where one is required.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a UUID (8-4-4-4-12 hexadecimal digits, like `6c2f1a0e-7b3d-4c55-9a57-3f0d2a1b9e10`)"
+)]
+pub struct NotAUuid(pub String);
+
+/// Deserialize an id that must be a UUID (the envelope's `jobId`, `traceId`,
+/// `parentJobId`).
+pub(crate) fn deserialize_uuid<'de, D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+    let text = std::borrow::Cow::<str>::deserialize(d)?;
+    Id::uuid(&text).map_err(serde::de::Error::custom)
+}
+
+/// [`deserialize_uuid`], for an optional id.
+pub(crate) fn deserialize_optional_uuid<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Id>, D::Error> {
+    let text = Option::<std::borrow::Cow<str>>::deserialize(d)?;
+    text.map(|t| Id::uuid(&t).map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 impl Default for Id {

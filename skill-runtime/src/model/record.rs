@@ -14,7 +14,7 @@ use serde_json::Value;
 use skill_core::manifest::Severity;
 
 use crate::model::caller::Caller;
-use crate::model::envelope::Scope;
+use crate::model::envelope::{JobConstraints, Scope};
 use crate::model::id::Id;
 use crate::model::time::{deserialize_time, serialize_time};
 
@@ -51,8 +51,9 @@ pub struct RunRecord {
     pub caller: Caller,
     /// The input, with redacted fields replaced; `null` when it did not parse.
     pub params: Value,
-    /// Whether it was a dry run.
-    pub dry_run: bool,
+    /// The limits it ran under (the seed's defaults filled in): deadline,
+    /// budgets, dry run.
+    pub constraints: JobConstraints,
     /// The idempotency key it ran under, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
@@ -386,6 +387,8 @@ pub enum AttemptOutcome {
     TimedOut,
     /// It panicked.
     Panicked,
+    /// The runtime stopped it before it returned (it crossed a budget).
+    Stopped,
 }
 
 /// Why a job failed, as its record keeps it.

@@ -28,7 +28,7 @@ pub struct SkillResult {
     pub data: Arc<Value>,
     /// Files or links the job produced.
     pub artifacts: Vec<Artifact>,
-    /// Duration, attempts, tokens and cost.
+    /// Duration, attempts, items, tokens, documents and cost.
     pub metrics: Metrics,
     /// What the caller should do next.
     pub next_action: NextAction,
@@ -59,6 +59,10 @@ pub struct Metrics {
     /// As reported by the handler; absent when it reported none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_used: Option<u64>,
+    /// Documents retrieved, as reported by the handler; absent when it
+    /// reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs_retrieved: Option<u64>,
     /// Dollars, as reported by the handler; absent when it reported none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,

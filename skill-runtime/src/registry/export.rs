@@ -21,7 +21,7 @@ use crate::schema::with_standard_formats;
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
-pub const REGISTRY_FORMAT_VERSION: &str = "2.2.0";
+pub const REGISTRY_FORMAT_VERSION: &str = "2.3.0";
 
 /// Version of the `op-registry.json` format (`op-registry.schema.json`).
 pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
@@ -294,6 +294,12 @@ pub(crate) fn skill_json(s: &Exported<'_>) -> Value {
         "call_targets",
         Value::Array(m.call_targets.iter().map(target_json).collect()),
     );
+    if let Some(k) = m.idempotency {
+        put(
+            "idempotency",
+            json!({"key_strategy": k.strategy.as_str(), "key_fields": strs(k.fields)}),
+        );
+    }
     put(
         "ambient_allowances",
         Value::Array(

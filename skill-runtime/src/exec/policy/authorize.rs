@@ -3,59 +3,73 @@
 
 use std::collections::BTreeSet;
 
-use skill_core::manifest::{Manifest, PermissionLevel};
+use skill_core::manifest::{Manifest, PermissionLevel, may_run};
 
 use crate::model::caller::Caller;
 
 /// Why `caller` may not run the skill of manifest `m`, if it may not.
 ///
-/// - A caller presenting an agent role must match a `reusable_by` entry for that
-///   role and hold at least the entry's permission level (read < execute <
-///   admin). A skill with no `reusable_by` entries is open to every role.
-/// - A caller presenting a permission level without a role holds that level for
-///   every role: it must reach the lowest level any `reusable_by` entry asks
-///   (so `read` does not run a skill every role needs `admin` for).
-/// - A caller with a set of granted permissions must hold every MCP permission of
-///   the skill.
+/// The rule is [`Reuse::runs`]: what the skill grants the caller's role
+/// (`reusable_by`) and what the caller holds must both reach `execute`, so a
+/// role granted `read` sees a skill but does not run it, whatever it holds.
+/// A skill with no `reusable_by` entries is open to every role.
+///
+/// - A caller presenting an agent role must match an entry for that role; a
+///   role presented without a level holds `read`.
+/// - A caller presenting a level without a role holds it for every role: it
+///   runs the skill when some entry lets it.
+/// - A caller with a set of granted permissions must hold every MCP permission
+///   of the skill.
+///
+/// [`Reuse::runs`]: skill_core::manifest::Reuse::runs
 pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
-    if caller.agent_role.is_none()
-        && let Some(held) = caller.permission_level
-        && let Some(lowest) = m.reusable_by.iter().map(|r| r.permission_level).min()
-        && held < lowest
-    {
-        return Err(format!(
-            "permission level `{}` is below `{}`, the lowest any role in reusable_by needs",
-            held.as_str(),
-            lowest.as_str()
-        ));
-    }
-    if let Some(role) = caller.agent_role
-        && !m.reusable_by.is_empty()
-    {
-        let held = caller.permission_level.unwrap_or(PermissionLevel::Read);
-        let entry = m.reusable_by.iter().find(|r| r.agent_role == role);
-        match entry {
-            None => {
-                let roles: Vec<&str> = m
-                    .reusable_by
-                    .iter()
-                    .map(|r| r.agent_role.as_str())
-                    .collect();
+    match (caller.agent_role, caller.permission_level) {
+        (None, None) => {}
+        _ if m.reusable_by.is_empty() => {
+            if let Some(held) = caller.permission_level
+                && !may_run(PermissionLevel::Admin, held)
+            {
                 return Err(format!(
-                    "agent role `{}` is not in reusable_by ({})",
-                    role.as_str(),
-                    roles.join(", ")
-                ));
-            }
-            Some(r) if held < r.permission_level => {
-                return Err(format!(
-                    "agent role `{}` needs permission level `{}`, the caller holds `{}`",
-                    role.as_str(),
-                    r.permission_level.as_str(),
+                    "permission level `{}` does not run skills; running needs `execute`",
                     held.as_str()
                 ));
             }
-            Some(_) => {}
+        }
+        (None, Some(held)) => {
+            if !m.reusable_by.iter().any(|r| r.runs(held)) {
+                return Err(format!(
+                    "permission level `{}` runs no role of reusable_by ({}); running needs `execute` for a role granted `execute` or `admin`",
+                    held.as_str(),
+                    roles(m)
+                ));
+            }
+        }
+        (Some(role), held) => {
+            let held = held.unwrap_or(PermissionLevel::Read);
+            match m.reusable_by.iter().find(|r| r.agent_role == role) {
+                None => {
+                    return Err(format!(
+                        "agent role `{}` is not in reusable_by ({})",
+                        role.as_str(),
+                        roles(m)
+                    ));
+                }
+                Some(r) if !may_run(r.permission_level, PermissionLevel::Admin) => {
+                    return Err(format!(
+                        "agent role `{}` is granted `{}` on this skill, which lets it see the skill, not run it; running needs `execute` or `admin` in reusable_by",
+                        role.as_str(),
+                        r.permission_level.as_str()
+                    ));
+                }
+                Some(r) if !r.runs(held) => {
+                    return Err(format!(
+                        "agent role `{}` runs this skill at permission level `execute` or above; the caller holds `{}`",
+                        role.as_str(),
+                        held.as_str()
+                    ));
+                }
+                Some(_) => {}
+            }
         }
     }
     if let Some(granted) = &caller.permissions {
@@ -65,6 +79,15 @@ pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The roles of `reusable_by`, with what each is granted.
+fn roles(m: &Manifest) -> String {
+    m.reusable_by
+        .iter()
+        .map(|r| format!("{}: {}", r.agent_role.as_str(), r.permission_level.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The permissions of `required` that `granted` lacks, in manifest order.

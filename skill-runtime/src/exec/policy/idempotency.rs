@@ -6,35 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use skill_core::manifest::Backoff;
 use tokio::sync::watch;
 
 use crate::exec::policy::BoxFuture;
 use crate::exec::policy::limits::measure;
 use crate::model::error::InvokeError;
-use crate::model::hash::Hasher;
 use crate::model::result::SkillResult;
 use crate::sync::lock;
-
-/// The default idempotency key of a job: SHA-256 over the RFC 8785 canonical
-/// JSON of `{"dry_run", "params", "skill"}`. Stable across processes, runs and
-/// implementations; never derived from the time.
-pub fn idempotency_key(skill: &str, params: &Value, dry_run: bool) -> String {
-    let mut h = Hasher::new();
-    // {"dry_run":..,"params":..,"skill":..}: the keys in sorted order, written
-    // around the params so they are not copied.
-    h.raw(if dry_run {
-        &b"{\"dry_run\":true,\"params\":"[..]
-    } else {
-        &b"{\"dry_run\":false,\"params\":"[..]
-    });
-    h.value(params);
-    h.raw(b",\"skill\":");
-    h.string(skill);
-    h.raw(b"}");
-    h.key()
-}
 
 /// Where idempotency keys and their results live: in this process
 /// ([`MemoryIdempotency`], the default), or shared by a fleet of workers (the
@@ -300,32 +279,5 @@ impl Drop for MemoryClaim {
             // Dropping `tx` wakes the waiters with an error: they report
             // `Abandoned` instead of waiting forever.
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn default_keys_are_stable_and_canonical() {
-        let a = idempotency_key("s", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), false);
-        let b = idempotency_key("s", &json!({"y": [1, {"a": 1, "b": 2}], "x": 1}), false);
-        assert_eq!(a, b);
-        assert_ne!(
-            a,
-            idempotency_key("s", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), true)
-        );
-        assert_ne!(
-            a,
-            idempotency_key("t", &json!({"x": 1, "y": [1, {"b": 2, "a": 1}]}), false)
-        );
-        // SHA-256 of {"dry_run":false,"params":{},"skill":"s"}.
-        assert_eq!(
-            idempotency_key("s", &json!({}), false),
-            "idem_693158301122187ce81d265d897ceda74d1d678313e9a0d47b0414f0cdefd44c"
-        );
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::contract::checks::CheckFailed;
 use crate::exec::redact::redacted;
-use crate::model::error::{InvokeError, RollbackError};
+use crate::model::error::{InvokeError, OverBudget, RollbackError};
 use crate::model::record::StepOutcome;
 use crate::registry::skill::RegisteredSkill;
 
@@ -22,6 +22,26 @@ pub(crate) fn mismatch(skill: &str) -> InvokeError {
         skill: skill.to_owned(),
         message: "a value did not have the skill's type".to_owned(),
     }
+}
+
+/// The job's error for a budget it crossed.
+pub(crate) fn over_budget(skill: &RegisteredSkill, over: OverBudget) -> InvokeError {
+    InvokeError::BudgetExceeded {
+        skill: skill.name().to_owned(),
+        budget: over.budget,
+        used: over.used,
+        limit: over.limit,
+    }
+}
+
+/// The action that undoes a skill's work when its output is rejected: the
+/// rollback action its postconditions declare (the first, when several do).
+pub(crate) fn rollback_action(skill: &RegisteredSkill) -> Option<&'static str> {
+    skill
+        .conditions
+        .postconditions
+        .iter()
+        .find_map(|p| p.rollback_action)
 }
 
 /// The error of a failed condition, with the rollback's outcome for a
@@ -55,7 +75,7 @@ pub(crate) fn check_error_with(
         CheckFailed::Postcondition(i) => InvokeError::Postcondition {
             skill: name,
             assertion: c.postconditions[i].assertion.to_owned(),
-            rollback_action: c.postconditions[i].rollback_action.map(str::to_owned),
+            rollback_action: c.postconditions[i].rollback_action,
             rollback,
             output,
         },
@@ -63,6 +83,8 @@ pub(crate) fn check_error_with(
             skill: name,
             rule_id: c.validation_rules[i].rule_id.to_owned(),
             message: c.validation_rules[i].message.to_owned(),
+            rollback_action: rollback_action(skill),
+            rollback,
             output,
         },
         CheckFailed::Mismatch => mismatch(&name),

@@ -16,12 +16,14 @@ use tracing::Instrument;
 
 use crate::contract::boxed::Boxed;
 use crate::contract::entry::HandlerFailure;
+use crate::contract::invocation::{Stop, StopReason};
 use crate::exec::clock::micros;
-use crate::exec::stages::errors::mismatch;
+use crate::exec::stages::errors::{mismatch, over_budget};
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
 use crate::model::record::{AttemptOutcome, AttemptRecord};
 use crate::registry::skill::RegisteredSkill;
+use crate::sync::lock;
 
 /// No wait between attempts is longer than this.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -37,14 +39,10 @@ pub(crate) async fn execute(
     st: &mut State,
 ) -> Result<Boxed, InvokeError> {
     let m = skill.entry.manifest;
-    let name = m.name;
-    let e = &skill.entry.erased;
-    let per_attempt = Duration::from_millis(m.execution.timeout_ms);
+    // No later than the clock can say (a deadline past it is none).
     let deadline = st
-        .inv
-        .constraints
-        .timeout_ms
-        .map(|t| st.t0 + Duration::from_millis(t));
+        .t0
+        .checked_add(Duration::from_millis(st.inv.constraints.timeout_ms));
     let max_attempts = m.execution.retries.saturating_add(1);
     let mut input = Some(first);
     let mut attempt = 0;
@@ -52,7 +50,11 @@ pub(crate) async fn execute(
         attempt += 1;
         let input = match input.take() {
             Some(i) => i,
-            None => e.decode(&st.job.params).map_err(|_| mismatch(name))?,
+            None => skill
+                .entry
+                .erased
+                .decode(&st.job.params)
+                .map_err(|_| mismatch(m.name))?,
         };
         st.inv.begin_attempt(attempt);
         // The first attempt starts where the last timed step ended.
@@ -61,15 +63,21 @@ pub(crate) async fn execute(
         } else {
             Instant::now()
         };
+        let per_attempt = Duration::from_millis(m.execution.timeout_ms);
         let budget = match deadline {
             Some(d) => per_attempt.min(d.saturating_duration_since(now)),
             None => per_attempt,
         };
-        let mut input = input;
-        let handler = e.run(&st.inv, &mut input);
-        // Empty now: the handler owns the input.
-        drop(input);
-        let mut run = std::pin::pin!(CatchUnwind(handler).instrument(st.span.clone()));
+        let handler = {
+            let mut input = input;
+            // Empty after: the handler owns the input.
+            skill.entry.erased.run(&st.inv, &mut input)
+        };
+        let stoppable = Stoppable {
+            run: CatchUnwind(handler),
+            stop: &st.inv.stop,
+        };
+        let mut run = std::pin::pin!(stoppable.instrument(st.span.clone()));
         // A handler that is done at its first poll needs no timer (setting
         // one up reaches for the runtime's handle and its timer wheel); one
         // that is not gets the deadline counted from the attempt's start, as
@@ -98,15 +106,28 @@ pub(crate) async fn execute(
                 ),
                 m.execution.idempotent,
                 InvokeError::TimedOut {
-                    skill: name.to_owned(),
+                    skill: m.name.to_owned(),
                     timeout_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
                     attempts: attempt,
                 },
             )
         };
         let (record, retry, error) = match outcome {
+            Ok(Err(Stopped(StopReason::Budget))) => {
+                let report = lock(&st.inv.report);
+                let over = st.inv.over_budget(&report);
+                drop(report);
+                let error = match over {
+                    Some(over) => over_budget(skill, over),
+                    None => InvokeError::Internal {
+                        skill: m.name.to_owned(),
+                        message: "stopped for a budget the report is within".to_owned(),
+                    },
+                };
+                ((AttemptOutcome::Stopped, error.to_string()), false, error)
+            }
             Ok(_) if late => timed_out(),
-            Ok(Ok(Ok(output))) => {
+            Ok(Ok(Ok(Ok(output)))) => {
                 st.executed = Some(end);
                 st.attempts.push(AttemptRecord {
                     attempt,
@@ -117,22 +138,22 @@ pub(crate) async fn execute(
                 });
                 return Ok(output);
             }
-            Ok(Ok(Err(HandlerFailure { mode, message }))) => (
+            Ok(Ok(Ok(Err(HandlerFailure { mode, message })))) => (
                 (AttemptOutcome::Failed, format!("{}: {message}", mode.code)),
                 mode.retryable,
                 InvokeError::Failed {
-                    skill: name.to_owned(),
+                    skill: m.name.to_owned(),
                     code: mode.code.to_owned(),
                     retryable: mode.retryable,
                     message,
                     attempts: attempt,
                 },
             ),
-            Ok(Err(panic)) => (
+            Ok(Ok(Err(panic))) => (
                 (AttemptOutcome::Panicked, panic.clone()),
                 false,
                 InvokeError::Panicked {
-                    skill: name.to_owned(),
+                    skill: m.name.to_owned(),
                     message: panic,
                 },
             ),
@@ -152,6 +173,37 @@ pub(crate) async fn execute(
             return Err(error);
         }
         tokio::time::sleep(wait).await;
+    }
+}
+
+/// A handler stopped by the runtime before it returned.
+struct Stopped(StopReason);
+
+/// The handler, dropped at its next await once the job's stop is asked for
+/// (a report crossed a budget): a stop from the handler's own task is seen
+/// when its poll returns, one from another task wakes it.
+struct Stoppable<'a, F> {
+    run: F,
+    stop: &'a Stop,
+}
+
+impl<F: Future + Unpin> Future for Stoppable<'_, F> {
+    type Output = Result<F::Output, Stopped>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(why) = self.stop.reason() {
+            return Poll::Ready(Err(Stopped(why)));
+        }
+        match Pin::new(&mut self.run).poll(cx) {
+            Poll::Ready(v) => Poll::Ready(Ok(v)),
+            Poll::Pending => {
+                self.stop.register(cx.waker());
+                match self.stop.reason() {
+                    Some(why) => Poll::Ready(Err(Stopped(why))),
+                    None => Poll::Pending,
+                }
+            }
+        }
     }
 }
 

@@ -4,26 +4,44 @@
 use std::sync::Arc;
 
 use crate::exec::policy::BoxFuture;
-use crate::exec::policy::idempotency::{Claim, Claimed, IdempotencyStore, idempotency_key};
+use crate::exec::policy::idempotency::{Claim, Claimed, IdempotencyStore};
 use crate::exec::state::{Done, State};
-use crate::model::envelope::intent_key;
+use serde_json::{Map, Value, json};
+use skill_core::manifest::{IdempotencyKey, KeyStrategy, Manifest};
+
+use crate::model::envelope::{Scope, intent_key};
 use crate::model::error::InvokeError;
+use crate::model::hash::stable_hash;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
 
-/// The job's slot in the idempotency store: its key (the caller's; else, for a
-/// job with an intent, the seed's stable key of intent, scope and payload;
-/// else, when the skill is `effectful`, the default key of skill, params and
-/// dry run), kept in the record, and marked for a dry run. `None` (and the
-/// step skipped) when the job has no key.
-pub(crate) fn slot(effectful: bool, name: &str, st: &mut State) -> Option<String> {
-    let key = match (&st.job.idempotency_key, &st.inv.intent) {
-        (Some(k), _) => k.clone(),
-        (None, Some(intent)) => intent_key(intent, st.inv.scope.as_deref(), &st.job.params),
-        (None, None) if effectful => {
-            idempotency_key(name, &st.job.params, st.inv.constraints.dry_run)
-        }
-        (None, None) => {
+/// The job's slot in the idempotency store, by the first that applies:
+///
+/// 1. the caller's key: a caller can always ask for a run of its own;
+/// 2. the skill's declared strategy (`idempotency(key = ...)`): the seed's
+///    stable hash of intent, scope and payload, or the values of the fields
+///    it lists;
+/// 3. for a job with an intent, the seed's stable key of intent, scope and
+///    payload (what its `createJobEnvelope` writes);
+/// 4. for a job a queue delivered to an effectful skill, its own id: a
+///    second delivery of the same job (its worker stopped answering)
+///    replays the first's outcome instead of running the effect again.
+///
+/// Otherwise the job has no key and the step is skipped: two direct calls
+/// (a command, an MCP tool call) are two runs. The key is kept in the
+/// record; a dry run is keyed apart from a real run.
+pub(crate) fn slot(m: &Manifest, effectful: bool, st: &mut State) -> Option<String> {
+    let key = match (&st.job.idempotency_key, m.idempotency, &st.inv.intent) {
+        (Some(k), _, _) => k.clone(),
+        (None, Some(strategy), intent) => strategy_key(
+            strategy,
+            intent.as_deref(),
+            st.inv.scope.as_deref(),
+            &st.job.params,
+        ),
+        (None, None, Some(intent)) => intent_key(intent, st.inv.scope.as_deref(), &st.job.params),
+        (None, None, None) if effectful && st.job.delivered => format!("job:{}", st.inv.job_id),
+        (None, None, None) => {
             st.step(Step::Idempotency, StepOutcome::Skipped, None);
             return None;
         }
@@ -35,6 +53,41 @@ pub(crate) fn slot(effectful: bool, name: &str, st: &mut State) -> Option<String
     } else {
         key
     })
+}
+
+/// The key a skill's declared strategy gives a job: SHA-256 of the canonical
+/// JSON of `{intent, scope, payload}` (`hash`), or of each listed field's
+/// value by its path (`composite`; a field the job lacks is `null`).
+fn strategy_key(
+    k: IdempotencyKey,
+    intent: Option<&str>,
+    scope: Option<&Scope>,
+    payload: &Value,
+) -> String {
+    let scope = serde_json::to_value(scope).unwrap_or(Value::Null);
+    let intent = intent.map_or(Value::Null, |i| Value::String(i.to_owned()));
+    match k.strategy {
+        KeyStrategy::Hash => stable_hash(&json!({
+            "intent": intent,
+            "scope": scope,
+            "payload": payload,
+        })),
+        KeyStrategy::Composite => {
+            let job = json!({"intent": intent, "scope": scope, "payload": payload});
+            let values: Map<String, Value> = k
+                .fields
+                .iter()
+                .map(|f| {
+                    let pointer = format!("/{}", f.replace('.', "/"));
+                    (
+                        (*f).to_owned(),
+                        job.pointer(&pointer).cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect();
+            stable_hash(&Value::Object(values))
+        }
+    }
 }
 
 /// What the store said of a job's slot.

@@ -14,7 +14,9 @@ use crate::contract::boxed::Boxed;
 use crate::contract::checks::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
-use crate::exec::stages::errors::{check_error, check_error_with, mismatch, passed_unless_empty};
+use crate::exec::stages::errors::{
+    check_error, check_error_with, mismatch, over_budget, passed_unless_empty, rollback_action,
+};
 use crate::exec::stages::execute::CatchUnwind;
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
@@ -30,44 +32,18 @@ pub(crate) fn executed(st: &mut State) {
     st.step_at(Step::Execute, StepOutcome::Passed, None, end);
 }
 
-/// The tokens, items and cost the handler reported, within the job's budgets.
-/// Cost is compared in whole cents (what was spent rounded up, the budget
-/// rounded down), so that the error can say both as integers.
+/// The tokens, documents and cost the handler reported, within the job's
+/// budgets (a handler that crossed one was stopped at its next await; one
+/// that returned first fails here all the same).
 pub(crate) fn budget(
     skill: &RegisteredSkill,
     report: &Report,
     st: &mut State,
 ) -> Result<(), InvokeError> {
-    let c = &st.inv.constraints;
-    if c.max_tokens.is_none() && c.max_items.is_none() && c.budget.is_none() {
-        st.step(Step::Budget, StepOutcome::Skipped, None);
-        return Ok(());
-    }
-    let cents = |dollars: f64| dollars * 100.0;
-    let over = [
-        ("tokens", report.tokens.unwrap_or(0), c.max_tokens),
-        ("items", report.items, c.max_items),
-        (
-            "cents",
-            cents(report.cost.unwrap_or(0.0)).ceil() as u64,
-            c.budget.map(|b| cents(b).floor() as u64),
-        ),
-    ]
-    .into_iter()
-    .find_map(|(budget, used, limit)| {
-        limit
-            .filter(|&l| used > l)
-            .map(|limit| (budget, used, limit))
-    });
-    match over {
-        Some((budget, used, limit)) => {
+    match st.inv.over_budget(report) {
+        Some(over) => {
             st.step(Step::Budget, StepOutcome::Failed, None);
-            Err(InvokeError::OverBudget {
-                skill: skill.name().to_owned(),
-                budget,
-                used,
-                limit,
-            })
+            Err(over_budget(skill, over))
         }
         None => {
             st.step(Step::Budget, StepOutcome::Passed, None);
@@ -115,7 +91,8 @@ pub(crate) fn encode(
 pub(crate) enum After {
     /// Every check held but rules below error severity, noted here.
     Held(Vec<RuleNote>),
-    /// Postcondition `p` broke; its rollback action, if any, is due.
+    /// A postcondition or an error-severity rule broke; the rollback
+    /// action, if any, is due.
     Broke {
         failed: CheckFailed,
         action: Option<&'static str>,
@@ -123,12 +100,12 @@ pub(crate) enum After {
 }
 
 /// The postconditions, then the validation rules, over the input and the
-/// output. A broken postcondition is for the caller to roll back (an await,
-/// which this does not do, so the job's future stays small); a broken rule of
-/// severity error is the job's error.
+/// output. A broken postcondition or rule of severity error is for the
+/// caller to roll back (an await, which this does not do, so the job's
+/// future stays small), and is the job's error.
 pub(crate) fn after(
     skill: &RegisteredSkill,
-    (output, data): (&Boxed, &Value),
+    output: &Boxed,
     st: &mut State,
 ) -> Result<After, InvokeError> {
     let e = &skill.entry.erased;
@@ -148,9 +125,12 @@ pub(crate) fn after(
             return Ok(After::Broke { failed: f, action });
         }
         Err(f @ CheckFailed::Rule(_)) => {
+            // A rejected output is undone like one a postcondition broke.
             st.step(Step::Postconditions, StepOutcome::Passed, None);
-            st.step(Step::ValidationRules, StepOutcome::Failed, None);
-            return Err(check_error_with(skill, f, None, Some(data)));
+            return Ok(After::Broke {
+                failed: f,
+                action: rollback_action(skill),
+            });
         }
         Err(f) => return Err(check_error(skill, f, None)),
     }
@@ -179,8 +159,8 @@ pub(crate) fn after(
     Ok(After::Held(notes))
 }
 
-/// A broken postcondition: its rollback action run (when it has one), the
-/// step failed, and the error that says both.
+/// A broken postcondition or error-severity rule: the rollback action run
+/// (when there is one), the step failed, and the error that says both.
 pub(crate) async fn roll_back(
     rollbacks: &HashMap<String, Arc<dyn Rollback>>,
     resources: &Resources,
@@ -203,7 +183,11 @@ pub(crate) async fn roll_back(
         }
         None => None,
     };
-    st.step(Step::Postconditions, StepOutcome::Failed, None);
+    let step = match failed {
+        CheckFailed::Rule(_) => Step::ValidationRules,
+        _ => Step::Postconditions,
+    };
+    st.step(step, StepOutcome::Failed, None);
     check_error_with(skill, failed, rollback, Some(data))
 }
 
@@ -246,6 +230,7 @@ pub(crate) fn result(
             duration_ms: 0,
             items_processed: report.items,
             tokens_used: report.tokens,
+            docs_retrieved: report.docs,
             cost: report.cost,
             attempts: st.attempts.len() as u32,
         },

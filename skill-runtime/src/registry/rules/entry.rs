@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use skill_core::capability::{EffectType, Operation, is_effectful};
+use skill_core::manifest::Domain;
 use skill_core::names::{
     DescriptionProblem, MAX_DESCRIPTION, check_description, check_semver, is_capability_id,
     is_mcp_tool_name, is_snake_case,
@@ -77,6 +78,15 @@ fn identity(v: &Value, problem: &mut impl FnMut(String)) {
     let version = str_of(v, "version");
     if let Err(e) = check_semver(version) {
         problem(format!("version `{version}` is not semver: {e}"));
+    }
+    if let Some(domain) = v.get("domain").and_then(Value::as_str)
+        && Domain::parse(domain).is_none()
+    {
+        let words: Vec<&str> = Domain::ALL.iter().map(|d| d.as_str()).collect();
+        problem(format!(
+            "domain `{domain}` is not one of the AI-COS domains ({})",
+            words.join(", ")
+        ));
     }
     match check_description(str_of(v, "description")) {
         Ok(()) => {}
@@ -170,6 +180,20 @@ fn schemas(v: &Value, problem: &mut impl FnMut(String)) {
             ));
             continue;
         }
+        if side == "input" {
+            for field in strings_at(v, "/idempotency/key_fields") {
+                let payload_field = field
+                    .strip_prefix("payload.")
+                    .and_then(|f| f.split('.').next());
+                if let Some(f) = payload_field
+                    && property(schema, f).is_none()
+                {
+                    problem(format!(
+                        "idempotency key field `{field}` reads input field `{f}`, which is not a property of the input schema"
+                    ));
+                }
+            }
+        }
         let redacted = v
             .pointer(&format!("/redaction/{side}s"))
             .and_then(Value::as_array);
@@ -189,4 +213,13 @@ pub(super) fn one_capability(c: &Value, problem: &mut impl FnMut(String)) {
     if !is_capability_id(id) {
         problem(format!("id `{id}` is not of the form `domain.verb`"));
     }
+}
+
+/// The strings of the array at `pointer` in `v`.
+fn strings_at<'a>(v: &'a Value, pointer: &str) -> impl Iterator<Item = &'a str> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
 }
