@@ -261,6 +261,25 @@ fn an_export_keeps_its_stricter_format_and_is_a_brain_os_file_too() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["format"], "export");
 
+    // A native skill that claims a sandbox it cannot have: valid, with a
+    // warning that says what a runtime does with it.
+    let mut sandboxed = exported.clone();
+    let native = sandboxed["skills"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["kind"] == "logic")
+        .unwrap();
+    native["constraints"]["sandbox_type"] = json!("WASM");
+    let path = write(&dir, "skill-registry.json", &sandboxed);
+    let (code, report) = validate_json(&[&path]);
+    assert_eq!(code, 0, "{report:#}");
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains("sandbox WASM") && warning.contains("sandbox_unavailable"),
+        "{warning}"
+    );
+
     // An export with a dangling call target is not whole: an error, not a note.
     let mut broken = exported.clone();
     let logic = broken["skills"]

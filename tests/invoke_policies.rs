@@ -316,6 +316,14 @@ pub async fn rag_aware(ctx: Ctx, _input: Num) -> Retrieved {
     }
 }
 
+/// Declared to run isolated in a container.
+#[skill(version = "1.0.0", sandbox = "docker")]
+pub async fn contained(input: Num) -> Doubled {
+    Doubled {
+        doubled: input.n * 2,
+    }
+}
+
 /// Steps of work the budgeted skills got through.
 static STEPS: AtomicU32 = AtomicU32::new(0);
 
@@ -1253,6 +1261,20 @@ async fn a_budget_stops_the_handler_at_the_report_that_crosses_it() {
     assert_eq!(res.metrics.docs_retrieved, Some(3));
     assert_eq!(res.metrics.items_processed, 3);
     assert_eq!(res.metrics.cost, Some(3.0));
+}
+
+/// A skill declared DOCKER (or WASM) is not run in this process: refused,
+/// naming its sandbox, and the runtime keeps serving.
+#[tokio::test]
+async fn a_sandboxed_skill_is_refused_not_run_in_process() {
+    let rt = runtime();
+    let e = err(&rt, JobEnvelope::new("contained", json!({"n": 2}))).await;
+    assert_eq!(e.code(), "sandbox_unavailable");
+    assert!(e.to_string().contains("DOCKER sandbox"), "{e}");
+    let record = last_record(&rt);
+    assert_eq!(step(&record, Step::Resolve), StepOutcome::Failed);
+    assert!(record.attempts.is_empty(), "the handler never ran");
+    ok(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
 }
 
 /// The seed's `ragContext` goes from the envelope to the skill's context.

@@ -100,7 +100,15 @@ fn manifests_carry_the_seed_fields() {
 
     let read = r.get("read_note").unwrap();
     let codes: Vec<&str> = read.entry.failure_modes.iter().map(|f| f.code).collect();
-    assert_eq!(codes, ["invalid_path", "note_not_found", "read_failed"]);
+    assert_eq!(
+        codes,
+        [
+            "invalid_path",
+            "note_not_found",
+            "read_failed",
+            "budget_exceeded"
+        ]
+    );
     // A skill without an error type has no failure modes.
     assert!(
         r.get("vlevel_calculator")

@@ -420,6 +420,7 @@ fn validate(
             );
         }
     }
+    let warnings = formats::warnings(&name, &registry);
     let count =
         |doc: &Value, list: &str| doc.get(list).and_then(Value::as_array).map_or(0, Vec::len);
     let pipelines = registry
@@ -436,6 +437,7 @@ fn validate(
             "format": format.word(),
             "valid": problems.is_empty(),
             "not_checked": unchecked,
+            "warnings": warnings,
             "read": {
                 "capabilities": shown(&catalog_file),
                 "ops": ops_name,
@@ -467,7 +469,7 @@ fn validate(
                     .unwrap_or_default()
         );
     }
-    for p in problems.iter().chain(&unchecked) {
+    for p in problems.iter().chain(&unchecked).chain(&warnings) {
         let _ = writeln!(out, "{p}");
     }
     Ok(code)

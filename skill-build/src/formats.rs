@@ -147,6 +147,28 @@ fn needs(field: &str, condition: Value, fields: &[&str]) -> Value {
     })
 }
 
+/// What a registry says that holds but will not work: a skill whose code is
+/// native (run in the runtime's own process) declared to run in a DOCKER or
+/// WASM sandbox, which the runtime refuses to run.
+pub fn warnings(path: &str, registry: &Value) -> Vec<String> {
+    let skills = registry.get("skills").and_then(Value::as_array);
+    skills
+        .into_iter()
+        .flatten()
+        .filter_map(|s| {
+            let native = s.pointer("/entrypoint/runtime").and_then(Value::as_str) == Some("native");
+            let sandbox = s.pointer("/constraints/sandbox_type").and_then(Value::as_str)?;
+            (native && sandbox != "LOCAL").then(|| {
+                format!(
+                    "{path}: warning: skill `{}@{}` is native code, run in the runtime's own process, yet declares sandbox {sandbox}: a runtime refuses to run it (sandbox_unavailable)",
+                    s.get("name").and_then(Value::as_str).unwrap_or_default(),
+                    s.get("version").and_then(Value::as_str).unwrap_or_default(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// The format a registry file was read in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

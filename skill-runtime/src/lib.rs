@@ -230,8 +230,8 @@ pub use contract::skill::{
     InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,
 };
 pub use envelope::{
-    Artifact, Caller, EntityType, Id, JobConstraints, JobEnvelope, Metrics, NextAction, Priority,
-    RuleNote, Scope, SkillResult, Source,
+    Artifact, Caller, EntityType, Id, JobConstraints, JobEnvelope, Metrics, NextAction, OverBudget,
+    Priority, RuleNote, Scope, SkillResult, Source,
 };
 pub use error::{InvokeError, StartError};
 pub use exec::runtime::{Runtime, RuntimeBuilder};

@@ -72,6 +72,12 @@ enum Command {
         /// print (2026-07-28 adds resultType, cacheScope and ttlMs).
         #[arg(long, value_name = "REVISION", default_value = "2025-11-25", value_parser = parse_protocol)]
         protocol: McpProtocol,
+        /// Print what a runtime started with --registry and --overlay serves:
+        /// the registry checked against the file, the overlays applied.
+        #[arg(long)]
+        effective: bool,
+        #[command(flatten)]
+        contract: run::ContractArgs,
     },
     /// List the agents: id, version, name, role, skills, KPIs and description.
     Agents {
@@ -217,16 +223,26 @@ fn main() -> ExitCode {
             format,
             capabilities,
             protocol,
+            effective,
+            contract,
             ..
-        } => report::export(
-            &registry,
-            if capabilities {
+        } => {
+            let format = if capabilities {
                 report::Format::Capabilities
             } else {
                 format
-            },
-            protocol,
-        ),
+            };
+            if !effective && (contract.registry.is_some() || !contract.overlays.is_empty()) {
+                eprintln!(
+                    "error: --registry and --overlay shape what `export --effective` prints; add --effective"
+                );
+                return ExitCode::from(2);
+            }
+            match contract.effective(registry) {
+                Ok(registry) => report::export(&registry, format, protocol),
+                Err(code) => code,
+            }
+        }
         Command::Invoke {
             name,
             input,

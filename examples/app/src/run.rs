@@ -11,6 +11,7 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel, TargetKind};
 use skill_runtime::op::{McpClient, McpTools};
 use skill_runtime::queue::redis::RedisBackend;
 use skill_runtime::record::{FanOut, RecordSink};
+use skill_runtime::registry::Contract;
 use skill_runtime::{
     ApproveAll, InvokeError, JobConstraints, JobEnvelope, JsonLinesSink, Registry, Runtime,
     SkillResult,
@@ -85,7 +86,63 @@ pub struct RuntimeArgs {
     #[arg(long, value_name = "DIR", env = "SKILL_DATA_DIR")]
     pub data: Option<PathBuf>,
     #[command(flatten)]
+    pub contract: ContractArgs,
+    #[command(flatten)]
     pub redis: RedisArgs,
+}
+
+/// The registry a deployment was reviewed against, and its overlays.
+#[derive(clap::Args)]
+pub struct ContractArgs {
+    /// Start only if this binary's skills are exactly those of this published
+    /// skill-registry.json (and op-registry.json beside it): every
+    /// difference is listed and nothing starts.
+    #[arg(long = "registry", value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Apply this overlay (repeat for several, applied in order): disable a
+    /// skill, lower its rate limit or timeout, hide its MCP tool, require more
+    /// permissions, keep fewer roles, require a human; never widen.
+    #[arg(long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
+}
+
+impl ContractArgs {
+    /// The contract these flags describe, if any.
+    pub fn contract(&self, compiled: &Registry) -> Result<Option<Contract>, ExitCode> {
+        let fail = |e: skill_runtime::registry::ContractError| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        };
+        let mut contract = match &self.registry {
+            Some(path) => Contract::from_file(path).map_err(fail)?,
+            None if self.overlays.is_empty() => return Ok(None),
+            None => Contract::from_json(
+                "this binary's registry",
+                compiled.to_json(),
+                Some(compiled.ops_json()),
+            ),
+        };
+        for o in &self.overlays {
+            contract = contract.overlay_file(o).map_err(fail)?;
+        }
+        Ok(Some(contract))
+    }
+
+    /// `registry` as the contract makes it: checked against the file, with
+    /// the overlays applied.
+    pub fn effective(&self, registry: Registry) -> Result<Arc<Registry>, ExitCode> {
+        let registry = Arc::new(registry);
+        match self.contract(&registry)? {
+            None => Ok(registry),
+            Some(c) => c.apply(&registry).map_err(|problems| {
+                eprintln!("error: the registry does not match its contract ({c}):");
+                for p in problems {
+                    eprintln!("  - {p}");
+                }
+                ExitCode::FAILURE
+            }),
+        }
+    }
 }
 
 /// `invoke NAME INPUT`: one job, run here; with --redis, sharing the fleet's
@@ -265,7 +322,8 @@ pub fn build_runtime(
     redis: Option<&RedisBackend>,
 ) -> Result<Runtime, ExitCode> {
     let data = data_dir(args.data.as_deref())?;
-    let mut builder = match team_skills::runtime_builder(Arc::new(registry), &data) {
+    let registry = args.contract.effective(registry)?;
+    let mut builder = match team_skills::runtime_builder(registry, &data) {
         Ok(b) => b,
         Err(e) => {
             eprintln!(

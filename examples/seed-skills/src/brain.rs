@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use skill_runtime::OverBudget;
 use skill_runtime::prelude::*;
 
 use crate::caps::{ObsidianRead, VaultSearch};
@@ -24,6 +25,10 @@ pub enum SearchError {
     #[error("search failed: {0}")]
     #[failure(retryable)]
     SearchFailed(String),
+    /// The job's document budget ran out.
+    #[error("{0}")]
+    #[failure(code = "budget_exceeded")]
+    OverBudget(#[from] OverBudget),
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -95,6 +100,9 @@ pub async fn obsidian_search(
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Each note found is a document retrieved, within the job's `maxDocs`.
+    ctx.report_docs(scored.len() as u64)?;
+    ctx.report_items(scored.len() as u64);
     Ok(SearchNotesOutput {
         results: scored.into_iter().map(|(_, p)| p).collect(),
     })
@@ -125,6 +133,10 @@ pub enum ReadNoteError {
     #[error("could not read `{0}`: {1}")]
     #[failure(retryable)]
     ReadFailed(String, String),
+    /// The job's document budget ran out.
+    #[error("{0}")]
+    #[failure(code = "budget_exceeded")]
+    OverBudget(#[from] OverBudget),
 }
 
 /// Read a note from the Obsidian vault.
@@ -150,10 +162,14 @@ pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput,
         .await
         .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
     match read {
-        Ok(content) => Ok(ReadNoteOutput {
-            path: input.path,
-            content,
-        }),
+        Ok(content) => {
+            ctx.report_docs(1)?;
+            ctx.report_items(1);
+            Ok(ReadNoteOutput {
+                path: input.path,
+                content,
+            })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(ReadNoteError::NoteNotFound(input.path))
         }

@@ -141,6 +141,12 @@ pub async fn notify(ctx: Ctx, input: NotifyInput) -> Result<NotifyOutput, Notify
     ctx.resource::<OutboxWrite>()
         .append(&input.channel, &line.to_string())
         .map_err(|e| NotifyError::OutboxUnavailable(e.to_string()))?;
+    ctx.report_items(1);
+    ctx.add_artifact(Artifact {
+        name: "outbox line".into(),
+        kind: "application/json".into(),
+        uri: Some(format!("outbox://{}/{}", input.channel, ctx.job_id())),
+    });
     Ok(NotifyOutput {
         delivered: true,
         channel: input.channel,

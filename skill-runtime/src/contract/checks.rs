@@ -103,6 +103,7 @@ impl RawOutputCheck {
 }
 
 /// A skill's conditions and rules, and the types their checks read.
+#[derive(Clone, Copy)]
 pub(crate) struct Checks {
     input: TypeId,
     output: TypeId,

@@ -79,6 +79,7 @@ pub(crate) enum Done {
 }
 
 /// The typed code of one skill, behind a pointer.
+#[derive(Clone, Copy)]
 pub(crate) struct Erased {
     /// The input and output types' schema functions: data, not code, so
     /// nothing schema-related is compiled per skill.

@@ -18,6 +18,7 @@ use crate::exec::sink::{MemorySink, RecordSink};
 use crate::exec::stats::{SkillStats, StatsCell};
 use crate::model::envelope::split_reference;
 use crate::model::error::StartError;
+use crate::registry::contract::Contract;
 use crate::registry::index::Registry;
 
 /// Runs the skills of a registry. Cheap to clone; clones share everything
@@ -68,6 +69,7 @@ pub struct RuntimeBuilder {
     idempotency_ttl: Duration,
     idempotency: Option<Arc<dyn IdempotencyStore>>,
     shared_rates: Option<Arc<dyn RateLimitStore>>,
+    contract: Option<Contract>,
 }
 
 impl RuntimeBuilder {
@@ -140,10 +142,27 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Check that every declared capability has its resource and every rollback
-    /// action its handler, then start.
-    pub fn build(self) -> Result<Runtime, StartError> {
+    /// Start only if the compiled skills are the ones of a published
+    /// registry file, and serve them with its overlays applied (see
+    /// [`Contract`]): a skill missing from the file, or differing from it
+    /// in any exported field, refuses the start with every difference
+    /// listed; so does an overlay that would widen a skill.
+    pub fn contract(mut self, contract: Contract) -> Self {
+        self.contract = Some(contract);
+        self
+    }
+
+    /// Check the registry against its contract (when one is given), that
+    /// every declared capability has its resource and every rollback action
+    /// its handler, then start.
+    pub fn build(mut self) -> Result<Runtime, StartError> {
         calibrate_step_clock();
+        if let Some(c) = &self.contract {
+            self.registry = c.apply(&self.registry).map_err(|contract| StartError {
+                contract,
+                ..StartError::default()
+            })?;
+        }
         let mut missing = StartError::default();
         for s in self.registry.skills() {
             let m = s.entry.manifest;
@@ -226,6 +245,7 @@ impl Runtime {
             idempotency_ttl: Duration::from_secs(3600),
             idempotency: None,
             shared_rates: None,
+            contract: None,
         }
     }
 

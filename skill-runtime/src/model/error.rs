@@ -227,6 +227,18 @@ pub enum InvokeError {
         limit: u64,
     },
     #[error(
+        "skill `{skill}` is declared to run in a {sandbox} sandbox, and this runtime runs handlers in its own process only; run it where a {sandbox} runner is, or declare `sandbox = \"local\"`"
+    )]
+    /// The skill must run isolated (the ADR's `sandbox_type` DOCKER or WASM)
+    /// and this runtime has no runner for that sandbox: it is not run
+    /// without its isolation.
+    SandboxUnavailable {
+        /// The skill.
+        skill: String,
+        /// `DOCKER` or `WASM`.
+        sandbox: &'static str,
+    },
+    #[error(
         "the job with the same idempotency key that skill `{skill}` was waiting for stopped without a result"
     )]
     /// The job waited on another with the same idempotency key, which stopped without a result.
@@ -334,6 +346,7 @@ impl InvokeError {
             InvokeError::Postcondition { .. } => "postcondition_failed",
             InvokeError::ValidationRule { .. } => "validation_rule_failed",
             InvokeError::BudgetExceeded { .. } => "budget_exceeded",
+            InvokeError::SandboxUnavailable { .. } => "sandbox_unavailable",
             InvokeError::Abandoned { .. } => "abandoned",
             InvokeError::Unavailable { .. } => "unavailable",
             InvokeError::Internal { .. } => "internal",
@@ -410,17 +423,25 @@ pub struct StartError {
     pub missing_resources: Vec<(String, &'static str, &'static str)>,
     /// (skill, action): a postcondition's rollback action has no handler.
     pub missing_rollbacks: Vec<(String, &'static str)>,
+    /// How the compiled skills differ from the registry file the runtime was
+    /// started against, and overlays that would widen a skill.
+    pub contract: Vec<String>,
 }
 
 impl StartError {
     pub(crate) fn is_empty(&self) -> bool {
-        self.missing_resources.is_empty() && self.missing_rollbacks.is_empty()
+        self.missing_resources.is_empty()
+            && self.missing_rollbacks.is_empty()
+            && self.contract.is_empty()
     }
 }
 
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "the runtime cannot start:")?;
+        for c in &self.contract {
+            writeln!(f, "  - {c}")?;
+        }
         for (skill, cap, ty) in &self.missing_resources {
             writeln!(
                 f,

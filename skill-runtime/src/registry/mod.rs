@@ -4,6 +4,7 @@
 //! other tools' views of them ([`crate::views`]).
 
 pub(crate) mod build;
+pub(crate) mod contract;
 pub(crate) mod export;
 pub(crate) mod index;
 pub(crate) mod json;
@@ -12,6 +13,7 @@ pub(crate) mod skill;
 pub(crate) mod views;
 
 pub use self::build::{Problem, RegistryError};
+pub use self::contract::{Contract, ContractError};
 pub use self::index::Registry;
 pub use self::skill::RegisteredSkill;
 pub use crate::model::envelope::split_reference;

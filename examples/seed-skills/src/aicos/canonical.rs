@@ -53,6 +53,7 @@ pub enum CanonicalProblem {
     mcp(tool_name = "ai_cos_canonical_check", permissions("database:read", "seo:read")),
 )]
 pub async fn canonical_check(ctx: Ctx, input: CanonicalInput) -> CanonicalOutput {
+    ctx.report_items(input.urls.len() as u64);
     let db = ctx.resource::<DatabaseRead>();
     let issues = input
         .urls

@@ -4,7 +4,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use skill_runtime::prelude::*;
-use skill_runtime::{RollbackError, RollbackRequest};
+use skill_runtime::{OverBudget, RollbackError, RollbackRequest};
 
 use crate::caps::*;
 use crate::stores::{IndexVersion, VectorStore, VersionCache, lock};
@@ -65,6 +65,11 @@ pub enum ReindexError {
     #[error("corpus unavailable: {0}")]
     #[failure(retryable)]
     CorpusUnavailable(String),
+    /// The job's document or token budget ran out before anything was
+    /// published.
+    #[error("{0}")]
+    #[failure(code = "budget_exceeded")]
+    OverBudget(#[from] OverBudget),
 }
 
 /// Reindex documents in RAG vector store with safe atomic swap.
@@ -126,6 +131,7 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
     next.version = current.version + 1;
     let (mut indexed, mut skipped, mut errors) = (0u32, 0u32, Vec::new());
     for id in &ids {
+        ctx.report_items(1);
         let text = match crate::stores::read_inside(&dir, &format!("{id}.md")) {
             Ok(text) => text,
             Err(e) => {
@@ -133,6 +139,11 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
                 continue;
             }
         };
+        // Each document read is retrieved, and embedding it spends a token
+        // a word: both within the job's budgets, checked before anything
+        // is published.
+        ctx.report_docs(1)?;
+        ctx.report_tokens(text.split_whitespace().count() as u64)?;
         let hash = content_hash(&text);
         if next.vectors.get(id).is_some_and(|(h, _)| *h == hash) {
             skipped += 1;
@@ -148,6 +159,12 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
         lock(&store.namespaces).insert(ns.to_owned(), next);
         lock(&ctx.resource::<CacheWrite>().entries)
             .insert(format!("rag_version:{ns}"), version.clone());
+        // The index version this job published.
+        ctx.add_artifact(Artifact {
+            name: "rag index version".into(),
+            kind: "application/vnd.weaviate.index".into(),
+            uri: Some(format!("weaviate://{version}")),
+        });
     }
     let duration_ms = ctx
         .started_at()

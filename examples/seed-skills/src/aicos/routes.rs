@@ -140,6 +140,7 @@ pub async fn routes_sync(
         .filter(|(_, role)| role.is_none())
         .map(|(r, _)| r.clone())
         .collect();
+    ctx.report_items(files.len() as u64);
     // The input's own flag (the seed's), or the job's dry run.
     if !input.dry_run && !ctx.dry_run() {
         let db = ctx.resource::<DatabaseUpsert>();

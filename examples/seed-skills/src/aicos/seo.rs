@@ -135,12 +135,20 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
             });
         }
     }
+    ctx.report_items(input.urls.len() as u64);
     let logged = !ctx.dry_run();
     if logged {
-        lock(&ctx.resource::<DatabaseWrite>().audit_log).push(AuditLogEntry {
+        let mut log = lock(&ctx.resource::<DatabaseWrite>().audit_log);
+        log.push(AuditLogEntry {
             trace_id: ctx.trace_id().to_owned(),
             audited: input.urls.len(),
             violations: violations.len(),
+        });
+        // The entry this job wrote, as an artifact the caller can find.
+        ctx.add_artifact(Artifact {
+            name: "seo audit log entry".into(),
+            kind: "application/json".into(),
+            uri: Some(format!("db://__seo_audit_log/{}", log.len() - 1)),
         });
     }
     let audited =
@@ -231,7 +239,8 @@ pub fn is_valid_url(s: &str) -> bool {
     timeout_ms = 5_000, retries = 1, backoff = "none", idempotent,
     mcp(tool_name = "ai_cos_vlevel_calc", permissions("seo:read")),
 )]
-pub async fn vlevel_calculator(input: VLevelInput) -> VLevelOutput {
+pub async fn vlevel_calculator(ctx: Ctx, input: VLevelInput) -> VLevelOutput {
+    ctx.report_items(1);
     let p = &input.page_data;
     let has = |s: &str| !s.trim().is_empty();
     let gamme_score = if has(&p.gamme) { 20 } else { 0 };

@@ -181,7 +181,8 @@ struct Stopped(StopReason);
 
 /// The handler, dropped at its next await once the job's stop is asked for
 /// (a report crossed a budget): a stop from the handler's own task is seen
-/// when its poll returns, one from another task wakes it.
+/// when its poll returns (even the last one: the output is then dropped), one
+/// from another task wakes it.
 struct Stoppable<'a, F> {
     run: F,
     stop: &'a Stop,
@@ -195,6 +196,9 @@ impl<F: Future + Unpin> Future for Stoppable<'_, F> {
             return Poll::Ready(Err(Stopped(why)));
         }
         match Pin::new(&mut self.run).poll(cx) {
+            // A stop asked for during the poll that finished wins: what the
+            // handler returned after crossing a budget is not its result.
+            Poll::Ready(_) if let Some(why) = self.stop.reason() => Poll::Ready(Err(Stopped(why))),
             Poll::Ready(v) => Poll::Ready(Ok(v)),
             Poll::Pending => {
                 self.stop.register(cx.waker());

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use skill_core::manifest::{Status, TargetKind};
+use skill_core::manifest::{Sandbox, Status, TargetKind};
 use skill_core::names::did_you_mean;
 
 use crate::exec::state::State;
@@ -90,10 +90,25 @@ fn by_intent(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> 
     }
 }
 
-/// A resolved skill runs unless it is disabled; a deprecated one says so.
+/// A resolved skill runs unless it is disabled, or declared to run in a
+/// sandbox (the ADR's `sandbox_type` DOCKER or WASM): this runtime runs
+/// handlers in its own process, and one that must be isolated is refused
+/// rather than run without its isolation. A deprecated one runs and says so.
 fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, InvokeError> {
     st.skill = Some(i);
     let m = registry.skills()[i].entry.manifest;
+    let sandbox = m.constraints.sandbox_type;
+    if sandbox != Sandbox::Local {
+        st.step(
+            Step::Resolve,
+            StepOutcome::Failed,
+            Some(format!("sandbox {}", sandbox.as_str())),
+        );
+        return Err(InvokeError::SandboxUnavailable {
+            skill: m.name.to_owned(),
+            sandbox: sandbox.as_str(),
+        });
+    }
     match m.status {
         Status::Disabled => {
             st.step(Step::Resolve, StepOutcome::Failed, Some("disabled".into()));
