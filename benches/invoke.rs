@@ -10,7 +10,6 @@
 //! as a server awaits them inside its tasks.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::future::IntoFuture;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +20,7 @@ use serde_json::{Map, Value, json};
 use skill_runtime::MemorySink;
 use skill_runtime::mcp::McpServer;
 use skill_runtime::prelude::*;
+use skill_runtime::{JobEnvelope, Registry, Runtime};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AddInput {
@@ -125,11 +125,8 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("direct call", |b| {
-        b.iter_custom(|iters| {
-            awaited(&tokio, iters, || {
-                bench_add(black_box(input())).into_future()
-            })
-        })
+        let app = rt.context();
+        b.iter_custom(|iters| awaited(&tokio, iters, || bench_add(&app, black_box(input()))))
     });
     g.bench_function("typed call", |b| {
         b.iter_custom(|iters| {
@@ -270,6 +267,7 @@ fn count(spec: &str) {
     });
     tokio.block_on(async { server.call("bench_add", Some(args.clone())).await.unwrap() });
     let text = p.to_string();
+    let app = rt.context();
     // Steady state, as in a server that has been up a while: the in-memory sink
     // is full, so every call also drops the oldest record. Warm up with that
     // many calls of the operation itself (they are run for `N = 0` too, so the
@@ -289,7 +287,7 @@ fn count(spec: &str) {
                     black_box(serde_json::to_value(&out).unwrap());
                 }
                 "direct" => {
-                    black_box(bench_add(black_box(input())).await);
+                    black_box(bench_add(&app, black_box(input())).await);
                 }
                 "typed" => {
                     black_box(rt.call::<bench_add>(black_box(input())).await.unwrap());

@@ -11,6 +11,7 @@ use skill_runtime::agents::{AgentRegistry, AgentResult, AgentRunner};
 use skill_runtime::policy::Limits;
 use skill_runtime::prelude::*;
 use skill_runtime::{InvokeError, RunRecord};
+use skill_runtime::{Registry, Runtime};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Num {

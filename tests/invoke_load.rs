@@ -8,6 +8,7 @@ use serde_json::json;
 use skill_runtime::prelude::*;
 use skill_runtime::record::RunStatus;
 use skill_runtime::{InvokeError, MemorySink};
+use skill_runtime::{JobEnvelope, Registry, Runtime};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Job {

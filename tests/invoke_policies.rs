@@ -14,6 +14,7 @@ use skill_runtime::{
     ApproveAll, EntityType, InvokeError, JobConstraints, Limits, MemorySink, RollbackError,
     RollbackRequest, RunRecord, Scope, SkillResult,
 };
+use skill_runtime::{JobEnvelope, Registry, Resources, Runtime};
 
 // ------------------------------------------------------------------ the skills
 

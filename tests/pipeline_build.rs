@@ -3,6 +3,7 @@
 //! where it is defined, and each mistake.
 
 use seed_skills as _;
+use skill_runtime::Registry;
 use skill_runtime::prelude::*;
 
 #[derive(Serialize, Deserialize, JsonSchema)]

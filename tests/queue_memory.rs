@@ -11,6 +11,7 @@ use skill_runtime::prelude::*;
 use skill_runtime::queue::api::{OutcomeStatus, Queue};
 use skill_runtime::queue::memory::InProcessQueue;
 use skill_runtime::queue::worker::WorkerOptions;
+use skill_runtime::{JobEnvelope, Registry, Resources, Runtime};
 use skill_runtime::{Priority, Scope};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

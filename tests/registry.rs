@@ -10,6 +10,7 @@ use serde_json::json;
 use skill_runtime::manifest::*;
 use skill_runtime::prelude::*;
 use skill_runtime::{InvokeError, Runtime, SkillEntry, capability::catalog};
+use skill_runtime::{Registry, Resources};
 
 fn registry() -> Registry {
     Registry::from_inventory().expect("the example skills form a valid registry")

@@ -24,6 +24,29 @@ pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
     check_words(cx, args);
     check_idempotency(cx, args);
     check_condition_arity(cx, args);
+    check_no_runner(cx, args, func);
+}
+
+/// A skill's body (and its conditions) runs other skills through its
+/// context, never through a runtime, registry or runner of its own: one would
+/// run any skill with no `calls(...)` checked. The runtime also refuses to
+/// be built while a handler runs; this says so where it is written.
+fn check_no_runner(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+    let mut code = func.body.stream();
+    let checks = (args.preconditions.iter().map(|c| &c.check))
+        .chain(args.postconditions.iter().map(|c| &c.check))
+        .chain(args.validation_rules.iter().map(|c| &c.check));
+    for check in checks.flatten() {
+        code.extend(quote::quote!({ #check }));
+    }
+    for (path, span) in crate::ambient::runner_uses(code) {
+        cx.error_at(
+            span,
+            format!(
+                "a skill runs other skills through its context, not through `{path}`, which would run any skill with no `calls(...)` checked; list the skill in `calls(...)` and call it as `other(&ctx, input)`"
+            ),
+        );
+    }
 }
 
 /// A key strategy says how it keys: `hash` reads intent, scope and payload

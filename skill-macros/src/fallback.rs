@@ -20,13 +20,46 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
     let krate = expand::tokens::runtime_path(args);
-    let user_fn = expand::user_fn_as_written(func);
+    let p = quote!(#krate::__private);
     let marker = expand::marker(func);
     let grants = expand::grants(args, func, &krate);
+    // The body still type checks, where only the runtime would reach it; the
+    // function callers see keeps its shape, so their calls give no error of
+    // their own. It is never run: the crate does not compile.
+    let body = expand::body_fn(func);
+    let caller = fallback_caller(func, &p);
     quote! {
         #errors
-        #user_fn
+        #caller
         #marker
-        const _: () = { #grants };
+        const _: () = {
+            #[allow(dead_code)]
+            #body
+            #grants
+        };
+    }
+}
+
+/// The function callers see, with a body that never finishes.
+fn fallback_caller(func: &SkillFn, p: &TokenStream) -> TokenStream {
+    let sig = &func.item.sig;
+    let (ident, vis) = (&sig.ident, &func.item.vis);
+    let ret = match &sig.output {
+        syn::ReturnType::Type(_, t) => quote!(#t),
+        syn::ReturnType::Default => quote!(()),
+    };
+    let input = func
+        .input
+        .as_ref()
+        .map(|t| quote!(#t))
+        .unwrap_or_else(|| quote!(()));
+    quote! {
+        #[allow(unused_variables)]
+        #vis fn #ident(
+            ctx: &dyn #p::Authority<#ident>,
+            input: #input,
+        ) -> impl ::core::future::Future<Output = #ret> + ::core::marker::Send + use<> {
+            ::core::future::pending()
+        }
     }
 }

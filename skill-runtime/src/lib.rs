@@ -13,6 +13,7 @@
 //!
 //! use serde_json::json;
 //! use skill_runtime::prelude::*;
+//! use skill_runtime::{Registry, Runtime};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! pub struct GreetInput {
@@ -222,7 +223,7 @@ pub use contract::capability::Capability;
 pub use contract::conditions::{
     Conditions, PostconditionInfo, PreconditionInfo, ValidationRuleInfo,
 };
-pub use contract::direct::Direct;
+pub use contract::direct::{AppCtx, Authority};
 pub use contract::entry::SkillEntry;
 pub use contract::invocation::Resources;
 pub use contract::skill::Ctx;
@@ -274,8 +275,8 @@ pub use skill_macros::FailureModes;
 pub mod prelude {
     pub use crate::agents::{Agent, AgentCtx};
     pub use crate::{
-        Artifact, Caller, Ctx, FailureModes, JobEnvelope, Never, NextAction, Registry, Resources,
-        Runtime, Skill, agent, capability, op, pipeline, skill,
+        Artifact, Caller, Ctx, FailureModes, Never, NextAction, OverBudget, Skill, agent,
+        capability, op, pipeline, skill,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -290,9 +291,13 @@ pub mod __private {
     };
     pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::registry::AgentEntry;
-    pub use crate::contract::capability::{CapabilityEntry, assert_effect_listed};
-    pub use crate::contract::conditions::{PostconditionFn, PreconditionFn, RuleFn};
-    pub use crate::contract::direct::{AnyType, Direct, NotASkill, Probe, TypeProbe};
+    pub use crate::contract::capability::{
+        CapabilityEntry, ambient_allowed, assert_effect_listed, assert_no_wider,
+    };
+    pub use crate::contract::conditions::{One, PostconditionFn, PreconditionFn, RuleFn, Two};
+    pub use crate::contract::direct::{
+        AnyType, Authority, NotASkill, Probe, TypeProbe, infallible,
+    };
     pub use crate::contract::entry::SkillEntry;
     pub use crate::exec::op::{OpFailed, run as run_external_op};
     pub use crate::exec::pipeline::{PipelineFailed, run as run_pipeline};

@@ -25,8 +25,48 @@ pub struct SkillFn {
     pub doc: Option<(String, Span)>,
 }
 
+/// Which attribute a function carries, for the words of its errors.
+#[derive(Clone, Copy)]
+pub struct Who {
+    /// `#[skill]` or `#[agent]`.
+    pub attr: &'static str,
+    /// The context parameter's type: `Ctx` or `AgentCtx`.
+    pub ctx: &'static str,
+    /// `skill` or `agent` (written after "a" for a skill, "an" otherwise).
+    pub thing: &'static str,
+}
+
+impl Who {
+    pub const SKILL: Who = Who {
+        attr: "#[skill]",
+        ctx: "Ctx",
+        thing: "skill",
+    };
+    pub const AGENT: Who = Who {
+        attr: "#[agent]",
+        ctx: "AgentCtx",
+        thing: "agent",
+    };
+
+    /// A skill's message, in this attribute's words.
+    pub fn say(self, msg: &str) -> String {
+        if self.attr == Who::SKILL.attr {
+            return msg.to_owned();
+        }
+        msg.replace("#[skill]", self.attr)
+            .replace("ctx: Ctx,", &format!("ctx: {},", self.ctx))
+            .replace("a skill's", &format!("an {}'s", self.thing))
+            .replace("a skill has", &format!("an {} has", self.thing))
+            .replace("a skill per", &format!("an {} per", self.thing))
+    }
+}
+
 impl SkillFn {
-    pub fn from_item(cx: &Ctxt, FnWithBody { item, body }: FnWithBody) -> SkillFn {
+    pub fn from_item(cx: &Ctxt, item: FnWithBody) -> SkillFn {
+        SkillFn::from_item_for(cx, item, Who::SKILL)
+    }
+
+    pub fn from_item_for(cx: &Ctxt, FnWithBody { item, body }: FnWithBody, who: Who) -> SkillFn {
         let mut f = SkillFn {
             body,
             ctx_param: None,
@@ -40,39 +80,39 @@ impl SkillFn {
         if sig.asyncness.is_none() {
             cx.error_spanned(
                 sig.fn_token,
-                "#[skill] functions must be `async fn`; add `async` before `fn`",
+                who.say("#[skill] functions must be `async fn`; add `async` before `fn`"),
             );
         }
         if let syn::Safety::Unsafe(u) = &sig.safety {
             cx.error_spanned(
                 u,
-                "a #[skill] function cannot be `unsafe fn`: the runtime calls it with no caller to uphold its contract; write `async fn` and put an `unsafe { ... }` block with its `// SAFETY:` comment inside the body",
+                who.say("a #[skill] function cannot be `unsafe fn`: the runtime calls it with no caller to uphold its contract; write `async fn` and put an `unsafe { ... }` block with its `// SAFETY:` comment inside the body"),
             );
         }
         if let Some(c) = &sig.constness {
             cx.error_spanned(
                 c,
-                "a #[skill] function cannot be `const fn`; write `async fn`",
+                who.say("a #[skill] function cannot be `const fn`; write `async fn`"),
             );
         }
         if let Some(abi) = &sig.abi {
             cx.error_spanned(
                 abi,
-                "a #[skill] function uses the Rust ABI; remove the `extern` qualifier",
+                who.say("a #[skill] function uses the Rust ABI; remove the `extern` qualifier"),
             );
         }
         if let Some(v) = &sig.variadic {
-            cx.error_spanned(v, "a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`, not variadic arguments");
+            cx.error_spanned(v, who.say("a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`, not variadic arguments"));
         }
         if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-            cx.error_spanned(&sig.generics, "#[skill] functions cannot be generic: a skill has one input and one output type; write a skill per type");
+            cx.error_spanned(&sig.generics, who.say("#[skill] functions cannot be generic: a skill has one input and one output type; write a skill per type"));
         }
         let mut typed = Vec::new();
         for (i, arg) in sig.inputs.iter().enumerate() {
             match arg {
                 FnArg::Receiver(r) => cx.error_spanned(
                     r,
-                    "#[skill] functions cannot take `self`; make it a free function",
+                    who.say("#[skill] functions cannot take `self`; make it a free function"),
                 ),
                 FnArg::Typed(t) => typed.push((i, t)),
             }
@@ -84,6 +124,31 @@ impl SkillFn {
         {
             f.ctx_param = Some(0);
         }
+        // A context typed with a marker names whose context it is: only the
+        // function's own (the macro completes a bare `Ctx` to it).
+        if let Some((0, first)) = typed.first()
+            && is_ctx(&first.ty) == Some(true)
+            && let Type::Path(path) = &*first.ty
+            && let Some(last) = path.path.segments.last()
+            && let PathArguments::AngleBracketed(a) = &last.arguments
+        {
+            let own = sig.ident.to_string();
+            let named: Vec<String> = a
+                .args
+                .iter()
+                .map(|g| g.to_token_stream().to_string())
+                .collect();
+            if named != [own.clone()] {
+                cx.error_spanned(
+                    &a.args,
+                    format!(
+                        "a {thing}'s context is its own: write `ctx: {ctx}`, which the macro makes `{ctx}<{own}>`; another's context would carry its authority",
+                        thing = who.thing,
+                        ctx = who.ctx
+                    ),
+                );
+            }
+        }
         let contexts: Vec<_> = typed
             .iter()
             .filter(|(_, t)| is_ctx(&t.ty).is_some())
@@ -91,7 +156,7 @@ impl SkillFn {
         if let [_, second, ..] = contexts.as_slice() {
             cx.error_spanned(
                 &second.1.ty,
-                "a #[skill] function takes one context parameter, first: `(ctx: Ctx, input: MyInput)`; clone `ctx` where you need it twice",
+                who.say("a #[skill] function takes one context parameter, first: `(ctx: Ctx, input: MyInput)`; clone `ctx` where you need it twice"),
             );
         }
         match typed.as_slice() {
@@ -102,18 +167,19 @@ impl SkillFn {
             }
             [] | [_] if sig.receiver().is_none() => cx.error_at(
                 sig.paren_token.span.join(),
-                "a #[skill] function takes its input as a parameter: `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`",
+                who.say("a #[skill] function takes its input as a parameter: `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`"),
             ),
             _ if sig.receiver().is_none() && contexts.len() > 1 => {}
             _ if sig.receiver().is_none() => cx.error_spanned(
                 &sig.inputs,
-                "a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`; put several values in one input struct",
+                who.say("a #[skill] function takes `(input: MyInput)` or `(ctx: Ctx, input: MyInput)`; put several values in one input struct"),
             ),
             _ => {}
         }
         if let Some(input) = &f.input {
             check_value_type(
                 cx,
+                who,
                 input,
                 "input",
                 "takes its input by value: `input: MyInput`",
@@ -122,7 +188,7 @@ impl SkillFn {
         match &sig.output {
             ReturnType::Default => cx.error_spanned(
                 &sig.ident,
-                "a #[skill] function must return its output: `-> MyOutput` or `-> Result<MyOutput, MyError>`",
+                who.say("a #[skill] function must return its output: `-> MyOutput` or `-> Result<MyOutput, MyError>`"),
             ),
             ReturnType::Type(_, ty) => match result_parts(ty) {
                 Some((ok, err)) => {
@@ -135,6 +201,7 @@ impl SkillFn {
         if let Some(output) = &f.output {
             check_value_type(
                 cx,
+                who,
                 output,
                 "output",
                 "returns its output by value: `-> MyOutput`",
@@ -143,6 +210,7 @@ impl SkillFn {
         if let Some(error) = &f.error {
             check_value_type(
                 cx,
+                who,
                 error,
                 "error",
                 "returns its error by value: `-> Result<MyOutput, MyError>`",
@@ -154,7 +222,7 @@ impl SkillFn {
 
 /// A skill's input, output and error are named, owned types: each has a JSON
 /// Schema in the manifest and crosses the wire as JSON, deserialized per call.
-fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
+fn check_value_type(cx: &Ctxt, who: Who, ty: &Type, what: &str, shape: &str) {
     let named = format!(
         "a skill's {what} is a named type with a JSON Schema, like `My{}`",
         capitalized(what)
@@ -162,9 +230,9 @@ fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
     if let Type::Reference(r) = ty {
         cx.error_spanned(
             r.and_token,
-            format!(
+            who.say(&format!(
                 "a #[skill] function {shape}; it crosses the wire as JSON, so it cannot be borrowed"
-            ),
+            )),
         );
     } else if what != "error"
         && let Some(kind) = not_an_object(ty)
@@ -172,10 +240,10 @@ fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
         let verb = if what == "input" { "take" } else { "return" };
         cx.error_spanned(
             ty,
-            format!(
+            who.say(&format!(
                 "a skill's {what} is a JSON object (MCP tool arguments and structured results are), and `{}` is {kind}; put it in a field of a struct of yours and {verb} that struct",
                 ty.to_token_stream().to_string().replace(' ', "")
-            ),
+            )),
         );
     } else if let Some(span) = find_token(
         ty.to_token_stream(),
@@ -183,13 +251,15 @@ fn check_value_type(cx: &Ctxt, ty: &Type, what: &str, shape: &str) {
     ) {
         cx.error_at(
             span,
-            format!("`impl Trait` has no JSON Schema: {named} (deriving `JsonSchema`)"),
+            who.say(&format!(
+                "`impl Trait` has no JSON Schema: {named} (deriving `JsonSchema`)"
+            )),
         );
     } else if let Some(span) = find_token(
         ty.to_token_stream(),
         &|t| matches!(t, TokenTree::Punct(p) if p.as_char() == '\''),
     ) {
-        cx.error_at(span, format!("a skill's {what} owns its data: it is deserialized from JSON on every call, so it cannot borrow; drop the lifetime and use owned fields (`String` for `&str`, `Vec<T>` for `&[T]`)"));
+        cx.error_at(span, who.say(&format!("a skill's {what} owns its data: it is deserialized from JSON on every call, so it cannot borrow; drop the lifetime and use owned fields (`String` for `&str`, `Vec<T>` for `&[T]`)")));
     }
 }
 

@@ -130,6 +130,11 @@ pub(super) fn side_effects(cx: &Ctxt, node: Node) -> Vec<SideEffectArgs> {
                         _ => s.description = str_lit(cx, &a),
                     }
                 }
+                if let Some(t) = &s.target
+                    && t.value().trim().is_empty()
+                {
+                    cx.error_spanned(t, format!("side effect `{key}` needs a `target` that names the table, file or endpoint it touches, like `target = \"audit_log\"`; it cannot be empty"));
+                }
                 if s.target.is_none() {
                     cx.error_at(span, format!("side effect `{key}` needs `target = \"...\"`: the table, file or endpoint it touches"));
                 }

@@ -3,7 +3,6 @@
 //! compile-time checks ([`checks`]) have modules of their own.
 
 pub mod checks;
-pub mod direct;
 pub mod manifest;
 pub mod tokens;
 
@@ -19,65 +18,74 @@ use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;
 
-/// The user's function, with a bare `Ctx` completed to `Ctx<marker>`: its
-/// body is a hidden `async fn` of the same signature, which the handler runs,
-/// and the function of the user's name returns it as a `Direct<marker, _>`,
-/// whose awaited calls of other skills are checked against `calls(...)`
-/// ([`direct`]). Built with `quote!` only: parsing costs the macro time.
-pub fn user_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
+/// The skill's function as callers see it: `name(&ctx, input)`, bound by
+/// `Authority<name>`, the one rule of who may run the skill directly,
+/// whatever the syntax of the call (a call, `join!`, a closure, a function
+/// pointer). It runs the handler through `Skill::run`, which only a context
+/// of the skill reaches.
+pub fn caller_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let ItemFn {
         attrs, vis, sig, ..
     } = &func.item;
     let ident = &sig.ident;
-    let body_ident = body_fn(ident);
-    let mut inner = completed_sig(func);
-    inner.ident = body_ident.clone();
-    let (names, types): (Vec<Ident>, Vec<&Type>) = inner
-        .inputs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, arg)| match arg {
-            FnArg::Typed(t) => Some((
-                Ident::new(&format!("__skill_arg{i}"), Span::call_site()),
-                &*t.ty,
-            )),
-            FnArg::Receiver(_) => None,
-        })
-        .collect();
     let ret = match &sig.output {
         syn::ReturnType::Type(_, t) => quote!(#t),
         syn::ReturnType::Default => quote!(()),
     };
-    // Docs, `cfg` and deprecation describe the function callers see; lint
-    // levels and other attributes (`#[tracing::instrument]`) the body.
-    let is_outer =
-        |a: &&syn::Attribute| a.path().is_ident("doc") || a.path().is_ident("deprecated");
-    let outer_attrs = attrs
+    let input = func
+        .input
+        .as_ref()
+        .map(|t| quote!(#t))
+        .unwrap_or_else(|| quote!(()));
+    // Docs, `cfg` and deprecation describe the function callers see.
+    let outer = attrs
         .iter()
         .filter(|a| is_outer(a) || a.path().is_ident("cfg"));
-    let inner_attrs = attrs.iter().filter(|a| !is_outer(a));
-    let body = direct::check_awaits(func.body.stream(), ident, p);
-    let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body);
-    block.set_span(func.body.span());
+    let run = quote!(<#ident as #p::Skill>::run(#p::Authority::__enter(ctx), input));
+    let future = if func.error.is_some() {
+        run
+    } else {
+        quote!(#p::infallible(#run))
+    };
+    let doc = format!(
+        " Call it as `{ident}(&ctx, input)`: from a skill that lists `{ident}` in `calls(...)`, with its own context; from code that owns a runtime, with `runtime.context()`."
+    );
     quote! {
-        #[doc(hidden)]
-        #(#inner_attrs)*
-        #inner #block
-
-        #(#outer_attrs)*
-        // Compiled only where it is called (tests, other skills): the
-        // handler runs the body function itself.
+        #(#outer)*
+        #[doc = ""]
+        #[doc = #doc]
         #[inline]
-        #vis fn #ident(#(#names: #types),*)
-            -> #p::Direct<#ident, impl ::core::future::Future<Output = #ret>>
-        {
-            #p::Direct { future: #body_ident(#(#names),*), _skill: ::core::marker::PhantomData }
+        #vis fn #ident(
+            ctx: &dyn #p::Authority<#ident>,
+            input: #input,
+        ) -> impl ::core::future::Future<Output = #ret> + ::core::marker::Send + use<> {
+            #future
         }
     }
 }
 
+/// Docs and deprecation describe the function callers see; lint levels and
+/// other attributes (`#[tracing::instrument]`) the body.
+fn is_outer(a: &syn::Attribute) -> bool {
+    a.path().is_ident("doc") || a.path().is_ident("deprecated")
+}
+
+/// The user's function as written, a `Ctx` completed to `Ctx<marker>`,
+/// under a hidden name: the handler `Skill::run` calls. It goes inside the
+/// constant that holds the skill's items, where no path reaches it.
+pub fn body_fn(func: &SkillFn) -> TokenStream {
+    let mut sig = completed_sig(func);
+    sig.ident = body_ident(&func.item.sig.ident);
+    let inner = func.item.attrs.iter().filter(|a| !is_outer(a));
+    let block = &func.body;
+    quote! {
+        #(#inner)*
+        #sig #block
+    }
+}
+
 /// The hidden function holding a skill's body.
-pub fn body_fn(ident: &Ident) -> Ident {
+pub fn body_ident(ident: &Ident) -> Ident {
     Ident::new(&format!("__skill_body_{ident}"), ident.span())
 }
 
@@ -160,12 +168,42 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     quote!(#(#caps)* #(#calls)* #callable)
 }
 
+/// For each `calls(T)`: what `T` may do beyond its capabilities (its ambient
+/// allowances, its side effects) this skill may do too, so calling cannot
+/// widen it. A constant per entry, at the entry.
+fn no_wider(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
+    let me = &func.item.sig.ident;
+    let what = if args.op.is_some() { "op" } else { "skill" };
+    args.calls
+        .iter()
+        .map(|t| {
+            let callee = crate::args::path_text(t);
+            let ambient = format!(
+                "{what} `{me}` calls `{callee}`, which has an ambient allowance `{me}` neither has nor covers with a capability: calling would widen what `{me}` may do; give `{me}` the same `ambient(...)` allowance (or a capability covering it), or remove `{callee}` from `calls(...)`"
+            );
+            let effects = format!(
+                "{what} `{me}` calls `{callee}`, which has a side effect `{me}` does not list: calling would widen what `{me}` may do; list each of `{callee}`'s side effects in `side_effects(...)` of `{me}`, or remove `{callee}` from `calls(...)`"
+            );
+            respan(
+                quote!(const _: () = #p::assert_no_wider(
+                    <#t as #p::Skill>::MANIFEST,
+                    <#me as #p::Skill>::MANIFEST,
+                    #ambient,
+                    #effects,
+                );),
+                t.span(),
+            )
+        })
+        .collect()
+}
+
 pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
     let p = quote!(#krate::__private);
     let ident = &func.item.sig.ident;
-    let user_fn = user_fn(func, &p);
-    let body_ident = body_fn(ident);
+    let caller = caller_fn(func, &p);
+    let body = body_fn(func);
+    let body_ident = body_ident(ident);
     let marker = marker(func);
     let grants = grants(args, func, &krate);
 
@@ -293,13 +331,16 @@ pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
         conditions,
         (ctx_pat, run_body),
     );
+    let no_wider = no_wider(args, func, &p);
     quote! {
-        #user_fn
+        #caller
         #marker
 
         const _: () = {
+            #body
             #skill_impl
             #grants
+            #no_wider
             #effect_checks
             #type_checks
             #first_check
@@ -388,12 +429,14 @@ pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     // pipeline's are its steps', computed by the registry.
     if args.op.is_some() {
         let grants = grants(args, func, &krate);
+        let no_wider = no_wider(args, func, &p);
         let (effect_checks, first_check) = effect_checks(args, func, &p);
         return quote! {
             #marker
             const _: () = {
                 #skill_impl
                 #grants
+                #no_wider
                 #effect_checks
                 #first_check
             };

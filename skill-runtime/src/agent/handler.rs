@@ -182,9 +182,4 @@ impl<A: Agent> AgentCtx<A> {
     pub fn trace_id(&self) -> &str {
         self.trace_id.as_str()
     }
-
-    /// The runtime, for what the contract does not cover (reading stats).
-    pub fn runtime(&self) -> &Runtime {
-        &self.runtime
-    }
 }

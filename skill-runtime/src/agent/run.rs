@@ -12,6 +12,7 @@ use skill_core::manifest::PermissionLevel;
 
 use crate::agent::contract::PostCheck;
 use crate::agent::handler::{Agent, AgentCtx};
+use crate::contract::invocation::Handler;
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
 use crate::model::id::Id;
@@ -121,7 +122,7 @@ async fn run_checked<A: Agent>(
         calls: calls.clone(),
         _agent: PhantomData,
     };
-    let out = match A::execute(ctx, input).await {
+    let out = match Handler(Box::pin(A::execute(ctx, input))).await {
         Ok(out) => out,
         Err(e) => {
             let mode = e.failure_mode();

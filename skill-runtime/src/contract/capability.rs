@@ -6,7 +6,8 @@
 //! hands out a capability's resource only when the skill declares it (see
 //! [`Declares`]).
 
-use skill_core::capability::CapabilityInfo;
+use skill_core::capability::{Ambient, CapabilityInfo};
+use skill_core::manifest::Manifest;
 
 /// `#[skill]`'s check that an effectful capability it declares is listed as
 /// a side effect: evaluated in a constant, so a panic is the compile error,
@@ -18,6 +19,113 @@ pub const fn assert_effect_listed(info: &CapabilityInfo, message: &str) {
     if info.is_effectful() {
         panic!("{}", message);
     }
+}
+
+/// `#[skill]`'s check of a `calls(...)` entry beyond capabilities (which
+/// `CallableBy` checks by type): calling `callee` cannot widen what `caller`
+/// may do, so each ambient allowance of the callee must be one the caller
+/// has too (the same allowance, or a capability covering it), and each side
+/// effect of the callee one the caller lists. Evaluated in a constant: a
+/// panic is the compile error, with the message for what widened.
+#[doc(hidden)]
+#[track_caller]
+pub const fn assert_no_wider(
+    callee: &Manifest,
+    caller: &Manifest,
+    ambient_message: &str,
+    effects_message: &str,
+) {
+    let mut i = 0;
+    while i < callee.ambient_allowances.len() {
+        let kind = callee.ambient_allowances[i].kind;
+        if !allows(caller, kind) {
+            panic!("{}", ambient_message);
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < callee.side_effects.len() {
+        let id = callee.side_effects[i].capability.id;
+        // A capability the caller does not declare is `CallableBy`'s error.
+        if declares(caller, id) && !lists(caller, id) {
+            panic!("{}", effects_message);
+        }
+        i += 1;
+    }
+}
+
+/// Whether skill `m` may reach ambient authority `kind`: an agent's body may
+/// reach what one of the skills it lists may (the agent macro's check).
+#[doc(hidden)]
+pub const fn ambient_allowed(m: &Manifest, kind: Ambient) -> bool {
+    allows(m, kind.as_str())
+}
+
+/// Whether `m` may reach the ambient authority named `kind` (`file_write`):
+/// an allowance of that kind, or a capability that covers it.
+const fn allows(m: &Manifest, kind: &str) -> bool {
+    let mut i = 0;
+    while i < m.ambient_allowances.len() {
+        if same(m.ambient_allowances[i].kind, kind) {
+            return true;
+        }
+        i += 1;
+    }
+    let mut k = 0;
+    while k < Ambient::ALL.len() {
+        let a = Ambient::ALL[k];
+        if same(a.as_str(), kind) {
+            let mut c = 0;
+            while c < m.capabilities.len() {
+                if m.capabilities[c].covers(a) {
+                    return true;
+                }
+                c += 1;
+            }
+        }
+        k += 1;
+    }
+    false
+}
+
+/// Whether `m` declares capability `id`.
+const fn declares(m: &Manifest, id: &str) -> bool {
+    let mut i = 0;
+    while i < m.capabilities.len() {
+        if same(m.capabilities[i].id, id) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether `m` lists capability `id` as a side effect.
+const fn lists(m: &Manifest, id: &str) -> bool {
+    let mut i = 0;
+    while i < m.side_effects.len() {
+        if same(m.side_effects[i].capability.id, id) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `a == b`, in a constant.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Implemented by `#[capability(...)]` on a unit struct.

@@ -55,7 +55,7 @@ pub struct ValidationRuleInfo {
 /// check, naming the expected form.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "this precondition check does not take the skill's input `{I}`",
+    message = "this precondition check does not take the input `{I}`",
     label = "expected `fn(&{I}) -> bool` or `fn(&{I}, &Caller) -> bool`",
     note = "a precondition reads the input, and the caller if it takes a second parameter: write `|input: &{I}| ...`, `|input: &{I}, caller: &Caller| ...`, or a `fn` of that signature"
 )]
@@ -66,7 +66,7 @@ pub trait PreconditionFn<I, M> {
 /// A postcondition's check, as [`PreconditionFn`] is a precondition's.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "this postcondition check does not take the skill's output `{O}`",
+    message = "this postcondition check does not take the output `{O}`",
     label = "expected `fn(&{O}) -> bool` or `fn(&{I}, &{O}) -> bool`",
     note = "a postcondition reads the output, or the input then the output: write `|output: &{O}| ...`, `|input: &{I}, output: &{O}| ...`, or a `fn` of that signature"
 )]
@@ -77,7 +77,7 @@ pub trait PostconditionFn<I, O, M> {
 /// A validation rule's check, as [`PreconditionFn`] is a precondition's.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "this validation rule does not take the skill's input `{I}` and output `{O}`",
+    message = "this validation rule does not take the input `{I}` and output `{O}`",
     label = "expected `fn(&{I}, &{O}) -> bool` (input first) or `fn(&{O}) -> bool`",
     note = "a validation rule reads the input then the output, or the output alone: write `|input: &{I}, output: &{O}| ...`, `|output: &{O}| ...`, or a `fn` of that signature"
 )]

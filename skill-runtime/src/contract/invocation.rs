@@ -137,6 +137,51 @@ impl fmt::Debug for Invocation {
     }
 }
 
+std::thread_local! {
+    /// How many handlers this thread is polling now (nested: an agent's
+    /// body awaiting a skill job polls both).
+    static IN_HANDLER: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as polling a handler while it lives: a runtime
+/// is not built there ([`in_handler`]).
+pub(crate) struct InHandler(());
+
+impl InHandler {
+    pub(crate) fn enter() -> InHandler {
+        IN_HANDLER.with(|c| c.set(c.get() + 1));
+        InHandler(())
+    }
+}
+
+impl Drop for InHandler {
+    fn drop(&mut self) {
+        IN_HANDLER.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
+/// A handler's future, each poll marked with [`InHandler`].
+pub(crate) struct Handler<F>(pub(crate) Pin<Box<F>>);
+
+impl<F: Future> Future for Handler<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let _inside = InHandler::enter();
+        self.0.as_mut().poll(cx)
+    }
+}
+
+/// Whether this thread is polling a skill's or an agent's handler: code
+/// there runs other skills through its context, never through a runtime of
+/// its own, which would run any skill with no `calls(...)` checked.
+pub(crate) fn in_handler() -> bool {
+    IN_HANDLER.with(|c| c.get() > 0)
+}
+
 /// Why a job's handler was stopped before it returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StopReason {
@@ -198,6 +243,28 @@ pub(crate) struct Report {
 }
 
 impl Invocation {
+    /// The invocation of a direct call from code that owns a runtime: fresh
+    /// ids, the operator as caller, the default limits, `resources`.
+    pub(crate) fn fresh(resources: Arc<Resources>) -> Invocation {
+        Invocation {
+            resources,
+            caller: Caller::default(),
+            trace_id: Id::new_v4(),
+            job_id: Id::new_v4(),
+            parent_job_id: None,
+            started_at: SystemTime::now(),
+            constraints: JobConstraints::default(),
+            intent: None,
+            scope: None,
+            rag_context: None,
+            attempt: AtomicU32::new(1),
+            dry_run_read: AtomicBool::new(false),
+            report: Mutex::default(),
+            stop: Stop::default(),
+            pipeline: OnceLock::new(),
+        }
+    }
+
     /// A new attempt starts from a clean report, except for tokens and cost:
     /// what a failed attempt spent was spent.
     pub(crate) fn begin_attempt(&self, attempt: u32) {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::contract::invocation::Resources;
+use crate::contract::direct::AppCtx;
+use crate::contract::invocation::{Resources, in_handler};
 use crate::exec::clock::calibrate_step_clock;
 use crate::exec::policy::approval::{Approver, DenyApprovals};
 use crate::exec::policy::idempotency::{IdempotencyStore, MemoryIdempotency};
@@ -156,6 +157,12 @@ impl RuntimeBuilder {
     /// every declared capability has its resource and every rollback action
     /// its handler, then start.
     pub fn build(mut self) -> Result<Runtime, StartError> {
+        if in_handler() {
+            return Err(StartError {
+                inside_handler: true,
+                ..StartError::default()
+            });
+        }
         calibrate_step_clock();
         if let Some(c) = &self.contract {
             self.registry = c.apply(&self.registry).map_err(|contract| StartError {
@@ -253,6 +260,15 @@ impl Runtime {
     /// capability's resource is missing or a rollback action has no handler.
     pub fn new(registry: Arc<Registry>, resources: Resources) -> Result<Runtime, StartError> {
         Runtime::builder(registry).resources(resources).build()
+    }
+
+    /// The context of code that owns this runtime: it runs any skill
+    /// directly with the runtime's resources, outside any job,
+    /// `skill(&runtime.context(), input)` (see [`AppCtx`]).
+    pub fn context(&self) -> AppCtx {
+        AppCtx {
+            resources: self.inner.resources.clone(),
+        }
     }
 
     /// The skills this runtime runs.

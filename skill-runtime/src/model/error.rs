@@ -426,6 +426,9 @@ pub struct StartError {
     /// How the compiled skills differ from the registry file the runtime was
     /// started against, and overlays that would widen a skill.
     pub contract: Vec<String>,
+    /// The runtime was being built inside a skill's or an agent's handler,
+    /// which would run any skill with no `calls(...)` checked.
+    pub inside_handler: bool,
 }
 
 impl StartError {
@@ -433,12 +436,19 @@ impl StartError {
         self.missing_resources.is_empty()
             && self.missing_rollbacks.is_empty()
             && self.contract.is_empty()
+            && !self.inside_handler
     }
 }
 
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "the runtime cannot start:")?;
+        if self.inside_handler {
+            writeln!(
+                f,
+                "  - it is being built inside a skill's or an agent's handler; a handler runs other skills through its context: a skill those it lists in `calls(...)`, `other(&ctx, input)`; an agent those it lists in `skills(...)`, `ctx.run::<other>(input)`"
+            )?;
+        }
         for c in &self.contract {
             writeln!(f, "  - {c}")?;
         }

@@ -66,9 +66,9 @@ pub async fn brief(ctx: Ctx, input: Text) -> Text {
 
 /// A skill awaits plain futures, methods and other skills it lists.
 #[skill(calls(lookup_plain))]
-pub async fn chain(input: Text) -> Text {
-    let t = lookup_plain(input).await;
-    let held = lookup_plain(t);
+pub async fn chain(ctx: Ctx, input: Text) -> Text {
+    let t = lookup_plain(&ctx, input).await;
+    let held = lookup_plain(&ctx, t);
     let t = held.await;
     let t = std::future::ready(t).await;
     let t = async { t }.await;
@@ -86,10 +86,14 @@ async fn helper(t: Text) -> Text {
 }
 
 fn main() {
-    // Outside skills, a skill's function is an `async fn` like any other.
+    // Outside skills, code that owns a runtime calls any skill with its
+    // context.
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let out = rt.block_on(async { lookup_plain(Text { text: "x".into() }).await });
+    let registry = std::sync::Arc::new(skill_runtime::Registry::from_inventory().unwrap());
+    let runtime = skill_runtime::Runtime::builder(registry).build().unwrap();
+    let app = runtime.context();
+    let out = rt.block_on(async { lookup_plain(&app, Text { text: "x".into() }).await });
     assert_eq!(out.text, "x");
-    let fut = std::future::IntoFuture::into_future(lookup_plain(Text { text: "y".into() }));
+    let fut = lookup_plain(&app, Text { text: "y".into() });
     assert_eq!(rt.block_on(fut).text, "y");
 }

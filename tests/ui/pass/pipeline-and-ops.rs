@@ -35,7 +35,7 @@ pub async fn native(input: In) -> Out {
 pub async fn summarize_twice(input: In) -> Out;
 
 fn main() {
-    let registry = Registry::from_inventory().expect("valid registry");
+    let registry = skill_runtime::Registry::from_inventory().expect("valid registry");
     let p = registry.get("summarize_twice").expect("the pipeline is a skill");
     assert_eq!(p.entry.manifest.steps.len(), 2);
     let ops = registry.ops_json();

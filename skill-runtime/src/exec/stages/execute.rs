@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use crate::contract::boxed::Boxed;
 use crate::contract::entry::HandlerFailure;
-use crate::contract::invocation::{Stop, StopReason};
+use crate::contract::invocation::{InHandler, Stop, StopReason};
 use crate::exec::clock::micros;
 use crate::exec::stages::errors::{mismatch, over_budget};
 use crate::exec::state::State;
@@ -195,7 +195,11 @@ impl<F: Future + Unpin> Future for Stoppable<'_, F> {
         if let Some(why) = self.stop.reason() {
             return Poll::Ready(Err(Stopped(why)));
         }
-        match Pin::new(&mut self.run).poll(cx) {
+        let polled = {
+            let _inside = InHandler::enter();
+            Pin::new(&mut self.run).poll(cx)
+        };
+        match polled {
             // A stop asked for during the poll that finished wins: what the
             // handler returned after crossing a budget is not its result.
             Poll::Ready(_) if let Some(why) = self.stop.reason() => Poll::Ready(Err(Stopped(why))),

@@ -18,9 +18,9 @@ pub async fn purge(input: In) -> In {
 
 /// Looks harmless.
 #[skill]
-pub async fn tidy(input: In) -> In {
-    let again = purge(input).await;
-    let later = crate::purge(again);
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    let again = purge(&ctx, input).await;
+    let later = crate::purge(&ctx, again);
     later.await
 }
 

@@ -1,34 +1,167 @@
-//! The nested parts of `#[agent(...)]`: tools, skills, memory, conditions,
-//! escalation and its triggers, KPIs; each read and checked at its tokens.
+//! `#[agent(...)]`'s attribute read into [`Args`]: every value with its
+//! span, each word checked against its vocabulary as it is read. The rules
+//! across values are in `check.rs`.
 
-use proc_macro2::{Span, TokenStream};
-use quote::quote;
-use skill_core::agent::{Direction, Storage, ToolPermission, thresholds_ordered};
-use skill_core::names::is_agent_id;
+use proc_macro2::Span;
+use skill_core::agent::{Direction, Storage, ToolPermission};
+use skill_core::manifest::{AgentRole, Domain};
+use skill_core::names::{is_agent_id, is_semver};
 use syn::spanned::Spanned;
-use syn::{Expr, Lit, LitStr, Path};
+use syn::{Expr, Lit, LitInt, LitStr, Path};
 
-use crate::args::{Entry, Node, NodeKind, path_text};
+use crate::args::{Entry, List, Node, NodeKind};
 use crate::ast::read::{flag, int_lit, lit, nodes, str_list, str_lit, sub_list, value, word};
 use crate::ast::types::Choice;
 use crate::ctxt::Ctxt;
 
+/// The keys `#[agent(...)]` takes.
+const KEYS: &[&str] = &[
+    "id",
+    "name",
+    "role",
+    "domain",
+    "version",
+    "owner",
+    "tools",
+    "skills",
+    "memory",
+    "pre_condition",
+    "post_condition",
+    "invariants",
+    "escalation",
+    "kpi",
+];
+
+/// The agent contract as written.
+#[derive(Default)]
+pub struct Args {
+    pub id: Option<LitStr>,
+    pub name: Option<LitStr>,
+    /// The role's choice, and its word in lowercase.
+    pub role: Option<(Choice, String)>,
+    pub domain: Option<LitStr>,
+    pub version: Option<LitStr>,
+    pub owner: Option<LitStr>,
+    pub tools: Vec<Tool>,
+    /// Each listed skill by path, and whether it is required.
+    pub skills: Vec<(Path, bool)>,
+    pub short_term: Option<u32>,
+    pub long_term: Option<Choice>,
+    pub shared: Option<Vec<LitStr>>,
+    pub pre: Vec<(LitStr, Expr)>,
+    pub post: Vec<(LitStr, Expr)>,
+    pub invariants: Vec<LitStr>,
+    pub escalation: Option<Escalation>,
+    pub kpis: Vec<Kpi>,
+}
+
+pub struct Tool {
+    pub id: LitStr,
+    pub permission: Choice,
+    pub rate_limit: u32,
+}
+
 pub struct Escalation {
-    pub triggers: Vec<TokenStream>,
+    /// Where `triggers(...)` was written, and how many it lists (read or
+    /// not: one refused is its own error).
+    pub triggers_span: Span,
+    pub triggers_written: usize,
+    pub triggers: Vec<Trigger>,
     pub target: LitStr,
     pub human_required: bool,
-    pub timeout_hours: u32,
+    /// The hours, and where they were written (24 when left out).
+    pub timeout_hours: (u32, Option<LitInt>),
+}
+
+pub enum Trigger {
+    ErrorCountAbove(u32),
+    ConfidenceBelow { field: LitStr, value: f64 },
+    HumanRequired { field: LitStr },
 }
 
 pub struct Kpi {
     pub metric: LitStr,
-    pub numbers: [f64; 3],
+    /// Target, warning and critical, each with where it was written.
+    pub numbers: [(f64, Span); 3],
     pub unit: LitStr,
     pub direction: Choice,
-    pub source: TokenStream,
+    /// The output field a KPI is computed from, when it is not built in.
+    pub field: Option<LitStr>,
 }
 
-pub fn tool(cx: &Ctxt, node: Node) -> Option<(LitStr, Choice, u32)> {
+pub fn read(cx: &Ctxt, list: List) -> Args {
+    let mut a = Args::default();
+    for node in nodes(
+        cx,
+        list,
+        "#[agent]",
+        KEYS,
+        &["pre_condition", "post_condition", "kpi"],
+    ) {
+        match node.key().as_str() {
+            "id" => {
+                if let Some(s) = str_lit(cx, &node) {
+                    if !is_agent_id(&s.value()) {
+                        cx.error_spanned(&s, format!("agent id \"{}\" must be snake_case words joined by dots, at least two, like \"agent.seo.vlevel\"", s.value()));
+                    }
+                    a.id = Some(s);
+                }
+            }
+            "name" => a.name = str_lit(cx, &node),
+            "owner" => a.owner = str_lit(cx, &node),
+            "version" => {
+                if let Some(s) = str_lit(cx, &node) {
+                    if !is_semver(&s.value()) {
+                        cx.error_spanned(&s, format!("\"{}\" is not a semver version; write MAJOR.MINOR.PATCH, like \"1.0.0\"", s.value()));
+                    }
+                    a.version = Some(s);
+                }
+            }
+            "domain" => {
+                if let Some(s) = str_lit(cx, &node) {
+                    if Domain::parse(&s.value()).is_none() {
+                        let words: Vec<&str> = Domain::ALL.iter().map(|w| w.as_str()).collect();
+                        cx.error_spanned(
+                            &s,
+                            format!(
+                                "`domain` cannot be \"{}\"; the agent model's domains are {}",
+                                s.value(),
+                                words.join(", ")
+                            ),
+                        );
+                    }
+                    a.domain = Some(s);
+                }
+            }
+            "role" => {
+                a.role = word::<AgentRole>(cx, &node).map(|c| {
+                    let w = c.variant.to_ascii_lowercase();
+                    (c, w)
+                });
+            }
+            "tools" => {
+                for t in nodes(cx, sub_list(cx, node), "tools(...)", &["tool"], &["tool"]) {
+                    a.tools.extend(tool(cx, t));
+                }
+            }
+            "skills" => a.skills = skills(cx, node),
+            "memory" => memory(cx, node, &mut a),
+            "pre_condition" | "post_condition" => {
+                let pre = node.key() == "pre_condition";
+                if let Some(c) = condition(cx, node) {
+                    if pre { a.pre.push(c) } else { a.post.push(c) }
+                }
+            }
+            "invariants" => a.invariants = str_list(cx, &node),
+            "escalation" => a.escalation = escalation(cx, node),
+            "kpi" => a.kpis.extend(kpi(cx, node)),
+            _ => {}
+        }
+    }
+    a
+}
+
+fn tool(cx: &Ctxt, node: Node) -> Option<Tool> {
     let span = node.span();
     let fields = nodes(
         cx,
@@ -60,10 +193,14 @@ pub fn tool(cx: &Ctxt, node: Node) -> Option<(LitStr, Choice, u32)> {
     if keys.len() < 3 {
         cx.error_at(span, "a tool is `tool(id = \"mcp__server__tool\", permission = \"read\" | \"write\" | \"execute\", rate_limit = N)`");
     }
-    Some((id?, perm?, rate?))
+    Some(Tool {
+        id: id?,
+        permission: perm?,
+        rate_limit: rate?,
+    })
 }
 
-pub fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
+fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
     let NodeKind::List(list, _) = node.kind else {
         cx.error_at(
             node.path.span(),
@@ -92,19 +229,12 @@ pub fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
                 true
             }
         };
-        if out.iter().any(|(p, _)| path_text(p) == path_text(&path)) {
-            cx.error_spanned(
-                &path,
-                format!("`{}` is listed twice in skills(...)", path_text(&path)),
-            );
-            continue;
-        }
         out.push((path, required));
     }
     out
 }
 
-pub fn memory(cx: &Ctxt, node: Node, a: &mut super::Args) {
+fn memory(cx: &Ctxt, node: Node, a: &mut Args) {
     for m in nodes(
         cx,
         sub_list(cx, node),
@@ -132,7 +262,7 @@ pub fn memory(cx: &Ctxt, node: Node, a: &mut super::Args) {
     }
 }
 
-pub fn condition(cx: &Ctxt, node: Node) -> Option<(LitStr, Expr)> {
+fn condition(cx: &Ctxt, node: Node) -> Option<(LitStr, Expr)> {
     let key = node.key();
     let span = node.span();
     let (mut code, mut check) = (None, None);
@@ -182,7 +312,7 @@ fn number(cx: &Ctxt, node: &Node) -> Option<f64> {
     }
 }
 
-pub fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
+fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
     let span = node.span();
     let keys = &[
         "triggers",
@@ -190,14 +320,14 @@ pub fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
         "human_required",
         "timeout_hours",
     ];
-    let (mut triggers, mut target, mut human, mut hours) = (Vec::new(), None, false, 24u32);
-    let mut listed = false;
+    let (mut triggers, mut target, mut human, mut hours) = (None, None, false, (24u32, None));
     for f in nodes(cx, sub_list(cx, node), "escalation(...)", keys, &[]) {
         match f.key().as_str() {
             "triggers" => {
-                listed = true;
-                triggers = trigger_list(cx, f);
+                let at = f.span();
+                triggers = Some((at, trigger_list(cx, f)));
             }
+
             "target_agent" => {
                 target = str_lit(cx, &f);
                 if let Some(t) = &target
@@ -208,15 +338,16 @@ pub fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
             }
             "human_required" => human = flag(cx, &f),
             _ => {
-                hours = int_lit(cx, &f)
-                    .and_then(|n| n.base10_parse().ok())
-                    .unwrap_or(24)
+                if let Some(n) = int_lit(cx, &f) {
+                    hours = (n.base10_parse().unwrap_or(0), Some(n));
+                }
             }
         }
     }
-    if !listed {
+    let Some((triggers_span, (triggers, triggers_written))) = triggers else {
         cx.error_at(span, "an escalation needs `triggers(...)`: `confidence_below(field = \"/confidence\", value = 0.7)`, `error_count_above = 3`, `human_required(field = \"/human_required\")`");
-    }
+        return None;
+    };
     let Some(target) = target else {
         cx.error_at(
             span,
@@ -225,6 +356,8 @@ pub fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
         return None;
     };
     Some(Escalation {
+        triggers_span,
+        triggers_written,
         triggers,
         target,
         human_required: human,
@@ -232,15 +365,16 @@ pub fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
     })
 }
 
-fn trigger_list(cx: &Ctxt, node: Node) -> Vec<TokenStream> {
-    let p = quote!(::skill_runtime::__private);
+fn trigger_list(cx: &Ctxt, node: Node) -> (Vec<Trigger>, usize) {
     let mut out = Vec::new();
     let keys = &["confidence_below", "error_count_above", "human_required"];
-    for t in nodes(cx, sub_list(cx, node), "triggers(...)", keys, &[]) {
+    let list = sub_list(cx, node);
+    let written = list.0.len();
+    for t in nodes(cx, list, "triggers(...)", keys, &[]) {
         match t.key().as_str() {
             "error_count_above" => {
                 if let Some(n) = int_lit(cx, &t).and_then(|n| n.base10_parse::<u32>().ok()) {
-                    out.push(quote!(#p::Trigger::ErrorCountAbove { count: #n }));
+                    out.push(Trigger::ErrorCountAbove(n));
                 }
             }
             "confidence_below" => {
@@ -259,37 +393,36 @@ fn trigger_list(cx: &Ctxt, node: Node) -> Vec<TokenStream> {
                     }
                 }
                 if let (Some(field), Some(value)) = (field, below) {
-                    out.push(quote!(#p::Trigger::ConfidenceBelow { field: #field, value: #value }));
+                    out.push(Trigger::ConfidenceBelow { field, value });
                 }
             }
             _ => {
                 for f in nodes(cx, sub_list(cx, t), "human_required(...)", &["field"], &[]) {
                     if let Some(field) = pointer(cx, &f) {
-                        out.push(quote!(#p::Trigger::HumanRequired { field: #field }));
+                        out.push(Trigger::HumanRequired { field });
                     }
                 }
             }
         }
     }
-    out
+    (out, written)
 }
 
 /// A JSON pointer into the output, like `"/confidence"`.
 fn pointer(cx: &Ctxt, node: &Node) -> Option<LitStr> {
     let s = str_lit(cx, node)?;
-    if !s.value().starts_with('/') {
+    if !s.value().starts_with('/') || s.value().len() < 2 {
         cx.error_spanned(
             &s,
-            "`field` is a JSON pointer into the output, like \"/confidence\"",
+            "`field` is a JSON pointer to a field of the agent's output, like \"/confidence\"",
         );
         return None;
     }
     Some(s)
 }
 
-pub fn kpi(cx: &Ctxt, node: Node) -> Option<Kpi> {
+fn kpi(cx: &Ctxt, node: Node) -> Option<Kpi> {
     let span = node.span();
-    let p = quote!(::skill_runtime::__private);
     let keys = &[
         "metric_id",
         "target",
@@ -323,39 +456,11 @@ pub fn kpi(cx: &Ctxt, node: Node) -> Option<Kpi> {
         cx.error_at(span, "a KPI is `kpi(metric_id = \"...\", target = N, warning = N, critical = N, unit = \"...\", direction = \"higher\" | \"lower\")`, plus `field = \"/pointer\"` for a KPI computed from an output field");
         return None;
     };
-    let dir = Direction::ALL
-        .iter()
-        .copied()
-        .find(|d| d.as_str().eq_ignore_ascii_case(direction.variant))
-        .unwrap_or(Direction::Higher);
-    if !thresholds_ordered(dir, t.0, w.0, c.0) {
-        let (cmp, word) = if dir == Direction::Higher {
-            (">", "higher")
-        } else {
-            ("<", "lower")
-        };
-        cx.error_at(
-            w.1,
-            format!(
-                "KPI \"{}\" is better when {word} (direction = \"{}\"), so its thresholds must be ordered target {cmp} warning {cmp} critical; here target = {}, warning = {}, critical = {}",
-                metric.value(), dir.as_str(), t.0, w.0, c.0
-            ),
-        );
-    }
-    let source = match (metric.value().as_str(), field) {
-        (_, Some(f)) => quote!(#p::KpiSource::OutputMean(#f)),
-        ("task_success_rate", None) => quote!(#p::KpiSource::SuccessRate),
-        ("avg_processing_time", None) => quote!(#p::KpiSource::ProcessingTime),
-        (other, None) => {
-            cx.error_spanned(&metric, format!("KPI \"{other}\" is computed from an output field: add `field = \"/pointer\"` (the built-in KPIs are \"task_success_rate\" and \"avg_processing_time\")"));
-            return None;
-        }
-    };
     Some(Kpi {
         metric,
-        numbers: [t.0, w.0, c.0],
+        numbers: [t, w, c],
         unit,
         direction,
-        source,
+        field,
     })
 }
