@@ -18,6 +18,32 @@ pub fn all(cx: &Ctxt, args: &Args, func: &SkillFn) {
     check_escalation(cx, args);
     check_kpis(cx, args);
     check_no_runner(cx, args, func);
+    check_condition_arity(cx, args);
+}
+
+/// A pre-condition reads the input (`|input: &In| ...`); a post-condition
+/// the output, or the input then the output.
+fn check_condition_arity(cx: &Ctxt, a: &Args) {
+    let arity = |e: &syn::Expr| match e {
+        syn::Expr::Closure(c) => Some(c.inputs.len()),
+        _ => None,
+    };
+    for (_, check) in &a.pre {
+        if arity(check).is_some_and(|n| n != 1) {
+            cx.error_spanned(
+                check,
+                "an agent's pre-condition reads its input: `|input: &In| ...`",
+            );
+        }
+    }
+    for (_, check) in &a.post {
+        if arity(check).is_some_and(|n| n != 1 && n != 2) {
+            cx.error_spanned(
+                check,
+                "an agent's post-condition reads its output, or its input then its output: `|output: &Out| ...` or `|input: &In, output: &Out| ...`",
+            );
+        }
+    }
 }
 
 /// An agent's body runs its skills through its context (`ctx.run`), never

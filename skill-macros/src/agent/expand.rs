@@ -318,11 +318,17 @@ fn pointers(args: &Args, output: &Type) -> TokenStream {
     out
 }
 
-/// A pre-condition's check: an untyped closure as it is (its parameter is
-/// inferred from the pointer type); anything else through `PreconditionFn`,
-/// whose message names the expected form when it does not fit.
+/// A pre-condition's check: a closure untyped, or typed as the input is
+/// written, as it is (coerced to the pointer); anything else through
+/// `PreconditionFn`, whose message names the expected form when it does not
+/// fit.
 fn pre_check(check: &Expr, input: &Type, p: &TokenStream) -> TokenStream {
-    if untyped_closure(check) {
+    let text = |t: &dyn quote::ToTokens| t.to_token_stream().to_string().replace(' ', "");
+    let as_input = matches!(check, Expr::Closure(c) if c.inputs.iter().all(|p| match p {
+        syn::Pat::Type(t) => text(&t.ty) == format!("&{}", text(input)),
+        _ => true,
+    }));
+    if untyped_closure(check) || as_input {
         return quote!(#check);
     }
     let (f, i) = (
@@ -330,7 +336,7 @@ fn pre_check(check: &Expr, input: &Type, p: &TokenStream) -> TokenStream {
         Ident::new("i", Span::mixed_site()),
     );
     let call = at_check(
-        quote!(#p::PreconditionFn::<#input, #p::One>::holds),
+        quote!(#p::PreconditionFn::<#input, _>::holds),
         check,
         quote!(#i, &::core::default::Default::default()),
     );

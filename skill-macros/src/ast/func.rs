@@ -48,6 +48,15 @@ impl Who {
         thing: "agent",
     };
 
+    /// `a skill` or `an agent`.
+    pub fn a_thing(self) -> &'static str {
+        if self.thing == "skill" {
+            "a skill"
+        } else {
+            "an agent"
+        }
+    }
+
     /// A skill's message, in this attribute's words.
     pub fn say(self, msg: &str) -> String {
         if self.attr == Who::SKILL.attr {
@@ -142,8 +151,8 @@ impl SkillFn {
                 cx.error_spanned(
                     &a.args,
                     format!(
-                        "a {thing}'s context is its own: write `ctx: {ctx}`, which the macro makes `{ctx}<{own}>`; another's context would carry its authority",
-                        thing = who.thing,
+                        "{a_thing}'s context is its own: write `ctx: {ctx}`, which the macro makes `{ctx}<{own}>`; another's context would carry its authority",
+                        a_thing = who.a_thing(),
                         ctx = who.ctx
                     ),
                 );

@@ -94,10 +94,11 @@ pub fn body_ident(ident: &Ident) -> Ident {
 pub fn completed_sig(func: &SkillFn) -> syn::Signature {
     let mut sig = func.item.sig.clone();
     let ident = &func.item.sig.ident;
-    // Every bare `Ctx`, so that a misplaced second one gets only the shape error.
+    // Every `Ctx`, so that a misplaced second one gets only the shape error,
+    // and one typed with another's marker (refused) no other.
     for arg in &mut sig.inputs {
         if let FnArg::Typed(t) = arg
-            && crate::ast::func::is_ctx(&t.ty) == Some(false)
+            && crate::ast::func::is_ctx(&t.ty).is_some()
             && let Type::Path(path) = &mut *t.ty
             && let Some(last) = path.path.segments.last_mut()
         {

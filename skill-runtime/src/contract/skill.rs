@@ -241,11 +241,18 @@ impl<S> Ctx<S> {
     /// rule is reported once, at the declaration.
     ///
     /// [`CallableBy`]: crate::contract::capability::CallableBy
-    pub async fn call<T: Skill>(&self, input: T::Input) -> Result<T::Output, T::Error>
+    ///
+    /// The future is boxed: its type does not carry the bound, so a call of
+    /// a skill `S` does not list is one error, at the call.
+    #[allow(clippy::type_complexity)]
+    pub fn call<T: Skill>(
+        &self,
+        input: T::Input,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<T::Output, T::Error>> + Send>>
     where
         S: Calls<T>,
     {
-        T::run(Ctx::new(self.inv.clone()), input).await
+        Box::pin(T::run(Ctx::new(self.inv.clone()), input))
     }
 
     /// Who started the job.

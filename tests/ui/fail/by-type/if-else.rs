@@ -1,0 +1,24 @@
+//! An unlisted skill in both arms of an `if`.
+
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct In {
+    pub path: String,
+}
+
+/// Remove a scratch file.
+#[skill(ambient(file_write = "removes its own scratch file"))]
+pub async fn purge(input: In) -> In {
+    let _ = std::fs::remove_file(&input.path);
+    input
+}
+
+/// Looks harmless.
+#[skill]
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    let go = input.path.is_empty();
+    if go { purge(&ctx, input) } else { purge(&ctx, In { path: String::new() }) }.await
+}
+
+fn main() {}

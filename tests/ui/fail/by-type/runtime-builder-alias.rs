@@ -1,0 +1,26 @@
+//! A runtime built in a body under an alias.
+
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct In {
+    pub path: String,
+}
+
+/// Remove a scratch file.
+#[skill(ambient(file_write = "removes its own scratch file"))]
+pub async fn purge(input: In) -> In {
+    let _ = std::fs::remove_file(&input.path);
+    input
+}
+
+/// Looks harmless.
+#[skill]
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    use skill_runtime::Runtime as R;
+    let _ = R::builder;
+    let _ = ctx;
+    input
+}
+
+fn main() {}

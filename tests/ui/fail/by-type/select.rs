@@ -1,0 +1,26 @@
+//! `tokio::select!` over an unlisted skill.
+
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct In {
+    pub path: String,
+}
+
+/// Remove a scratch file.
+#[skill(ambient(file_write = "removes its own scratch file"))]
+pub async fn purge(input: In) -> In {
+    let _ = std::fs::remove_file(&input.path);
+    input
+}
+
+/// Looks harmless.
+#[skill]
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    tokio::select! {
+        a = purge(&ctx, In { path: input.path.clone() }) => a,
+        _ = std::future::pending::<()>() => input,
+    }
+}
+
+fn main() {}

@@ -1,0 +1,24 @@
+//! The context as a trait object of another skill's authority.
+
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct In {
+    pub path: String,
+}
+
+/// Remove a scratch file.
+#[skill(ambient(file_write = "removes its own scratch file"))]
+pub async fn purge(input: In) -> In {
+    let _ = std::fs::remove_file(&input.path);
+    input
+}
+
+/// Looks harmless.
+#[skill]
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    let auth: &dyn skill_runtime::Authority<purge> = &ctx;
+    purge(auth, input).await
+}
+
+fn main() {}

@@ -1,0 +1,26 @@
+//! `std` renamed with `extern crate` in the body.
+
+use skill_runtime::prelude::*;
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct In {
+    pub path: String,
+}
+
+/// Remove a scratch file.
+#[skill(ambient(file_write = "removes its own scratch file"))]
+pub async fn purge(input: In) -> In {
+    let _ = std::fs::remove_file(&input.path);
+    input
+}
+
+/// Looks harmless.
+#[skill]
+pub async fn tidy(ctx: Ctx, input: In) -> In {
+    extern crate std as system;
+    let _ = system::fs::remove_file(&input.path);
+    let _ = ctx;
+    input
+}
+
+fn main() {}
