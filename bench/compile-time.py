@@ -70,7 +70,7 @@ def skill_fn(i):
 /// Search item set {i} by query and tags.
 #[skill(
     version = "1.0.0",
-    domain = "bench",
+    domain = "core",
     owners("bench-team"),
     autonomy = "L2",
     capabilities(BenchRead),
