@@ -70,3 +70,119 @@ fn mcp_export_validates_against_each_protocol_revision() {
         assert_eq!(doc.get("resultType").is_some(), protocol == "2026-07-28");
     }
 }
+
+/// Durations, timeouts and expiries past their bounds, through every door
+/// of the command line: each refused with exit status 2 and the bound named,
+/// before anything runs or is queued (a panic would exit 101).
+#[test]
+fn extreme_values_are_refused_at_every_door() {
+    let dir = skill_tests::temp_dir("extreme-values");
+    let envelope = |name: &str, job: Value| {
+        let path = dir.join(name);
+        std::fs::write(&path, job.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let huge_timeout = envelope(
+        "timeout.json",
+        serde_json::json!({
+            "skill": "echo", "payload": {"message": "x"},
+            "constraints": {"timeout": 18_446_744_073_709_551_u64},
+            "context": {"source": "manual"}
+        }),
+    );
+    let far_expiry = envelope(
+        "expiry.json",
+        serde_json::json!({
+            "skill": "echo", "payload": {"message": "x"},
+            "context": {"source": "manual"},
+            "expiresAt": "+570399320-01-01T00:00:00Z"
+        }),
+    );
+    let nowhere = "redis://127.0.0.1:1/0";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "invoke",
+                "echo",
+                r#"{"message":"x"}"#,
+                "--timeout-ms",
+                "18446744073709551",
+            ],
+            "18446744073709551",
+        ),
+        (
+            &["invoke", "echo", r#"{"message":"x"}"#, "--timeout-ms", "0"],
+            "0",
+        ),
+        (
+            &["worker", "--redis", nowhere, "--visibility", "0s"],
+            "outside 1s to 1d",
+        ),
+        (
+            &[
+                "worker",
+                "--redis",
+                nowhere,
+                "--visibility",
+                "5000000000000h",
+            ],
+            "outside 1s to 1d",
+        ),
+        (
+            &["worker", "--redis", nowhere, "--lock-ttl", "400d"],
+            "outside 1s to 1d",
+        ),
+        (
+            &["worker", "--redis", nowhere, "--result-ttl", "0s"],
+            "outside 1s to 30d",
+        ),
+        (
+            &["worker", "--redis", nowhere, "--grace", "2d"],
+            "outside 0ms to 1d",
+        ),
+        (&["worker", "--redis", nowhere, "--concurrency", "0"], "0"),
+        (
+            &["worker", "--redis", nowhere, "--max-deliveries", "0"],
+            "0",
+        ),
+        (
+            &[
+                "enqueue",
+                "echo",
+                r#"{"message":"x"}"#,
+                "--redis",
+                nowhere,
+                "--expires-in",
+                "5000000000000h",
+            ],
+            "outside 0ms to 3650d",
+        ),
+        (
+            &[
+                "enqueue",
+                "echo",
+                r#"{"message":"x"}"#,
+                "--redis",
+                nowhere,
+                "--wait",
+                "--wait-limit",
+                "99999999999999999999d",
+            ],
+            "outside 0ms to 30d",
+        ),
+        (
+            &["enqueue", "--redis", nowhere, "--envelope", &huge_timeout],
+            "outside 1 ms to",
+        ),
+        (
+            &["enqueue", "--redis", nowhere, "--envelope", &far_expiry],
+            "not an RFC 3339 date-time",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = skill_examples(args).output().expect("the app runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} says {says:?}: {err}");
+    }
+}

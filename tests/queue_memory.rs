@@ -69,7 +69,8 @@ fn tagged(tag: &str, priority: Priority) -> JobEnvelope {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_run_by_priority_and_their_outcomes_are_kept() {
-    let queue = InProcessQueue::start(runtime(), options(1), Duration::from_secs(60));
+    let queue = InProcessQueue::start(runtime(), options(1), Duration::from_secs(60))
+        .expect("options within bounds");
     // One slot, held until every job is queued: the order is priority order
     // however slow the machine.
     let gate = queue
@@ -113,7 +114,8 @@ async fn jobs_run_by_priority_and_their_outcomes_are_kept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_jobs_are_not_run_and_say_so() {
-    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60));
+    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60))
+        .expect("options within bounds");
     let before = RUNS.load(Ordering::SeqCst);
     let job = tagged("stale", Priority::Normal)
         .with_expires_at(SystemTime::now() - Duration::from_secs(1));
@@ -134,7 +136,8 @@ async fn expired_jobs_are_not_run_and_say_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seed_shaped_envelope_runs_the_skill_of_its_intent_once() {
-    let queue = InProcessQueue::start(runtime(), options(4), Duration::from_secs(60));
+    let queue = InProcessQueue::start(runtime(), options(4), Duration::from_secs(60))
+        .expect("options within bounds");
     let envelope = |job_id: &str| -> JobEnvelope {
         serde_json::from_value(json!({
             "jobId": job_id,
@@ -186,7 +189,8 @@ async fn a_seed_shaped_envelope_runs_the_skill_of_its_intent_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
-    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60));
+    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60))
+        .expect("options within bounds");
     let job = JobEnvelope::for_intent(
         "no_such_intent",
         Scope::new(skill_runtime::EntityType::All),
@@ -214,7 +218,8 @@ async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
 /// refused; the same job sent again is taken as itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_id_names_one_job_in_process_too() {
-    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60));
+    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60))
+        .expect("options within bounds");
     let id = skill_runtime::Id::uuid("6c2f1a0e-7b3d-4c55-9a57-3f0d2a1b9e10").unwrap();
     let first = tagged("first", Priority::Normal).with_job_id(id.clone());
     let other = tagged("other", Priority::Normal).with_job_id(id.clone());
@@ -229,5 +234,168 @@ async fn a_job_id_names_one_job_in_process_too() {
         .unwrap();
     assert_eq!(o.status, OutcomeStatus::Succeeded);
     assert!(!ORDER.lock().unwrap().contains(&"other".to_owned()));
+    queue.shutdown().await;
+}
+
+/// Opened by the slot test once the unrelated job is done.
+static KEY_GATE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+/// Says the first keyed job is running.
+static KEY_HELD: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+
+/// Hold the job's idempotency key until the test opens the gate.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn hold_key(input: Tag) -> Tag {
+    KEY_HELD.add_permits(1);
+    KEY_GATE.acquire().await.unwrap().forget();
+    input
+}
+
+/// A job waiting on a key another job holds gives its slot back: with two
+/// slots, one holder and one waiter, an unrelated job still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_waiting_on_a_key_holds_no_slot() {
+    let queue = InProcessQueue::start(runtime(), options(2), Duration::from_secs(60))
+        .expect("options within bounds");
+    let keyed = |tag: &str| {
+        JobEnvelope::new("hold_key", json!({ "tag": tag })).with_idempotency_key("one-key")
+    };
+    let holder = queue.enqueue(keyed("holder")).await.unwrap();
+    KEY_HELD.acquire().await.unwrap().forget();
+    let waiter = queue.enqueue(keyed("waiter")).await.unwrap();
+    let unrelated = queue
+        .enqueue(tagged("unrelated", Priority::Normal))
+        .await
+        .unwrap();
+    let o = queue
+        .outcome(&unrelated, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("the unrelated job runs while the key is held and waited on");
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert!(
+        queue
+            .outcome(&holder, Duration::ZERO)
+            .await
+            .unwrap()
+            .is_none(),
+        "the holder still holds the key"
+    );
+    KEY_GATE.add_permits(1);
+    for id in [&holder, &waiter] {
+        let o = queue
+            .outcome(id, Duration::from_secs(10))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    }
+    let waited = queue
+        .outcome(&waiter, Duration::ZERO)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        waited.result.unwrap().replayed,
+        "the waiter got the holder's result"
+    );
+    queue.shutdown().await;
+}
+
+/// Panic in a precondition: code the runtime runs outside the handler.
+#[skill(
+    version = "1.0.0",
+    retries = 0,
+    precondition(code = "BOOM", message = "never false", check = |i: &Tag| {
+        assert!(i.tag != "boom", "the precondition blew up");
+        true
+    })
+)]
+pub async fn fragile(input: Tag) -> Tag {
+    input
+}
+
+/// A panic anywhere in a job is the job's failure, recorded as its outcome;
+/// the worker keeps serving and nothing stays in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_outside_the_handler_is_the_jobs_failure() {
+    let queue = InProcessQueue::start(runtime(), options(1), Duration::from_secs(60))
+        .expect("options within bounds");
+    let boom = queue
+        .enqueue(JobEnvelope::new("fragile", json!({ "tag": "boom" })))
+        .await
+        .unwrap();
+    let o = queue
+        .outcome(&boom, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("the job that panicked has an outcome");
+    assert_eq!(o.status, OutcomeStatus::Failed);
+    let error = o.error.unwrap();
+    assert!(
+        error.message.contains("the precondition blew up"),
+        "{error:?}"
+    );
+    let fine = queue
+        .enqueue(JobEnvelope::new("fragile", json!({ "tag": "fine" })))
+        .await
+        .unwrap();
+    let o = queue
+        .outcome(&fine, Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("the worker keeps serving");
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    let status = queue.status().await.unwrap();
+    assert_eq!(status.in_flight, 0, "{status}");
+    queue.shutdown().await;
+}
+
+/// Durations and expiries out of their bounds are refused where they enter,
+/// with the bound named; none reaches a clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_out_of_bounds_are_refused_where_they_enter() {
+    let err = |o: WorkerOptions| {
+        InProcessQueue::start(runtime(), o, Duration::from_secs(60))
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    assert_eq!(
+        err(WorkerOptions {
+            visibility: Duration::ZERO,
+            ..options(1)
+        }),
+        "`visibility` of 0ms is outside 1s to 1d"
+    );
+    assert!(
+        err(WorkerOptions {
+            visibility: Duration::MAX,
+            ..options(1)
+        })
+        .ends_with("is outside 1s to 1d")
+    );
+    assert_eq!(
+        err(WorkerOptions {
+            concurrency: 0,
+            ..options(1)
+        }),
+        "`concurrency` of 0 is outside 1 to 4096"
+    );
+    assert!(InProcessQueue::start(runtime(), options(1), Duration::MAX).is_err());
+    let queue = InProcessQueue::start(runtime(), options(1), Duration::from_secs(60))
+        .expect("options within bounds");
+    let far = SystemTime::now() + Duration::from_secs(20_000 * 365 * 86_400);
+    let e = queue
+        .enqueue(tagged("far", Priority::Normal).with_expires_at(far))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("past 9999-12-31T23:59:59Z"), "{e}");
+    // A wait longer than any clock is a wait without end, not a panic.
+    let id = queue
+        .enqueue(tagged("near", Priority::Normal))
+        .await
+        .unwrap();
+    let o = queue.outcome(&id, Duration::MAX).await.unwrap().unwrap();
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
     queue.shutdown().await;
 }

@@ -592,3 +592,160 @@ fn the_readmes_fleet_commands_work_as_written() {
         "both workers stop gracefully: {stderr}"
     );
 }
+
+/// The run records of job `id` in the fleet's records stream.
+fn records_of(rt: &tokio::runtime::Runtime, b: &RedisBackend, id: &str) -> Vec<Value> {
+    rt.block_on(b.records(100_000))
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r).unwrap())
+        .filter(|r| r["job_id"] == id)
+        .collect()
+}
+
+/// Wait until `n` jobs are in flight.
+fn until_in_flight(rt: &tokio::runtime::Runtime, b: &RedisBackend, n: u64) {
+    rt.block_on(async {
+        for _ in 0..400 {
+            if b.status().await.unwrap().in_flight == n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the workers never held {n} jobs");
+    });
+}
+
+/// A worker killed while its jobs hold idempotency locks that would outlive
+/// the test: the survivor takes the jobs over after the visibility timeout
+/// and their locks at once (their holder's heartbeat is gone), instead of
+/// waiting out the locks' lifetime with its slots held; it shows in `queue
+/// status` while it works; each message is delivered once.
+#[test]
+fn a_dead_workers_locks_are_taken_over_at_once() {
+    let redis = RedisServer::start("dead-locks");
+    let data = data_copy("dead-locks");
+    let url = redis.url();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let long = |concurrency: &'static str| {
+        let mut args = vec![
+            "--visibility",
+            "2s",
+            "--lock-ttl",
+            "10m",
+            "--grace",
+            "5s",
+            "--concurrency",
+            concurrency,
+        ];
+        let d = data.display().to_string();
+        args.push("--data");
+        WorkerProcess::start(&url, &[args.as_slice(), &[d.as_str()]].concat())
+    };
+    let mut first = long("4");
+    let jobs = (0..4).map(|i| notify(None, 3_000, &format!("held{i}@example.com")));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
+    until_in_flight(&rt, &b, 4);
+    let second = long("2");
+    first.kill_hard();
+    let first_done = rt
+        .block_on(b.outcome(&ids[0], Duration::from_secs(60)))
+        .unwrap()
+        .expect("the survivor runs the dead worker's jobs, well before their locks expire");
+    assert_eq!(first_done.worker, second.name);
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!(
+        status.workers,
+        vec![second.name.clone()],
+        "the survivor is seen while it works: {status}"
+    );
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
+    assert!(
+        done.iter()
+            .all(|o| o.status == OutcomeStatus::Succeeded && o.worker == second.name),
+        "{done:?}"
+    );
+    let to: BTreeSet<String> = outbox(&data)
+        .iter()
+        .map(|m| m["to"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(outbox(&data).len(), 4, "each delivered once");
+    assert_eq!(to.len(), 4);
+    assert!(
+        second.said().iter().any(|l| l.contains("taken over")),
+        "the survivor says it took the locks over: {:?}",
+        second.said()
+    );
+}
+
+/// A worker paused past the visibility timeout and its lock's lifetime,
+/// then resumed: another worker ran the job meanwhile; the resumed one
+/// learns its job was taken over and produces no second effect (the outbox
+/// checks the key's fence), no second outcome and no second record.
+#[test]
+fn a_paused_worker_resumed_makes_no_second_effect_or_record() {
+    let redis = RedisServer::start("paused");
+    let data = data_copy("paused");
+    let url = redis.url();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let first = worker(&url, &["--concurrency", "2"], &data);
+    let id = rt
+        .block_on(b.enqueue(notify(None, 3_000, "paused@example.com")))
+        .unwrap()
+        .to_string();
+    until_in_flight(&rt, &b, 1);
+    first.pause();
+    let second = worker(&url, &["--concurrency", "2"], &data);
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(60)))
+        .unwrap()
+        .expect("another worker runs the paused worker's job");
+    assert_eq!(o.worker, second.name);
+    first.resume();
+    assert!(
+        first.wait_to_say("taken over", Duration::from_secs(20)),
+        "the resumed worker learns its job was taken over: {:?}",
+        first.said()
+    );
+    assert_eq!(
+        outbox(&data).len(),
+        1,
+        "delivered once: {:?}",
+        outbox(&data)
+    );
+    let again = rt
+        .block_on(b.outcome(&id, Duration::ZERO))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        again.worker, second.name,
+        "the outcome is still the runner's"
+    );
+    let records = records_of(&rt, &b, &id);
+    assert_eq!(records.len(), 1, "one record: {records:?}");
+}
+
+/// Redis restarted without persistence while ten jobs are in flight: the
+/// server lost their deliveries, and each worker still stores the outcome
+/// and the run record of what it ran, together, so the two agree.
+#[test]
+fn a_restart_without_persistence_keeps_outcomes_and_records_together() {
+    let mut redis = RedisServer::start("volatile");
+    let data = data_copy("volatile");
+    let url = redis.url();
+    let _workers = workers(2, "8", &url, &data);
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let jobs = (0..10).map(|i| notify(None, 2_000, &format!("volatile{i}@example.com")));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
+    until_in_flight(&rt, &b, 10);
+    redis.restart();
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
+    assert!(done.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    for id in &ids {
+        assert_eq!(records_of(&rt, &b, id).len(), 1, "job {id}: one record");
+    }
+    assert_eq!(outbox(&data).len(), 10);
+}

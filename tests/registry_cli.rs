@@ -104,6 +104,24 @@ fn validate_json_reports_validity_counts_and_each_problem() {
             .any(|p| p.as_str().unwrap().contains("/skills/0/version")),
         "{problems:#?}"
     );
+
+    // Execution values past their bounds: a registry file is a door too.
+    let mut absurd = registry.clone();
+    absurd["skills"][0]["execution"]["timeout_ms"] = json!(18_446_744_073_709_551_u64);
+    absurd["skills"][1]["execution"]["retries"] = json!(1_000_000_000);
+    let file = write(&dir, "absurd.json", &absurd);
+    let (code, out, _) = registry_cli(&["validate", &file, "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains("timeout_ms 18446744073709551 is outside 1 to 2592000000 (30 days)"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("retries 1000000000 is over 10"),
+        "{problems}"
+    );
 }
 
 #[test]

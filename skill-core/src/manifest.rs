@@ -180,13 +180,43 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// 30 s, no retries, exponential backoff, not idempotent.
+    /// 60 s, 3 retries, exponential backoff, not idempotent.
     pub const DEFAULT: Execution = Execution {
         timeout_ms: 60_000,
         retries: 3,
         backoff: Backoff::Exponential,
         idempotent: false,
     };
+
+    /// The longest time limit an attempt, or a whole job, may have: 30 days.
+    /// Every door that takes a timeout (the attribute, a registry file, an
+    /// overlay, a job envelope, the command line) refuses a longer one, so
+    /// no deadline computed from it can overflow a clock.
+    pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
+
+    /// The most retries a skill may declare: past a few, retrying hides a
+    /// failure instead of riding out a blip.
+    pub const MAX_RETRIES: u32 = 10;
+
+    /// What is wrong with these values, if anything: a timeout outside 1 ms
+    /// to [`Execution::MAX_TIMEOUT_MS`], retries past
+    /// [`Execution::MAX_RETRIES`].
+    pub fn problems(timeout_ms: u64, retries: u64) -> Vec<String> {
+        let mut out = Vec::new();
+        if timeout_ms == 0 || timeout_ms > Self::MAX_TIMEOUT_MS {
+            out.push(format!(
+                "timeout_ms {timeout_ms} is outside 1 to {} (30 days)",
+                Self::MAX_TIMEOUT_MS
+            ));
+        }
+        if retries > u64::from(Self::MAX_RETRIES) {
+            out.push(format!(
+                "retries {retries} is over {}; a failure retried more often is a failure",
+                Self::MAX_RETRIES
+            ));
+        }
+        out
+    }
 }
 
 words! {

@@ -1,7 +1,7 @@
 //! Rules over a whole `#[skill]` that no single argument can check alone. One
 //! `check_*` function per rule; each reports every violation it finds.
 
-use skill_core::manifest::{Domain, is_key_field};
+use skill_core::manifest::{Domain, Execution, is_key_field};
 use skill_core::names::{
     DescriptionProblem, MAX_DESCRIPTION, is_mcp_tool_name, is_semver, is_snake_case,
 };
@@ -242,13 +242,32 @@ fn check_limits(cx: &Ctxt, args: &SkillArgs) {
         }
     }
     for (lit, max, what) in [
-        (&args.rate_limit, u64::from(u32::MAX), "max_per_minute"),
-        (&args.retries, u64::from(u32::MAX), "retries"),
+        (
+            &args.rate_limit,
+            u64::from(u32::MAX),
+            "`max_per_minute` is at most 4294967295".to_owned(),
+        ),
+        (
+            &args.retries,
+            u64::from(Execution::MAX_RETRIES),
+            format!(
+                "`retries` is at most {}: past a few, retrying hides a failure instead of riding out a blip",
+                Execution::MAX_RETRIES
+            ),
+        ),
+        (
+            &args.timeout_ms,
+            Execution::MAX_TIMEOUT_MS,
+            format!(
+                "`timeout_ms` is at most {} (30 days); a longer job is a durable run, not one attempt",
+                Execution::MAX_TIMEOUT_MS
+            ),
+        ),
     ] {
         if let Some(l) = lit
             && l.base10_parse::<u64>().is_ok_and(|v| v > max)
         {
-            cx.error_spanned(l, format!("`{what}` is at most {max}"));
+            cx.error_spanned(l, what);
         }
     }
 }

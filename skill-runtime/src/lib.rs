@@ -225,7 +225,7 @@ pub use contract::conditions::{
 };
 pub use contract::direct::{AppCtx, Authority};
 pub use contract::entry::SkillEntry;
-pub use contract::invocation::Resources;
+pub use contract::invocation::{Fence, Resources};
 pub use contract::skill::Ctx;
 pub use contract::skill::{
     InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,

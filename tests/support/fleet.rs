@@ -260,6 +260,37 @@ impl WorkerProcess {
         }
     }
 
+    /// SIGSTOP: the process stops answering, holding what it holds.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT: it goes on where it stopped.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, which: &str) {
+        let status = Command::new("kill")
+            .arg(which)
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {which} {}", self.pid());
+    }
+
+    /// Wait up to `limit` for a line of standard error containing `text`.
+    pub fn wait_to_say(&self, text: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if self.said().iter().any(|l| l.contains(text)) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     /// SIGTERM, and wait for a graceful exit; whether it exited with success.
     pub fn stop(&mut self) -> bool {
         let Some(mut c) = self.child.take() else {
@@ -281,6 +312,7 @@ impl WorkerProcess {
 
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
+        // A paused process is killed all the same.
         self.kill_hard();
     }
 }

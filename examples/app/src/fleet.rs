@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue, QueueError};
+use skill_runtime::queue::api::{Bound, Outcome, OutcomeStatus, Queue, QueueError};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
 use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
@@ -20,26 +20,26 @@ use crate::run::{
 #[derive(clap::Args)]
 pub struct WorkerArgs {
     /// Jobs run at once.
-    #[arg(long, default_value_t = 8, value_name = "N")]
-    concurrency: usize,
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    concurrency: u16,
     /// How long a job this worker holds may go unsigned (the worker signs
     /// every third of it) before another worker takes it over.
-    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "30s", value_parser = within(Bound::VISIBILITY), value_name = "DURATION")]
     visibility: Duration,
     /// Deliveries after which a job no worker acknowledged goes to the dead letters.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_deliveries: u32,
     /// On SIGTERM or Ctrl-C, how long running jobs may take to finish before
     /// they are handed back to the queue.
-    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "30s", value_parser = within(Bound::GRACE), value_name = "DURATION")]
     grace: Duration,
     /// How long outcomes are kept for `result JOB_ID` (and idempotent
     /// results for later jobs with the same key: the seed's resultTTL).
-    #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "1h", value_parser = within(Bound::RESULT_TTL), value_name = "DURATION")]
     result_ttl: Duration,
     /// How long an idempotency key stays locked by a job that runs it (the
     /// seed's lockTTL): a worker that dies holding it blocks the key this long.
-    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "5m", value_parser = within(Bound::LOCK_TTL), value_name = "DURATION")]
     lock_ttl: Duration,
     #[command(flatten)]
     runtime: RuntimeArgs,
@@ -89,7 +89,7 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             }
         };
         let options = WorkerOptions {
-            concurrency: args.concurrency,
+            concurrency: usize::from(args.concurrency),
             visibility: args.visibility,
             grace: args.grace,
             ..WorkerOptions::default()
@@ -99,9 +99,14 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             backend.config().queue,
             options.concurrency
         );
-        let report = Worker::new(runtime, Arc::new(source), options)
-            .run(shutdown())
-            .await;
+        let worker = match Worker::new(runtime, Arc::new(source), options) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let report = worker.run(shutdown()).await;
         eprintln!(
             "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to Redis",
             report.completed,
@@ -160,13 +165,13 @@ pub struct EnqueueArgs {
     #[arg(long, value_parser = parse_priority)]
     priority: Option<Priority>,
     /// Not run if no worker takes it within this long (e.g. 30s, 10m, 1h).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = within(Bound::EXPIRES_IN), value_name = "DURATION")]
     expires_in: Option<Duration>,
     /// Wait for the outcome and print it, as `invoke` does (and exit as it does).
     #[arg(long)]
     wait: bool,
     /// With --wait, give up waiting after this long (the job stays queued).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "wait")]
+    #[arg(long, value_parser = within(Bound::WAIT), value_name = "DURATION", requires = "wait")]
     wait_limit: Option<Duration>,
     #[command(flatten)]
     job: JobArgs,
@@ -219,7 +224,7 @@ pub fn enqueue(args: EnqueueArgs) -> ExitCode {
 fn refused(e: &QueueError) -> ExitCode {
     eprintln!("error: {e}");
     match e {
-        QueueError::JobIdTaken { .. } => ExitCode::from(2),
+        QueueError::JobIdTaken { .. } | QueueError::Invalid(_) => ExitCode::from(2),
         _ => ExitCode::FAILURE,
     }
 }
@@ -271,7 +276,7 @@ pub struct ResultArgs {
     #[arg(long)]
     wait: bool,
     /// With --wait, give up waiting after this long.
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "wait")]
+    #[arg(long, value_parser = within(Bound::WAIT), value_name = "DURATION", requires = "wait")]
     wait_limit: Option<Duration>,
     #[command(flatten)]
     redis: RedisArgs,
@@ -406,7 +411,18 @@ fn parse_priority(s: &str) -> Result<Priority, String> {
         .ok_or_else(|| format!("unknown priority `{s}`: critical, high, normal or low"))
 }
 
-/// `500ms`, `30s`, `10m`, `2h`, `1d`, or a number of seconds.
+/// A parser of durations within `bound`: beyond it, the command refuses the
+/// value before it does anything, naming the bound.
+fn within(bound: Bound) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync {
+    move |s| {
+        let d = parse_duration(s)?;
+        bound.check(d).map_err(|e| e.to_string())
+    }
+}
+
+/// `500ms`, `30s`, `10m`, `2h`, `1d`, or a number of seconds. A number too
+/// large for any clock is read as the longest duration, which every bound
+/// refuses by name.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
@@ -424,12 +440,15 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "d" => n * 86_400.0,
         _ => return Err(format!("`{s}`: the unit is ms, s, m, h or d")),
     };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a duration"))
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("`{s}` is not a duration"));
+    }
+    Ok(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{Bound, parse_duration, within};
     use std::time::Duration;
 
     #[test]
@@ -440,5 +459,23 @@ mod tests {
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5y").is_err());
+    }
+
+    #[test]
+    fn durations_past_their_bound_are_refused_by_name() {
+        let visibility = within(Bound::VISIBILITY);
+        assert_eq!(visibility("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(
+            visibility("0s").unwrap_err(),
+            "`visibility` of 0ms is outside 1s to 1d"
+        );
+        let huge = visibility("5000000000000h").unwrap_err();
+        assert!(huge.starts_with("`visibility` of "), "{huge}");
+        assert!(huge.ends_with(" is outside 1s to 1d"), "{huge}");
+        let expires = within(Bound::EXPIRES_IN);
+        assert!(expires("5000000000000h").is_err());
+        assert!(expires("1e400").is_err());
+        assert_eq!(expires("3650d"), Ok(Duration::from_secs(3650 * 86_400)));
+        assert!(expires("3651d").is_err());
     }
 }

@@ -4,13 +4,13 @@
 //! delivered once, however many workers of a fleet see the job.
 
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use skill_runtime::capability;
 use skill_runtime::prelude::*;
+use skill_runtime::{Fence, capability};
 
 /// Deliver messages to the team's outbox.
 #[capability(id = "outbox.write", effect = "event", operation = "write", resource = Outbox)]
@@ -38,19 +38,48 @@ impl Outbox {
         self.dir.join(format!("{channel}.jsonl"))
     }
 
-    /// Append `line` to `channel`'s outbox.
+    /// Append `line` (a JSON object) to `channel`'s outbox, once per
+    /// idempotency key when the job holds one: under an exclusive lock of the
+    /// channel's file (across processes), a line is not appended when one
+    /// with the same key is there already, whichever holder of the key wrote
+    /// it (a worker paused past its lock, then resumed, finds its successor's
+    /// line). The line records the key and the holder's fencing token.
+    /// Whether the line was appended.
     #[expect(
         clippy::disallowed_methods,
         reason = "the outbox.write capability (OutboxWrite) covers writing the outbox"
     )]
-    pub fn append(&self, channel: &str, line: &str) -> std::io::Result<()> {
+    pub fn append(
+        &self,
+        channel: &str,
+        line: serde_json::Value,
+        fence: Option<&Fence>,
+    ) -> std::io::Result<bool> {
         let _one = self.write.lock().unwrap_or_else(|p| p.into_inner());
         std::fs::create_dir_all(&self.dir)?;
         let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(self.file(channel))?;
-        file.write_all(format!("{line}\n").as_bytes())
+        // Released when `file` closes, at the end of this call.
+        file.lock()?;
+        let mut line = line;
+        if let Some(fence) = fence {
+            let mut text = String::new();
+            file.read_to_string(&mut text)?;
+            let delivered = text.lines().any(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .is_ok_and(|v| v.get("key").and_then(|k| k.as_str()) == Some(fence.key()))
+            });
+            if delivered {
+                return Ok(false);
+            }
+            line["key"] = fence.key().into();
+            line["fence"] = fence.token().into();
+        }
+        file.write_all(format!("{line}\n").as_bytes())?;
+        Ok(true)
     }
 
     /// Every message delivered to `channel`, oldest first.
@@ -138,9 +167,21 @@ pub async fn notify(ctx: Ctx, input: NotifyInput) -> Result<NotifyOutput, Notify
         "to": input.to,
         "message": input.message,
     });
-    ctx.resource::<OutboxWrite>()
-        .append(&input.channel, &line.to_string())
+    // Once per key: a second holder of the job's key (a worker that took the
+    // job over from one that stopped answering, or the one that stopped,
+    // resumed) finds the line there and appends none.
+    let appended = ctx
+        .resource::<OutboxWrite>()
+        .append(&input.channel, line, ctx.fence())
         .map_err(|e| NotifyError::OutboxUnavailable(e.to_string()))?;
+    if !appended {
+        return Ok(NotifyOutput {
+            delivered: true,
+            channel: input.channel,
+            to: input.to,
+            summary: format!("{summary}: delivered already, by an earlier run of this job"),
+        });
+    }
     ctx.report_items(1);
     ctx.add_artifact(Artifact {
         name: "outbox line".into(),

@@ -11,6 +11,9 @@ use crate::agent::ast::{Args, Trigger};
 use crate::ast::func::SkillFn;
 use crate::ctxt::Ctxt;
 
+/// The longest an escalation may wait for its target: 30 days.
+const MAX_TIMEOUT_HOURS: u32 = 30 * 24;
+
 pub fn all(cx: &Ctxt, args: &Args, func: &SkillFn) {
     check_identity(cx, args, func);
     check_skills_once(cx, args);
@@ -139,11 +142,18 @@ fn check_escalation(cx: &Ctxt, a: &Args) {
             "an escalation with no trigger never happens; add one to `triggers(...)`: `confidence_below(field = \"/confidence\", value = 0.7)`, `error_count_above = 3`, or `human_required(field = \"/human_required\")`",
         );
     }
-    if let (0, Some(lit)) = &e.timeout_hours {
-        cx.error_spanned(
+    match &e.timeout_hours {
+        (0, Some(lit)) => cx.error_spanned(
             lit,
             "`timeout_hours` is how long the target has before the escalation goes on by itself: at least 1",
-        );
+        ),
+        (h, Some(lit)) if *h > MAX_TIMEOUT_HOURS => cx.error_spanned(
+            lit,
+            format!(
+                "`timeout_hours` is at most {MAX_TIMEOUT_HOURS} (30 days): an escalation nobody answers for longer is a stuck run"
+            ),
+        ),
+        _ => {}
     }
     for t in &e.triggers {
         if let Trigger::ConfidenceBelow { value, field } = t

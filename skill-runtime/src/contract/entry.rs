@@ -417,6 +417,7 @@ mod tests {
             report: Default::default(),
             stop: Default::default(),
             pipeline: Default::default(),
+            fence: Default::default(),
         }
     }
 

@@ -96,6 +96,47 @@ pub(crate) struct Invocation {
     /// Only for pipelines, set once the job has resolved to one (boxed, so
     /// other jobs carry one pointer).
     pub(crate) pipeline: OnceLock<Box<PipelineRun>>,
+    /// The job's hold on its idempotency key, once it has one.
+    pub(crate) fence: OnceLock<Fence>,
+}
+
+/// A job's hold on its idempotency key ([`Ctx::fence`]): the key, and a
+/// token that grows each time a job takes the key (across the fleet, when
+/// the store is Redis). A worker paused past its lock's lifetime, then
+/// resumed, holds a lower token than the job that took the key over.
+///
+/// A resource that must apply an effect at most once per key records the
+/// key with the effect and applies no second one; a resource that must not
+/// let a stale holder overwrite a newer one refuses a token lower than the
+/// highest it has seen for the key. The runtime does its part: a holder that
+/// lost its key stores no result, and a worker that lost its delivery
+/// records no outcome.
+///
+/// [`Ctx::fence`]: crate::contract::skill::Ctx::fence
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fence {
+    pub(crate) key: String,
+    pub(crate) token: u64,
+}
+
+impl Fence {
+    /// A hold on `key` with `token`.
+    pub fn new(key: impl Into<String>, token: u64) -> Fence {
+        Fence {
+            key: key.into(),
+            token,
+        }
+    }
+
+    /// The idempotency key (as the store names it: a dry run's is apart).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The token: higher for each later holder of the key.
+    pub fn token(&self) -> u64 {
+        self.token
+    }
 }
 
 /// What a pipeline's handler needs beyond a skill's: what runs its steps as
@@ -262,6 +303,7 @@ impl Invocation {
             report: Mutex::default(),
             stop: Stop::default(),
             pipeline: OnceLock::new(),
+            fence: OnceLock::new(),
         }
     }
 

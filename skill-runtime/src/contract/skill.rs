@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 use crate::contract::capability::{Calls, Capability, Declares};
-use crate::contract::invocation::{Invocation, cents_down, cents_up};
+use crate::contract::invocation::{Fence, Invocation, cents_down, cents_up};
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, RagContext, Scope};
 use crate::model::error::OverBudget;
@@ -381,6 +381,14 @@ impl<S> Ctx<S> {
     /// This job's id.
     pub fn job_id(&self) -> &str {
         &self.inv.job_id
+    }
+
+    /// The job's hold on its idempotency key, when it has one (a keyed job:
+    /// the caller's key, the skill's strategy, an intent, or a queued job of
+    /// an effectful skill). An effect that must happen once per key is
+    /// recorded with [`Fence::key`] and checked against it; see [`Fence`].
+    pub fn fence(&self) -> Option<&Fence> {
+        self.inv.fence.get()
     }
 
     /// When the runtime started this invocation; handlers never compute it.

@@ -17,7 +17,7 @@ use serde_json::Value;
 use skill_core::manifest::{Kind, Severity};
 
 use crate::contract::boxed::Boxed;
-use crate::contract::invocation::{JobFuture, JobRunner, PipelineRun};
+use crate::contract::invocation::{Fence, JobFuture, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
 use crate::exec::policy::idempotency::Claimed;
 use crate::exec::runtime::Runtime;
@@ -204,7 +204,11 @@ impl Runtime {
                 let store = &*inner.idempotency;
                 match Box::pin(idempotency::claim(store, skill.label(), &slot, st)).await {
                     Keyed::Replayed(done) => return *done,
-                    Keyed::Run(claimed) => Some(claimed),
+                    Keyed::Run(claimed) => {
+                        let fence = Fence::new(slot, claimed.token());
+                        let _ = st.inv.fence.set(fence);
+                        Some(claimed)
+                    }
                 }
             }
         };

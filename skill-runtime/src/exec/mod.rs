@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod finish;
 pub mod job;
+pub(crate) mod lend;
 pub mod op;
 pub mod pipeline;
 pub mod policy;

@@ -139,6 +139,7 @@ impl State {
             report: Default::default(),
             stop: Default::default(),
             pipeline: OnceLock::new(),
+            fence: OnceLock::new(),
         });
         Box::new(State {
             span,

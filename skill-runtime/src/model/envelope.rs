@@ -532,7 +532,7 @@ impl JobConstraints {
     /// The seed's default deadline: 5 minutes.
     pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
     /// The longest deadline a job may ask for: 30 days.
-    pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3_600_000;
+    pub const MAX_TIMEOUT_MS: u64 = skill_core::manifest::Execution::MAX_TIMEOUT_MS;
 }
 
 impl Default for JobConstraints {

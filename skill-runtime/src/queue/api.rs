@@ -5,7 +5,7 @@
 //! [`InProcessQueue`]: crate::queue::memory::InProcessQueue
 
 use std::fmt;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,7 @@ use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::result::{NextAction, SkillResult};
-use crate::model::time::{deserialize_time, format_time, serialize_time};
+use crate::model::time::{deserialize_time, serialize_time};
 
 /// Where jobs wait for a worker. Every backend delivers each job at least
 /// once, serves higher priorities first, and keeps each job's outcome for a
@@ -194,9 +194,104 @@ pub enum QueueError {
     /// The queue no longer runs (its workers were shut down).
     #[error("the queue is shut down")]
     Closed,
+    /// A value given to a queue or a worker is outside what it may be (a
+    /// duration past its [`Bound`], an expiry too far ahead): the caller's
+    /// mistake, refused where it enters, before anything is queued.
+    #[error("{0}")]
+    Invalid(String),
 }
 
-/// `completed_at` of an outcome, for people.
-pub fn completed(outcome: &Outcome) -> String {
-    format_time(outcome.completed_at)
+/// The range a duration given to a queue or a worker falls in. Each is
+/// checked where it enters (the command line, a configuration, an envelope),
+/// so no deadline computed from one can overflow a clock or ask Redis for an
+/// expiry it refuses, and a value that makes no sense (a visibility of zero,
+/// an expiry in the year 570 million) is a clear error, not a stuck job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bound {
+    /// The value's name, as the command line spells it.
+    pub name: &'static str,
+    /// The least it may be.
+    pub min: Duration,
+    /// The most it may be.
+    pub max: Duration,
+}
+
+impl Bound {
+    const fn new(name: &'static str, min: Duration, max: Duration) -> Bound {
+        Bound { name, min, max }
+    }
+
+    /// `d`, when it is within the bound.
+    pub fn check(&self, d: Duration) -> Result<Duration, QueueError> {
+        if d < self.min || d > self.max {
+            return Err(QueueError::Invalid(format!(
+                "`{}` of {} is outside {} to {}",
+                self.name,
+                show_duration(d),
+                show_duration(self.min),
+                show_duration(self.max)
+            )));
+        }
+        Ok(d)
+    }
+
+    /// How long a worker's job may go unsigned before another worker takes it
+    /// over: 1 s to 1 day.
+    pub const VISIBILITY: Bound = Bound::new("visibility", Duration::from_secs(1), DAY);
+    /// How long running jobs get to finish when a worker stops: up to 1 day.
+    pub const GRACE: Bound = Bound::new("grace", Duration::ZERO, DAY);
+    /// How long one wait for new jobs lasts: 1 ms to 1 minute.
+    pub const POLL: Bound = Bound::new("poll", Duration::from_millis(1), Duration::from_secs(60));
+    /// How long outcomes and idempotent results are kept: 1 s to 30 days.
+    pub const RESULT_TTL: Bound = Bound::new("result-ttl", Duration::from_secs(1), MONTH);
+    /// How long an idempotency key stays locked by the job running it: 1 s
+    /// to 1 day.
+    pub const LOCK_TTL: Bound = Bound::new("lock-ttl", Duration::from_secs(1), DAY);
+    /// How far ahead a job may be set to expire: ten years.
+    pub const EXPIRES_IN: Bound = Bound::new("expires-in", Duration::ZERO, DECADE);
+    /// How long a caller waits for an outcome: up to 30 days.
+    pub const WAIT: Bound = Bound::new("wait-limit", Duration::ZERO, MONTH);
+}
+
+const DAY: Duration = Duration::from_secs(86_400);
+const MONTH: Duration = Duration::from_secs(30 * 86_400);
+const DECADE: Duration = Duration::from_secs(3650 * 86_400);
+
+/// `d` as people write it: `250ms`, `30s`, `5m`, `2h`, `30d` when it is a
+/// whole number of the unit, else in seconds (`1.5s`).
+pub fn show_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms >= size && ms.is_multiple_of(size) && d.subsec_nanos().is_multiple_of(1_000_000) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    if ms < 1000 && d.subsec_nanos().is_multiple_of(1_000_000) {
+        return format!("{ms}ms");
+    }
+    format!("{}s", d.as_secs_f64())
+}
+
+/// Whether a queue may hold `job`: its expiry, when it has one, no later
+/// than the last instant RFC 3339 writes (9999-12-31T23:59:59Z), so that the
+/// worker reads back the envelope the caller wrote. Every backend asks this
+/// before it queues.
+pub fn check_job(job: &JobEnvelope) -> Result<(), QueueError> {
+    const LAST: Duration = Duration::from_secs(253_402_300_799);
+    if let Some(at) = job.expires_at
+        && at.duration_since(UNIX_EPOCH).is_ok_and(|d| d > LAST)
+    {
+        let years = at
+            .duration_since(SystemTime::now())
+            .map_or(0, |d| d.as_secs() / (365 * 86_400));
+        return Err(QueueError::Invalid(format!(
+            "`expiresAt` is about {years} years ahead, past 9999-12-31T23:59:59Z, the last instant an envelope can say; leave it out for a job that does not expire"
+        )));
+    }
+    Ok(())
 }

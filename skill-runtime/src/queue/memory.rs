@@ -16,7 +16,7 @@ use crate::exec::runtime::Runtime;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus};
+use crate::queue::api::{Bound, Outcome, Queue, QueueError, QueueStatus, check_job};
 use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
 use crate::sync::lock;
 
@@ -55,7 +55,14 @@ fn slot(p: Priority) -> usize {
 impl InProcessQueue {
     /// A queue whose worker runs jobs on `runtime` with `options`, started on
     /// the current tokio runtime; outcomes are kept `result_ttl`.
-    pub fn start(runtime: Runtime, options: WorkerOptions, result_ttl: Duration) -> InProcessQueue {
+    /// Refused when an option is outside its bound ([`WorkerOptions::check`],
+    /// [`Bound::RESULT_TTL`]).
+    pub fn start(
+        runtime: Runtime,
+        options: WorkerOptions,
+        result_ttl: Duration,
+    ) -> Result<InProcessQueue, QueueError> {
+        Bound::RESULT_TTL.check(result_ttl)?;
         let state = Arc::new(State {
             waiting: Mutex::new(Default::default()),
             arrived: Notify::new(),
@@ -68,15 +75,15 @@ impl InProcessQueue {
             next_id: AtomicU64::new(0),
         });
         let (tx, rx) = oneshot::channel();
-        let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options);
+        let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
         let handle = tokio::spawn(worker.run(async {
             let _ = rx.await;
         }));
-        InProcessQueue {
+        Ok(InProcessQueue {
             state,
             stop: Mutex::new(Some(tx)),
             worker: Mutex::new(Some(handle)),
-        }
+        })
     }
 
     /// Stop the worker (running jobs finish within its grace period) and say
@@ -104,6 +111,7 @@ impl Queue for InProcessQueue {
             if lock(&self.stop).is_none() {
                 return Err(QueueError::Closed);
             }
+            check_job(&job)?;
             let digest = job.digest();
             {
                 let mut ids = lock(&self.state.ids);
@@ -144,7 +152,8 @@ impl Queue for InProcessQueue {
         wait: Duration,
     ) -> BoxFuture<'a, Result<Option<Outcome>, QueueError>> {
         Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + wait;
+            // A wait past what the clock holds is a wait without end.
+            let deadline = tokio::time::Instant::now().checked_add(wait);
             loop {
                 // Registered before looking, so a completion in between wakes it.
                 let completed = self.state.completed.notified();
@@ -153,8 +162,13 @@ impl Queue for InProcessQueue {
                 {
                     return Ok(Some(o.clone()));
                 }
-                if tokio::time::timeout_at(deadline, completed).await.is_err() {
-                    return Ok(None);
+                match deadline {
+                    Some(d) => {
+                        if tokio::time::timeout_at(d, completed).await.is_err() {
+                            return Ok(None);
+                        }
+                    }
+                    None => completed.await,
                 }
             }
         })
@@ -203,8 +217,9 @@ impl WorkSource for Source {
     fn keep_alive<'a>(
         &'a self,
         _in_flight: &'a [(Priority, String)],
-    ) -> BoxFuture<'a, Result<(), QueueError>> {
-        Box::pin(std::future::ready(Ok(())))
+    ) -> BoxFuture<'a, Result<Vec<(Priority, String)>, QueueError>> {
+        // One worker, in this process: nothing is ever taken over.
+        Box::pin(std::future::ready(Ok(Vec::new())))
     }
 
     fn complete<'a>(

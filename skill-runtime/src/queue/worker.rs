@@ -10,14 +10,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinSet;
+use tokio::task::{AbortHandle, JoinSet};
 
+use crate::exec::lend;
 use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
+use crate::exec::stages::execute::CatchUnwind;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
-use crate::queue::api::{Outcome, QueueError};
+use crate::queue::api::{Bound, Outcome, QueueError};
 use crate::sync::lock;
 
 /// One job a worker took from a queue.
@@ -75,11 +77,16 @@ pub trait WorkSource: Send + Sync + 'static {
     /// delivered too many times go to the dead letters instead.
     fn reclaim(&self, n: usize) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;
 
-    /// These deliveries are still being worked on: not to be reclaimed.
+    /// The worker is alive, and these deliveries are still being worked on:
+    /// not to be reclaimed. Called every third of the visibility timeout,
+    /// with nothing in flight too (a backend may note a heartbeat). Returns
+    /// the deliveries of `in_flight` that are no longer this worker's
+    /// (another worker took them over while this one did not answer): the
+    /// worker stops working on them.
     fn keep_alive<'a>(
         &'a self,
         in_flight: &'a [(Priority, String)],
-    ) -> BoxFuture<'a, Result<(), QueueError>>;
+    ) -> BoxFuture<'a, Result<Vec<(Priority, String)>, QueueError>>;
 
     /// Job `job_id` is about to run (a backend may keep its run record, to
     /// store it with the outcome).
@@ -123,6 +130,28 @@ pub struct WorkerOptions {
     pub poll: Duration,
 }
 
+impl WorkerOptions {
+    /// The most jobs a worker runs at once.
+    pub const MAX_CONCURRENCY: usize = 4096;
+
+    /// These options, when each is within its bound ([`Bound::VISIBILITY`],
+    /// [`Bound::GRACE`], [`Bound::POLL`], 1 to
+    /// [`WorkerOptions::MAX_CONCURRENCY`] jobs at once).
+    pub fn check(self) -> Result<WorkerOptions, QueueError> {
+        if !(1..=Self::MAX_CONCURRENCY).contains(&self.concurrency) {
+            return Err(QueueError::Invalid(format!(
+                "`concurrency` of {} is outside 1 to {}",
+                self.concurrency,
+                Self::MAX_CONCURRENCY
+            )));
+        }
+        Bound::VISIBILITY.check(self.visibility)?;
+        Bound::GRACE.check(self.grace)?;
+        Bound::POLL.check(self.poll)?;
+        Ok(self)
+    }
+}
+
 impl Default for WorkerOptions {
     fn default() -> Self {
         WorkerOptions {
@@ -152,25 +181,34 @@ pub struct Worker {
     options: WorkerOptions,
 }
 
+/// A delivery in flight, and the task that works on it once started.
+type Working = (Arc<Delivery>, Option<AbortHandle>);
+
 /// What the worker's tasks share.
 struct Shared {
     runtime: Runtime,
     source: Arc<dyn WorkSource>,
-    /// Deliveries being worked on, by [`Delivery::key`].
-    in_flight: Mutex<HashMap<String, Arc<Delivery>>>,
+    /// Deliveries being worked on, by [`Delivery::key`], with the task that
+    /// works on each (once it is started).
+    in_flight: Mutex<HashMap<String, Working>>,
     completed: AtomicU64,
     dead_lettered: AtomicU64,
     handed_back: AtomicU64,
 }
 
 impl Worker {
-    /// A worker running jobs from `source` on `runtime`.
-    pub fn new(runtime: Runtime, source: Arc<dyn WorkSource>, options: WorkerOptions) -> Worker {
-        Worker {
+    /// A worker running jobs from `source` on `runtime`; refused when an
+    /// option is outside its bound ([`WorkerOptions::check`]).
+    pub fn new(
+        runtime: Runtime,
+        source: Arc<dyn WorkSource>,
+        options: WorkerOptions,
+    ) -> Result<Worker, QueueError> {
+        Ok(Worker {
             runtime,
             source,
-            options,
-        }
+            options: options.check()?,
+        })
     }
 
     /// Work until `shutdown` completes; then take no more jobs, let running
@@ -187,6 +225,7 @@ impl Worker {
         });
         let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
         let mut tasks = JoinSet::new();
+        // Bounded: at least a second of visibility (`WorkerOptions::check`).
         let mut sign = tokio::time::interval(options.visibility / 3);
         let mut look = tokio::time::interval(options.visibility / 2);
         let mut errors = Backoff::default();
@@ -197,15 +236,16 @@ impl Worker {
             tokio::select! {
                 biased;
                 () = &mut shutdown => break,
+                // A sign of life every third of the visibility timeout, even
+                // with nothing in flight: the fleet sees this worker alive.
                 _ = sign.tick() => {
                     let held: Vec<(Priority, String)> = lock(&shared.in_flight)
                         .values()
-                        .map(|d| (d.priority, d.id.clone()))
+                        .map(|(d, _)| (d.priority, d.id.clone()))
                         .collect();
-                    if !held.is_empty()
-                        && let Err(e) = shared.source.keep_alive(&held).await
-                    {
-                        tracing::warn!("cannot sign the jobs in flight: {e}");
+                    match shared.source.keep_alive(&held).await {
+                        Ok(lost) => stop_lost(&shared, &lost),
+                        Err(e) => tracing::warn!("cannot sign the jobs in flight: {e}"),
                     }
                 }
                 _ = look.tick() => {
@@ -242,8 +282,10 @@ impl Worker {
         let mut handed_back = shared.handed_back.load(Ordering::Relaxed);
         if drained.is_err() {
             tasks.shutdown().await;
-            let left: Vec<Arc<Delivery>> =
-                lock(&shared.in_flight).drain().map(|(_, d)| d).collect();
+            let left: Vec<Arc<Delivery>> = lock(&shared.in_flight)
+                .drain()
+                .map(|(_, (d, _))| d)
+                .collect();
             for d in left {
                 if retry(|| shared.source.hand_back(&d), options.grace).await {
                     handed_back += 1;
@@ -273,14 +315,92 @@ async fn start(
             return;
         };
         let d = Arc::new(d);
-        lock(&shared.in_flight).insert(d.key(), d.clone());
-        tasks.spawn(run_one(shared.clone(), d, permit));
+        let key = d.key();
+        // In flight before the task starts, so that the task's end (which
+        // removes it) always comes after.
+        lock(&shared.in_flight).insert(key.clone(), (d.clone(), None));
+        let held = Arc::new(Held {
+            slots: slots.clone(),
+            permit: Mutex::new(Some(permit)),
+            worker: shared.source.worker().to_owned(),
+        });
+        let task = tasks.spawn(lend::scope(held, run_one(shared.clone(), d)));
+        if let Some(entry) = lock(&shared.in_flight).get_mut(&key) {
+            entry.1 = Some(task);
+        }
+    }
+}
+
+/// Stop working on deliveries another worker took over (this one did not
+/// answer for longer than the visibility timeout: paused, or cut off): their
+/// tasks are dropped at their next await, and their outcomes are the other
+/// worker's.
+fn stop_lost(shared: &Shared, lost: &[(Priority, String)]) {
+    for (p, id) in lost {
+        let key = format!("{}:{id}", p.as_str());
+        if let Some((d, task)) = lock(&shared.in_flight).remove(&key) {
+            let job = d
+                .job
+                .as_ref()
+                .map(|j| j.job_id.to_string())
+                .unwrap_or_default();
+            tracing::warn!(
+                job_id = %job,
+                "delivery {id} was taken over by another worker while this one did not answer; stopped"
+            );
+            if let Some(task) = task {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// A job's slot, which it gives back while it waits on another job.
+struct Held {
+    slots: Arc<Semaphore>,
+    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    worker: String,
+}
+
+impl lend::Lender for Held {
+    fn lend(&self) {
+        lock(&self.permit).take();
+    }
+
+    fn take_back(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Ok(p) = self.slots.clone().acquire_owned().await {
+                *lock(&self.permit) = Some(p);
+            }
+        })
+    }
+
+    fn holder(&self) -> &str {
+        &self.worker
+    }
+}
+
+/// Removes a delivery from those in flight when its task ends, however it
+/// ends (finished, aborted, or unwinding from a panic): a delivery no task
+/// works on is never signed for, so another worker takes it over.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    key: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.in_flight).remove(&self.key);
     }
 }
 
 /// Run one delivery and store its outcome; a message that is not a job goes
 /// to the dead letters.
-async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>, _permit: OwnedSemaphorePermit) {
+async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
+    let _in_flight = InFlight {
+        shared: &shared,
+        key: d.key(),
+    };
     let source = &shared.source;
     match &d.job {
         Err(reason) => {
@@ -292,7 +412,17 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>, _permit: OwnedSemaphoreP
         Ok(job) => {
             let job_id = job.job_id.to_string();
             source.starting(&job_id);
-            let result = shared.runtime.invoke(job.clone()).await;
+            // A panic in the runtime itself (a handler's is caught where it
+            // runs) is the job's failure, recorded like any other: the job
+            // never stays in flight with no task working on it.
+            let result = CatchUnwind(Box::pin(shared.runtime.invoke(job.clone())))
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(InvokeError::Internal {
+                        skill: job.reference(),
+                        message: format!("the runtime panicked running the job: {panic}"),
+                    })
+                });
             // A store the job needed (its idempotency key, its rate limit)
             // could not be reached: the job did not run, and goes back for
             // later rather than fail for good.
@@ -301,7 +431,6 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>, _permit: OwnedSemaphoreP
                 if retry(|| source.hand_back(&d), Duration::MAX).await {
                     shared.handed_back.fetch_add(1, Ordering::Relaxed);
                 }
-                lock(&shared.in_flight).remove(&d.key());
                 return;
             }
             let outcome = Outcome::of(&job_id, source.worker(), result);
@@ -312,7 +441,6 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>, _permit: OwnedSemaphoreP
             }
         }
     }
-    lock(&shared.in_flight).remove(&d.key());
 }
 
 /// Run `op` until it succeeds, with backoff between tries, for up to

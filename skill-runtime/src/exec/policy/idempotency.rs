@@ -42,8 +42,12 @@ pub enum Claim {
 /// finishing (the job was cancelled), it releases the key: waiters are told
 /// the job was abandoned, or try the key themselves.
 pub trait Claimed: Send {
+    /// The fencing token of this hold on the key: higher than any earlier
+    /// holder's (see [`Fence`](crate::contract::invocation::Fence)).
+    fn token(&self) -> u64;
+
     /// Publish the job's outcome to the jobs waiting on its key, and store it
-    /// when it succeeded.
+    /// when it succeeded and the key is still this job's.
     fn finish(self: Box<Self>, outcome: Shared) -> BoxFuture<'static, ()>;
 }
 
@@ -87,6 +91,8 @@ pub struct MemoryIdempotency {
     ttl: Duration,
     slots: Arc<Mutex<Slots>>,
     inserts: AtomicU64,
+    /// The last fencing token handed out.
+    fences: AtomicU64,
 }
 
 type Key = (String, String);
@@ -168,6 +174,7 @@ struct MemoryClaim {
     slots: Arc<Mutex<Slots>>,
     key: Key,
     tx: watch::Sender<Option<Shared>>,
+    token: u64,
     done: bool,
 }
 
@@ -196,6 +203,7 @@ impl MemoryIdempotency {
                 max_bytes,
             })),
             inserts: AtomicU64::new(0),
+            fences: AtomicU64::new(0),
         }
     }
 
@@ -217,6 +225,7 @@ impl MemoryIdempotency {
                         slots: self.slots.clone(),
                         key: k,
                         tx,
+                        token: self.fences.fetch_add(1, Ordering::Relaxed) + 1,
                         done: false,
                     }));
                 }
@@ -227,12 +236,16 @@ impl MemoryIdempotency {
                 skill: skill.to_owned(),
             })))
         };
-        match rx.wait_for(Option::is_some).await {
-            Ok(v) => match &*v {
-                Some(result) => Claim::Replay(result.clone()),
-                None => abandoned(),
-            },
-            Err(_) => abandoned(),
+        // Waiting holds no worker's slot.
+        let waited = crate::exec::lend::idle(async {
+            rx.wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|v| (*v).clone())
+        });
+        match waited.await {
+            Some(result) => Claim::Replay(result),
+            None => abandoned(),
         }
     }
 
@@ -258,6 +271,10 @@ impl IdempotencyStore for MemoryIdempotency {
 }
 
 impl Claimed for MemoryClaim {
+    fn token(&self) -> u64 {
+        self.token
+    }
+
     fn finish(mut self: Box<Self>, result: Shared) -> BoxFuture<'static, ()> {
         self.done = true;
         let mut slots = lock(&self.slots);

@@ -87,9 +87,14 @@ pub(crate) async fn execute(
             Poll::Ready(done) => Ok(done),
             // Still counted from the attempt's start: tokio's clock now, less
             // the time the attempt has taken so far.
+            // A deadline past what the clock can hold is no deadline (the
+            // doors bound timeouts to 30 days; code may build any).
             Poll::Pending => {
-                let until = tokio::time::Instant::now() + budget.saturating_sub(now.elapsed());
-                tokio::time::timeout_at(until, run).await
+                match tokio::time::Instant::now().checked_add(budget.saturating_sub(now.elapsed()))
+                {
+                    Some(until) => tokio::time::timeout_at(until, run).await,
+                    None => Ok(run.await),
+                }
             }
         };
         let end = Instant::now();
@@ -160,7 +165,8 @@ pub(crate) async fn execute(
             Err(_) => timed_out(),
         };
         let wait = jitter(backoff(m.execution.backoff, retry_base, attempt));
-        let time_left = deadline.is_none_or(|d| Instant::now() + wait < d);
+        let time_left =
+            deadline.is_none_or(|d| Instant::now().checked_add(wait).is_some_and(|t| t < d));
         let again = retry && attempt < max_attempts && time_left;
         st.attempts.push(AttemptRecord {
             attempt,

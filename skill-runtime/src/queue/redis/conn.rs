@@ -12,7 +12,7 @@ use redis::{
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::model::caller::Priority;
-use crate::queue::api::QueueError;
+use crate::queue::api::{Bound, QueueError};
 use crate::queue::redis::scripts;
 use crate::sync::lock;
 
@@ -45,6 +45,33 @@ pub struct RedisConfig {
 }
 
 impl RedisConfig {
+    /// The most deliveries a job may get before it goes to the dead letters.
+    pub const MAX_DELIVERIES: u32 = 1000;
+
+    /// This configuration, when each value is within its bound:
+    /// [`Bound::VISIBILITY`], [`Bound::RESULT_TTL`] (outcomes and idempotent
+    /// results), [`Bound::LOCK_TTL`], 1 to [`RedisConfig::MAX_DELIVERIES`]
+    /// deliveries, at least one run record.
+    pub fn check(&self) -> Result<&RedisConfig, QueueError> {
+        Bound::VISIBILITY.check(self.visibility)?;
+        Bound::RESULT_TTL.check(self.result_ttl)?;
+        Bound::RESULT_TTL.check(self.idempotency.result_ttl)?;
+        Bound::LOCK_TTL.check(self.idempotency.lock_ttl)?;
+        if !(1..=Self::MAX_DELIVERIES).contains(&self.max_deliveries) {
+            return Err(QueueError::Invalid(format!(
+                "`max-deliveries` of {} is outside 1 to {}",
+                self.max_deliveries,
+                Self::MAX_DELIVERIES
+            )));
+        }
+        if self.records_max == 0 {
+            return Err(QueueError::Invalid(
+                "`records_max` of 0 would keep no run record; keep at least 1".to_owned(),
+            ));
+        }
+        Ok(self)
+    }
+
     /// `url` with the defaults: namespace `skill`, queue `default`, a 30 s
     /// visibility timeout, 5 deliveries, outcomes kept one hour, 100,000 run
     /// records, the seed's idempotency defaults.
@@ -84,6 +111,11 @@ pub(super) struct Keys {
     pub(super) streams: [String; 4],
     pub(super) dead: String,
     pub(super) workers: String,
+    /// Every worker's last heartbeat, across the namespace's queues: what an
+    /// idempotency lock's holder is checked against.
+    pub(super) alive: String,
+    /// The namespace's fencing-token counter.
+    pub(super) fence: String,
     pub(super) ns: String,
 }
 
@@ -93,6 +125,8 @@ impl Keys {
             streams: Priority::SERVED.map(|p| format!("{ns}:q:{queue}:{}", p.as_str())),
             dead: format!("{ns}:q:{queue}:dead"),
             workers: format!("{ns}:q:{queue}:workers"),
+            alive: format!("{ns}:alive"),
+            fence: format!("{ns}:fence"),
             ns: ns.to_owned(),
         }
     }
@@ -119,6 +153,7 @@ impl Keys {
 
 pub(super) struct Scripts {
     pub(super) claim: Script,
+    pub(super) sign: Script,
     pub(super) finish: Script,
     pub(super) hand_back: Script,
     pub(super) dead_letter: Script,
@@ -138,6 +173,7 @@ impl Conn {
     /// Connect to `config.url` and make sure the queue's streams and group
     /// exist. An unreachable server is an error that names the URL.
     pub(super) async fn open(config: RedisConfig) -> Result<Conn, QueueError> {
+        config.check()?;
         let shown = without_password(&config.url);
         let fail = |message: String| QueueError::Store {
             store: format!("Redis at {shown}"),
@@ -164,6 +200,7 @@ impl Conn {
             config,
             scripts: Scripts {
                 claim: Script::new(scripts::CLAIM),
+                sign: Script::new(scripts::SIGN),
                 finish: Script::new(scripts::FINISH),
                 hand_back: Script::new(scripts::HAND_BACK),
                 dead_letter: Script::new(scripts::DEAD_LETTER),
@@ -195,17 +232,34 @@ impl Conn {
     /// Send `cmd`.
     pub(super) async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, QueueError> {
         self.sent();
-        cmd.query_async(&mut self.manager.clone())
-            .await
-            .map_err(|e| self.error(e))
+        match cmd.query_async(&mut self.manager.clone()).await {
+            // The connection broke (the server restarted): the manager
+            // reconnects, and the request goes once more. Every request sent
+            // through here is safe to repeat (reads, or writes keyed so that
+            // a repeat does nothing new).
+            Err(e) if e.is_io_error() || e.is_connection_dropped() => {
+                self.sent();
+                cmd.query_async(&mut self.manager.clone())
+                    .await
+                    .map_err(|e| self.error(e))
+            }
+            other => other.map_err(|e| self.error(e)),
+        }
     }
 
     /// Send `pipe`, in one round trip.
     pub(super) async fn pipe<T: FromRedisValue>(&self, pipe: &Pipeline) -> Result<T, QueueError> {
         self.sent();
-        pipe.query_async(&mut self.manager.clone())
-            .await
-            .map_err(|e| self.error(e))
+        match pipe.query_async(&mut self.manager.clone()).await {
+            // As for `query`: once more on a new connection.
+            Err(e) if e.is_io_error() || e.is_connection_dropped() => {
+                self.sent();
+                pipe.query_async(&mut self.manager.clone())
+                    .await
+                    .map_err(|e| self.error(e))
+            }
+            other => other.map_err(|e| self.error(e)),
+        }
     }
 
     /// Run a script (its body is sent only when the server does not have it).
@@ -226,7 +280,7 @@ impl Conn {
         request: Blocking<'_>,
         block: Duration,
     ) -> Result<T, QueueError> {
-        let limit = block + Duration::from_secs(10);
+        let limit = block.saturating_add(Duration::from_secs(10));
         let mut kept = lock(&self.waiters).pop();
         loop {
             let fresh = kept.is_none();

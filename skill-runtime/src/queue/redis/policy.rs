@@ -36,11 +36,17 @@ impl RedisBackend {
 /// Idempotency on Redis: one key runs once across every process that shares
 /// the server.
 ///
-/// A job takes its key's lock (`SET NX PX lock_ttl`) before its handler runs
-/// and stores its result (kept `result_ttl`) before the lock is released; a
-/// job that finds the key locked polls for the result, with the configured
-/// backoff from 10 ms up to 1 s. A holder that dies leaves a lock that expires:
-/// a waiter then takes it, up to `lock_retry` times, and runs the job itself.
+/// A job takes its key's lock (`SET NX PX lock_ttl`) before its handler runs,
+/// with a fencing token from the namespace's counter, and stores its result
+/// (kept `result_ttl`) before the lock is released; a job that finds the key
+/// locked polls for the result, with the configured backoff from 10 ms up to
+/// 1 s, holding no worker slot meanwhile. A lock taken by a job a worker runs
+/// names the worker: when that worker's heartbeat has run out (it died, or
+/// stopped answering for longer than its visibility timeout), the next job with the key takes the lock
+/// over at once instead of waiting out its lifetime. A holder that dies
+/// outside a worker leaves a lock that expires: a waiter then takes it, up to
+/// `lock_retry` times, and runs the job itself. A holder whose key was taken
+/// over stores no result (see [`Fence`](crate::Fence)).
 pub struct RedisIdempotency {
     backend: RedisBackend,
 }
@@ -55,8 +61,13 @@ impl RedisIdempotency {
     async fn claim_key(&self, skill: &str, key: &str) -> Claim {
         let config = self.backend.inner.config.idempotency;
         let (lock, result) = self.keys(skill, key);
-        let token = Id::new_v4().to_string();
+        // The lock's value: a token of this hold, then the worker's name.
+        let value = match crate::exec::lend::holder() {
+            Some(worker) => format!("{} {worker}", Id::new_v4()),
+            None => Id::new_v4().to_string(),
+        };
         let ttl = config.lock_ttl.as_millis().to_string();
+        let keys = &self.backend.inner.keys;
         let unavailable = |message: String| {
             Claim::Replay(Arc::new(Err(InvokeError::Unavailable {
                 skill: skill.to_owned(),
@@ -80,7 +91,9 @@ impl RedisIdempotency {
                         .idem_claim
                         .key(&lock)
                         .key(&result)
-                        .arg(&token)
+                        .key(&keys.alive)
+                        .key(&keys.fence)
+                        .arg(&value)
                         .arg(&ttl),
                 )
                 .await;
@@ -106,12 +119,19 @@ impl RedisIdempotency {
                         }),
                     ));
                 }
-                [state] if int(state) == Some(1) => {
+                [state, fence, rest @ ..] if matches!(int(state), Some(1 | 3)) => {
+                    if let [holder] = rest {
+                        tracing::warn!(
+                            "idempotency key {lock}: its holder {} stopped answering; taken over",
+                            text(holder).unwrap_or_default()
+                        );
+                    }
                     return Claim::Run(Box::new(RedisClaim {
                         backend: self.backend.clone(),
                         lock,
                         result,
-                        token,
+                        value,
+                        fence: int(fence).unwrap_or(0).max(0) as u64,
                         done: false,
                     }));
                 }
@@ -128,7 +148,8 @@ impl RedisIdempotency {
                         }
                     }
                     last_pttl = pttl;
-                    tokio::time::sleep(poll).await;
+                    // Waiting holds no worker's slot.
+                    crate::exec::lend::idle(tokio::time::sleep(poll)).await;
                     poll = match config.lock_backoff {
                         Backoff::None => poll,
                         Backoff::Linear => poll + Duration::from_millis(10),
@@ -153,7 +174,9 @@ struct RedisClaim {
     backend: RedisBackend,
     lock: String,
     result: String,
-    token: String,
+    /// The lock's value: this hold's.
+    value: String,
+    fence: u64,
     done: bool,
 }
 
@@ -206,6 +229,10 @@ impl RedisClaim {
 }
 
 impl Claimed for RedisClaim {
+    fn token(&self) -> u64 {
+        self.fence
+    }
+
     fn finish(mut self: Box<Self>, outcome: Shared) -> BoxFuture<'static, ()> {
         self.done = true;
         // Failures are not stored: a failed job may be tried again.
@@ -216,7 +243,7 @@ impl Claimed for RedisClaim {
         let (lock, result, token) = (
             std::mem::take(&mut self.lock),
             std::mem::take(&mut self.result),
-            std::mem::take(&mut self.token),
+            std::mem::take(&mut self.value),
         );
         Box::pin(RedisClaim::release(
             self.backend.clone(),
@@ -239,7 +266,7 @@ impl Drop for RedisClaim {
                 self.backend.clone(),
                 std::mem::take(&mut self.lock),
                 std::mem::take(&mut self.result),
-                std::mem::take(&mut self.token),
+                std::mem::take(&mut self.value),
                 String::new(),
             ));
         }

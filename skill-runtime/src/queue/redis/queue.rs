@@ -8,7 +8,7 @@ use crate::exec::policy::BoxFuture;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus};
+use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus, check_job};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
 use crate::queue::redis::reply::{int, items, text};
@@ -62,6 +62,7 @@ impl RedisBackend {
 
     /// The job as the queue holds it.
     fn message(&self, job: JobEnvelope) -> Result<Message, QueueError> {
+        check_job(&job)?;
         let digest = job.digest();
         let job = job.seal();
         let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
@@ -183,22 +184,19 @@ impl Queue for RedisBackend {
                     s * 1000 + us / 1000
                 })
                 .unwrap_or(0);
-            // Seen within three signing periods, or 10 s.
-            let recent = (self.inner.config.visibility.as_millis() as i64).max(10_000);
+            // A heartbeat says how long its worker is alive: until its
+            // visibility timeout runs out, unless it signs again.
+            let alive = |until: &Value| int(until).is_some_and(|until| until >= now_ms);
             let seen = items(replies.get(9).unwrap_or(&Value::Nil));
             let mut workers: Vec<String> = match replies.get(9) {
                 Some(Value::Map(pairs)) => pairs
                     .iter()
-                    .filter(|(_, at)| int(at).is_some_and(|at| now_ms - at < recent))
+                    .filter(|(_, until)| alive(until))
                     .filter_map(|(w, _)| text(w))
                     .collect(),
                 _ => seen
                     .chunks(2)
-                    .filter(|p| {
-                        p.get(1)
-                            .and_then(int)
-                            .is_some_and(|at| now_ms - at < recent)
-                    })
+                    .filter(|p| p.get(1).is_some_and(alive))
                     .filter_map(|p| p.first().and_then(text))
                     .collect(),
             };

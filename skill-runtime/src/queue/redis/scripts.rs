@@ -19,9 +19,10 @@ return -1
 "#;
 
 /// Take up to `ARGV[3]` new entries, highest priority first, for consumer
-/// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat. KEYS: the four
-/// priority streams (highest first), the workers hash. Returns
-/// `{{priority index, id, fields}, ...}`.
+/// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat: alive until
+/// now plus its visibility timeout `ARGV[4]` ms. KEYS: the four priority
+/// streams (highest first), the queue's workers hash, the namespace's
+/// heartbeats hash. Returns `{{priority index, id, fields}, ...}`.
 pub(super) const CLAIM: &str = r#"
 local out = {}
 local want = tonumber(ARGV[3])
@@ -36,28 +37,71 @@ for i = 1, 4 do
   end
 end
 local t = redis.call('TIME')
-redis.call('HSET', KEYS[5], ARGV[2], t[1] * 1000 + math.floor(t[2] / 1000))
+local alive = t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[4])
+redis.call('HSET', KEYS[5], ARGV[2], alive)
+redis.call('HSET', KEYS[6], ARGV[2], alive)
 return out
 "#;
 
-/// Acknowledge entry `ARGV[2]` of stream KEYS[1] (group `ARGV[1]`) and, when
-/// this acknowledgement is the first, store outcome `ARGV[3]` as the job's
-/// result (a one-element list at KEYS[2], kept `ARGV[4]` ms: waiters block on
-/// it by rotating it onto itself). Run record `ARGV[5]` (when not empty) goes
-/// to stream KEYS[3], capped near `ARGV[6]` entries. Returns 1 when this was
-/// the first acknowledgement.
-pub(super) const FINISH: &str = r#"
-local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
-if acked == 1 then
-  redis.call('DEL', KEYS[2])
-  redis.call('RPUSH', KEYS[2], ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+/// A worker's sign of life: its heartbeat, alive until now plus its
+/// visibility timeout `ARGV[3]` ms (KEYS[5], the queue's workers hash, and
+/// KEYS[6], the namespace's, which idempotency locks are checked against),
+/// and the entries it holds renewed, each only while it is still this
+/// worker's (`ARGV[4..]`: pairs of stream index, 1 to 4, and entry id).
+/// An entry another worker took over is not taken back: its id is returned,
+/// so the worker stops working on it. An entry pending to no one (finished
+/// by another worker, or lost by a restart without persistence) is left to
+/// the finish, which tells the two apart. KEYS[1..4]: the priority streams;
+/// `ARGV[1]`: the group; `ARGV[2]`: the worker.
+pub(super) const SIGN: &str = r#"
+local t = redis.call('TIME')
+local alive = t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[3])
+redis.call('HSET', KEYS[5], ARGV[2], alive)
+redis.call('HSET', KEYS[6], ARGV[2], alive)
+local lost = {}
+for i = 4, #ARGV, 2 do
+  local stream, id = KEYS[tonumber(ARGV[i])], ARGV[i + 1]
+  local p = redis.call('XPENDING', stream, ARGV[1], id, id, 1)
+  if p[1] then
+    if p[1][2] == ARGV[2] then
+      redis.call('XCLAIM', stream, ARGV[1], ARGV[2], 0, id, 'JUSTID')
+    else
+      table.insert(lost, id)
+    end
+  end
 end
+return lost
+"#;
+
+/// Finish entry `ARGV[2]` of stream KEYS[1] (group `ARGV[1]`) for worker
+/// `ARGV[7]`: acknowledge it, store outcome `ARGV[3]` as the job's result (a
+/// one-element list at KEYS[2], kept `ARGV[4]` ms: waiters block on it by
+/// rotating it onto itself) and run record `ARGV[5]` (when not empty) on
+/// stream KEYS[3], capped near `ARGV[6]` entries, all or nothing:
+///
+/// - the entry is pending to this worker: finished, returns 1;
+/// - it is pending to another worker (this one was paused or cut off past
+///   the visibility timeout, and its job was taken over): nothing is
+///   written, returns 0; the other worker's outcome is the job's;
+/// - it is pending to no one: when the job already has an outcome (another
+///   worker finished it), nothing, returns 0; otherwise the server lost the
+///   entry (a restart without persistence) and the outcome and the record
+///   are written together, returns 2.
+pub(super) const FINISH: &str = r#"
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+local owner = p[1] and p[1][2]
+if owner and owner ~= ARGV[7] then return 0 end
+if not owner and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if owner then redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) end
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 if ARGV[5] ~= '' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'record', ARGV[5])
 end
-return acked
+if owner then return 1 end
+return 2
 "#;
 
 /// Give entry `ARGV[2]` of stream KEYS[1] back: acknowledged and queued again
@@ -113,26 +157,51 @@ end
 return out
 "#;
 
-/// Idempotency: the stored result of key KEYS[2] (`{0, result}`), or the
-/// key's lock KEYS[1] taken for token `ARGV[1]` for `ARGV[2]` ms (`{1}`), or
-/// the lock's remaining time when another job holds it (`{2, ms}`).
+/// Idempotency: the stored result of key KEYS[2] (`{0, result}`); or the
+/// key's lock KEYS[1] taken with value `ARGV[1]` (a token, then the holding
+/// worker's name when a worker runs the job) for `ARGV[2]` ms, with a
+/// fencing token from the namespace's counter KEYS[4] (`{1, fence}`); or,
+/// when the lock's holder is a worker whose heartbeat in KEYS[3] has run
+/// out (it died, or stopped answering), the lock taken over at once (`{3,
+/// fence, holder}`); or the lock's remaining time when a live job holds it
+/// (`{2, ms}`).
 pub(super) const IDEM_CLAIM: &str = r#"
 local r = redis.call('GET', KEYS[2])
 if r then return {0, r} end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('INCR', KEYS[4])}
+end
+local held = redis.call('GET', KEYS[1])
+local holder = held and string.match(held, '^%S+ (.+)$')
+if holder then
+  local alive = redis.call('HGET', KEYS[3], holder)
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  if not alive or tonumber(alive) < now then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    return {3, redis.call('INCR', KEYS[4]), holder}
+  end
+end
 return {2, redis.call('PTTL', KEYS[1])}
 "#;
 
 /// Idempotency: store result `ARGV[2]` (when not empty) at KEYS[2] for
-/// `ARGV[3]` ms, and release lock KEYS[1] if token `ARGV[1]` still holds it.
+/// `ARGV[3]` ms, when lock KEYS[1] still holds `ARGV[1]` (this job's), or
+/// when no one holds it and no result is stored (the lock expired while
+/// nobody wanted the key); release the lock if it is this job's. A holder
+/// whose key was taken over stores nothing: the result is its successor's.
+/// Returns 1 when the lock was this job's.
 pub(super) const IDEM_FINISH: &str = r#"
-if ARGV[2] ~= '' then
+local held = redis.call('GET', KEYS[1])
+local ours = held == ARGV[1]
+if ARGV[2] ~= '' and (ours or (not held and redis.call('EXISTS', KEYS[2]) == 0)) then
   redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if ours then
   redis.call('DEL', KEYS[1])
+  return 1
 end
-return 1
+return 0
 "#;
 
 /// Rate limit: admit member `ARGV[3]` into the sliding window KEYS[1] of

@@ -119,12 +119,14 @@ impl WorkSource for RedisSource {
             let keys = &self.backend.inner.keys;
             let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
             ks.push(&keys.workers);
+            ks.push(&keys.alive);
             let n = n.to_string();
+            let visibility = self.backend.inner.config.visibility.as_millis().to_string();
             let reply = self
                 .run(
                     &self.backend.inner.scripts.claim,
                     &ks,
-                    &[GROUP, &self.worker, &n],
+                    &[GROUP, &self.worker, &n, &visibility],
                 )
                 .await?;
             let mut taken = Vec::new();
@@ -177,31 +179,29 @@ impl WorkSource for RedisSource {
     fn keep_alive<'a>(
         &'a self,
         in_flight: &'a [(Priority, String)],
-    ) -> BoxFuture<'a, Result<(), QueueError>> {
+    ) -> BoxFuture<'a, Result<Vec<(Priority, String)>, QueueError>> {
         Box::pin(async move {
             let keys = &self.backend.inner.keys;
-            let mut pipe = redis::pipe();
-            for p in Priority::SERVED {
-                let ids: Vec<&str> = in_flight
-                    .iter()
-                    .filter(|(q, _)| *q == p)
-                    .map(|(_, id)| id.as_str())
-                    .collect();
-                if ids.is_empty() {
-                    continue;
-                }
-                // Claiming what it holds resets their idle time; JUSTID does
-                // not count it as a delivery.
-                pipe.cmd("XCLAIM")
-                    .arg(keys.stream(p))
-                    .arg(GROUP)
-                    .arg(&self.worker)
-                    .arg(0)
-                    .arg(&ids)
-                    .arg("JUSTID")
-                    .ignore();
+            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
+            ks.push(&keys.workers);
+            ks.push(&keys.alive);
+            let visibility = self.backend.inner.config.visibility.as_millis().to_string();
+            let mut args: Vec<String> = vec![GROUP.to_owned(), self.worker.clone(), visibility];
+            for (p, id) in in_flight {
+                let i = Priority::SERVED.iter().position(|q| q == p).unwrap_or(2) + 1;
+                args.push(i.to_string());
+                args.push(id.clone());
             }
-            self.backend.inner.pipe::<()>(&pipe).await
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let reply = self
+                .run(&self.backend.inner.scripts.sign, &ks, &args)
+                .await?;
+            let lost: Vec<String> = items(&reply).iter().filter_map(text).collect();
+            Ok(in_flight
+                .iter()
+                .filter(|(_, id)| lost.contains(id))
+                .cloned()
+                .collect())
         })
     }
 
@@ -225,13 +225,27 @@ impl WorkSource for RedisSource {
             let max = b.config.records_max.to_string();
             let result_key = b.keys.result(&outcome.job_id);
             let records = b.keys.records();
-            self.run(
-                &b.scripts.finish,
-                &[b.keys.stream(d.priority), &result_key, &records],
-                &[GROUP, &d.id, &text, &ttl, &record, &max],
-            )
-            .await?;
+            let done = self
+                .run(
+                    &b.scripts.finish,
+                    &[b.keys.stream(d.priority), &result_key, &records],
+                    &[GROUP, &d.id, &text, &ttl, &record, &max, &self.worker],
+                )
+                .await?;
             sink.release(&outcome.job_id);
+            match int(&done) {
+                Some(0) => tracing::warn!(
+                    job_id = %outcome.job_id,
+                    "job {} was taken over by another worker while this one held it; its outcome is the other worker's",
+                    outcome.job_id
+                ),
+                Some(2) => tracing::warn!(
+                    job_id = %outcome.job_id,
+                    "Redis no longer held job {}'s delivery (restarted without persistence?); its outcome and record are stored",
+                    outcome.job_id
+                ),
+                _ => {}
+            }
             Ok(())
         })
     }
@@ -271,11 +285,16 @@ impl WorkSource for RedisSource {
         Box::pin(async move {
             self.backend.record_sink().flush().await;
             let keys = &self.backend.inner.keys;
-            let _: Result<(), _> = self
-                .backend
-                .inner
-                .query(redis::cmd("HDEL").arg(&keys.workers).arg(&self.worker))
-                .await;
+            let mut pipe = redis::pipe();
+            pipe.cmd("HDEL")
+                .arg(&keys.workers)
+                .arg(&self.worker)
+                .ignore()
+                .cmd("HDEL")
+                .arg(&keys.alive)
+                .arg(&self.worker)
+                .ignore();
+            let _: Result<(), _> = self.backend.inner.pipe(&pipe).await;
         })
     }
 }

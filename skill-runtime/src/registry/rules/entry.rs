@@ -35,6 +35,7 @@ pub(super) fn one_entry(
     problem: &mut impl FnMut(String),
 ) {
     identity(v, problem);
+    execution(v, problem);
     capabilities(v, catalog, problem);
     lifecycle(v, problem);
     for intent in strings(v, "intents") {
@@ -139,6 +140,20 @@ fn capabilities(v: &Value, catalog: Option<&Catalog<'_>>, problem: &mut impl FnM
                     str_of(e, "capability")
                 ));
             }
+        }
+    }
+}
+
+/// The execution policy's values within their bounds: a registry file read
+/// back (or an overlaid one) is a door like the attribute.
+fn execution(v: &Value, problem: &mut impl FnMut(String)) {
+    let Some(e) = v.get("execution") else {
+        return;
+    };
+    let number = |key: &str| e.get(key).and_then(Value::as_u64);
+    if let (Some(timeout), Some(retries)) = (number("timeout_ms"), number("retries")) {
+        for p in skill_core::manifest::Execution::problems(timeout, retries) {
+            problem(p);
         }
     }
 }
