@@ -158,9 +158,11 @@ pub async fn read_note(ctx: Ctx, input: ReadNoteInput) -> Result<ReadNoteOutput,
         ctx.resource::<ObsidianRead>().root.clone(),
         input.path.clone(),
     );
-    let read = tokio::task::spawn_blocking(move || crate::stores::read_inside(&root, &path))
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+    let read = tokio::task::spawn_blocking(move || {
+        crate::stores::read_inside(&root, &path, crate::stores::NOTE_KINDS)
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
     match read {
         Ok(content) => {
             ctx.report_docs(1)?;

@@ -12,6 +12,7 @@
 //! routes folder, RAG documents, an SEO page table), loaded by [`demo_resources`].
 
 pub mod caps;
+pub mod confined;
 pub mod stores;
 
 mod agents;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
@@ -109,81 +109,23 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> io::Result<T> {
     })
 }
 
-/// Resolve `relative` under `root`, refusing anything that could leave it by
-/// its spelling (`..`, an absolute path, a prefix). What it names on disk is
-/// checked by [`read_inside`].
-pub(crate) fn inside(root: &Path, relative: &str) -> Option<PathBuf> {
-    let rel = Path::new(relative);
-    let safe = !relative.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
-    safe.then(|| root.join(rel))
-}
-
 /// The most a data file read by a skill may hold.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Read the file `relative` names under `root`, confined to it by what is on
-/// disk, not only by the spelling: the resolved path (symlinks followed) must
-/// stay under the resolved root, the file must be a regular file (a FIFO or a
-/// device would block or never end), and at most [`MAX_FILE_BYTES`] are read.
-/// The file is opened without following a last symlink and without blocking,
-/// so a swap between the check and the open cannot escape or hang.
-/// `NotFound` when nothing is there; `InvalidInput` when the path leaves the
-/// root or names something that is not a regular file; `FileTooLarge` past
-/// the cap.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the one confined file read of the example stores, behind their capabilities"
-)]
-pub(crate) fn read_inside(root: &Path, relative: &str) -> io::Result<String> {
-    use std::io::Read;
-    let refuse =
-        |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("`{relative}` {why}"));
-    let path =
-        inside(root, relative).ok_or_else(|| refuse("is not a path inside the data root"))?;
-    let root = std::fs::canonicalize(root)?;
-    let resolved = std::fs::canonicalize(&path)?;
-    if !resolved.starts_with(&root) {
-        return Err(refuse("leads outside the data root"));
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc_flags::O_NOFOLLOW | libc_flags::O_NONBLOCK);
-    }
-    let file = options.open(&resolved)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(refuse("is not a regular file"));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::FileTooLarge,
-            format!(
-                "`{relative}` is {} bytes, over the limit of {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        ));
-    }
-    let mut text = String::new();
-    file.take(MAX_FILE_BYTES).read_to_string(&mut text)?;
-    Ok(text)
-}
+/// The kinds of file a vault and a corpus hold: Markdown notes.
+pub const NOTE_KINDS: &[&str] = &["md"];
 
-/// The two `open(2)` flags [`read_inside`] needs, as Linux and the BSDs
-/// number them (std does not export them, and a libc dependency for two
-/// constants is not worth it).
-#[cfg(unix)]
-mod libc_flags {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub const O_NOFOLLOW: i32 = 0o400_000;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub const O_NOFOLLOW: i32 = 0x100;
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub const O_NONBLOCK: i32 = 0o4000;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub const O_NONBLOCK: i32 = 0x4;
+/// The kinds of file a Remix routes folder holds: route modules.
+pub const ROUTE_KINDS: &[&str] = &["tsx", "ts", "jsx", "js"];
+
+/// Read the file `relative` names under `root`: a regular file of one of
+/// `kinds`, at most [`MAX_FILE_BYTES`], reached without leaving the root or
+/// passing through a link, whatever is swapped meanwhile (see
+/// [`confined`](crate::confined)). `NotFound` when nothing is there;
+/// `InvalidInput` when the path is not one the store reads; `FileTooLarge`
+/// past the cap.
+pub(crate) fn read_inside(root: &Path, relative: &str, kinds: &[&str]) -> io::Result<String> {
+    crate::confined::read(root, relative, kinds, MAX_FILE_BYTES)
 }
 
 /// An Obsidian-style vault: a folder of Markdown notes.
@@ -197,36 +139,14 @@ impl Vault {
         Vault { root }
     }
 
-    /// Every note, as (path relative to the vault with `/` separators, text), sorted.
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the Vault resource is what obsidian.read and vault.search grant"
-    )]
+    /// Every note, as (path relative to the vault with `/` separators, text),
+    /// sorted. Links are neither followed nor read.
     pub fn notes(&self) -> io::Result<Vec<(String, String)>> {
         let mut out = Vec::new();
-        let mut dirs = vec![self.root.clone()];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir)? {
-                let entry = entry?;
-                let path = entry.path();
-                // The entry's own type: a symlink is neither followed into a
-                // directory (no escape, no loop) nor read as a note.
-                let kind = entry.file_type()?;
-                if kind.is_dir() {
-                    dirs.push(path);
-                } else if kind.is_file() && path.extension().is_some_and(|e| e == "md") {
-                    let rel = path.strip_prefix(&self.root).unwrap_or(&path);
-                    let rel: Vec<String> = rel
-                        .components()
-                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                        .collect();
-                    let rel = rel.join("/");
-                    let text = read_inside(&self.root, &rel)?;
-                    out.push((rel, text));
-                }
-            }
+        for rel in crate::confined::list(&self.root, NOTE_KINDS, true)? {
+            let text = read_inside(&self.root, &rel, NOTE_KINDS)?;
+            out.push((rel, text));
         }
-        out.sort();
         Ok(out)
     }
 }

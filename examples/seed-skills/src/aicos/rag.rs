@@ -94,27 +94,24 @@ pub enum ReindexError {
     timeout_ms = 300_000, retries = 2, backoff = "exponential", idempotent,
     mcp(tool_name = "ai_cos_rag_reindex", permissions("rag:ingest", "database:read")),
 )]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "reads the corpus under the declared capability RagIngest (rag.ingest, file read)"
-)]
 pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput, ReindexError> {
+    use crate::stores::{NOTE_KINDS, read_inside};
     let ns = input.namespace.as_str();
     let dir = ctx.resource::<RagIngest>().namespace_dir(ns);
     let unavailable =
         |e: std::io::Error| ReindexError::CorpusUnavailable(format!("{}: {e}", dir.display()));
     let ids: Vec<String> = if input.document_ids.is_empty() {
-        let mut ids = Vec::new();
-        for entry in std::fs::read_dir(&dir).map_err(unavailable)? {
-            let path = entry.map_err(unavailable)?.path();
-            if let (Some(stem), Some("md")) =
-                (path.file_stem(), path.extension().and_then(|e| e.to_str()))
-            {
-                ids.push(stem.to_string_lossy().into_owned());
-            }
-        }
-        ids.sort();
-        ids
+        // Off the async threads, like every read of the corpus.
+        let listed = dir.clone();
+        let names =
+            tokio::task::spawn_blocking(move || crate::confined::list(&listed, NOTE_KINDS, false))
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+                .map_err(unavailable)?;
+        names
+            .iter()
+            .filter_map(|n| n.strip_suffix(".md").map(str::to_owned))
+            .collect()
     } else {
         input.document_ids.clone()
     };
@@ -132,7 +129,11 @@ pub async fn rag_reindex(ctx: Ctx, input: ReindexInput) -> Result<ReindexOutput,
     let (mut indexed, mut skipped, mut errors) = (0u32, 0u32, Vec::new());
     for id in &ids {
         ctx.report_items(1);
-        let text = match crate::stores::read_inside(&dir, &format!("{id}.md")) {
+        let (root, name) = (dir.clone(), format!("{id}.md"));
+        let read = tokio::task::spawn_blocking(move || read_inside(&root, &name, NOTE_KINDS))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+        let text = match read {
             Ok(text) => text,
             Err(e) => {
                 errors.push(format!("{id}: {e}"));

@@ -70,6 +70,28 @@ fn page_role(source: &str) -> Option<String> {
     Some(rest[..rest.find(quote)?].to_owned())
 }
 
+/// Each route module's URL path and declared `pageRole`, under `dir`.
+fn read_routes(
+    dir: &std::path::Path,
+    include_admin: bool,
+) -> Result<BTreeMap<String, Option<String>>, RoutesSyncError> {
+    use crate::stores::{ROUTE_KINDS, read_inside};
+    let unavailable =
+        |e: std::io::Error| RoutesSyncError::RoutesUnavailable(format!("{}: {e}", dir.display()));
+    let mut files = BTreeMap::new();
+    for name in crate::confined::list(dir, ROUTE_KINDS, false).map_err(unavailable)? {
+        let Some(route) = route_path(&name) else {
+            continue;
+        };
+        if !include_admin && (route == "/admin" || route.starts_with("/admin/")) {
+            continue;
+        }
+        let source = read_inside(dir, &name, ROUTE_KINDS).map_err(unavailable)?;
+        files.insert(route, page_role(&source));
+    }
+    Ok(files)
+}
+
 /// Sync Remix routes with SEO database.
 #[skill(
     title = "Routes Sync",
@@ -89,33 +111,18 @@ fn page_role(source: &str) -> Option<String> {
     timeout_ms = 60_000, retries = 2, backoff = "linear", idempotent,
     mcp(tool_name = "ai_cos_routes_sync", permissions("seo:write", "filesystem:read")),
 )]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "reads route files under the declared capability FilesystemRead (filesystem.read)"
-)]
 pub async fn routes_sync(
     ctx: Ctx,
     input: RoutesSyncInput,
 ) -> Result<RoutesSyncOutput, RoutesSyncError> {
-    let dir = &ctx.resource::<FilesystemRead>().root;
-    let unavailable =
-        |e: std::io::Error| RoutesSyncError::RoutesUnavailable(format!("{}: {e}", dir.display()));
-    let mut files: BTreeMap<String, Option<String>> = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).map_err(unavailable)? {
-        let path = entry.map_err(unavailable)?.path();
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let Some(route) = route_path(&name) else {
-            continue;
-        };
-        if !input.include_admin && (route == "/admin" || route.starts_with("/admin/")) {
-            continue;
-        }
-        let source = std::fs::read_to_string(&path).map_err(unavailable)?;
-        files.insert(route, page_role(&source));
-    }
+    let dir = ctx.resource::<FilesystemRead>().root.clone();
+    let include_admin = input.include_admin;
+    // Off the async threads: a listing and reads of route modules only,
+    // none through a link, none of a FIFO or a device (see `confined`).
+    let read = tokio::task::spawn_blocking(move || read_routes(&dir, include_admin))
+        .await
+        .unwrap_or_else(|e| Err(RoutesSyncError::RoutesUnavailable(e.to_string())));
+    let files = read?;
     let db = ctx.resource::<DatabaseRead>();
     let table = lock(&db.routes).clone();
     let known: BTreeSet<&String> = table.keys().collect();
