@@ -30,17 +30,28 @@ fn start(extra: &[&str]) -> Server {
 
 fn start_at(addr: &str, extra: &[&str]) -> Server {
     let mut cmd = skill_examples(&["mcp", "--http", addr]);
-    cmd.args(extra).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd.args(extra);
+    launch(cmd).0
+}
+
+/// Start `cmd` (an MCP server over HTTP) and wait for it to say where it
+/// serves; what it said before that.
+fn launch(mut cmd: std::process::Command) -> (Server, String) {
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     // Owned by `Server` at once, whose drop kills and waits for it.
     let mut server = Server {
         child: cmd.spawn().expect("skill-examples starts"),
         addr: String::new(),
     };
     let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
+    let mut said = String::new();
     let mut line = String::new();
     loop {
         line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "server exited");
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "server exited: {said}"
+        );
         if let Some(rest) = line
             .trim()
             .strip_prefix("serving MCP (Streamable HTTP) at http://")
@@ -48,8 +59,9 @@ fn start_at(addr: &str, extra: &[&str]) -> Server {
             server.addr = rest.trim_end_matches("/mcp").to_owned();
             // Keep draining stderr so the server never blocks on it.
             std::thread::spawn(move || for _ in stderr.lines() {});
-            return server;
+            return (server, said);
         }
+        said.push_str(&line);
     }
 }
 
@@ -119,7 +131,7 @@ fn origins_other_than_loopback_and_allowed_ones_are_refused() {
 }
 
 #[test]
-fn silent_connections_are_closed_and_the_cap_makes_new_ones_wait() {
+fn silent_connections_are_closed_and_never_hold_the_cap_against_a_client() {
     let server = start(&["--max-connections", "2", "--header-timeout-ms", "1500"]);
     let addr = &server.addr;
 
@@ -136,19 +148,132 @@ fn silent_connections_are_closed_and_the_cap_makes_new_ones_wait() {
         "the silent connection was closed after {waited:?}"
     );
 
-    // Two silent connections hold both slots: a real client waits for one of
-    // them to be closed (by the header timeout), then is served.
-    let _a = TcpStream::connect(addr).unwrap();
+    // Two silent connections hold both places: a real client is admitted at
+    // once, in the place of the one silent longest, which is closed.
+    let mut a = TcpStream::connect(addr).unwrap();
     let _b = TcpStream::connect(addr).unwrap();
     std::thread::sleep(Duration::from_millis(200));
+    let status = post_status(addr, None);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    a.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    assert_eq!(
+        a.read(&mut buf).ok(),
+        Some(0),
+        "the oldest silent one was closed"
+    );
+}
+
+/// Connections that send complete headers and then never the body they
+/// announce, more of them than the cap: a normal call is still answered,
+/// long before any body timeout could free a place.
+#[test]
+fn silent_bodies_cannot_starve_the_server() {
+    let server = start(&["--max-connections", "100", "--body-timeout-ms", "120000"]);
+    let addr = &server.addr;
+    let silent: Vec<TcpStream> = (0..150)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n"
+            );
+            s.write_all(head.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
     let status = post_status(addr, None);
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     assert!(
-        started.elapsed() >= Duration::from_millis(800),
-        "served before a slot was free ({:?})",
+        started.elapsed() < Duration::from_secs(60),
+        "answered only after {:?}: a body timeout freed the place, not the cap",
         started.elapsed()
     );
+    drop(silent);
+}
+
+/// A body that trickles in slower than the minimum rate is answered 408
+/// once its time is up, and the connection is closed.
+#[test]
+fn a_body_slower_than_the_minimum_rate_is_answered_408() {
+    let server = start(&["--body-timeout-ms", "1000"]);
+    let addr = &server.addr;
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within"), "{answer}");
+}
+
+/// A process allowed fewer descriptors than the connection cap lowers the
+/// cap to fit, says so, and still answers while more idle connections than
+/// its limit allows are open.
+#[cfg(unix)]
+#[test]
+fn the_cap_fits_the_descriptor_limit() {
+    let app = skill_tests::fleet::app();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"ulimit -n 256 && exec "$0" mcp --http 127.0.0.1:0 --max-connections 512 --header-timeout-ms 120000"#)
+        .arg(&app)
+        .current_dir(skill_tests::root());
+    let (server, said) = launch(cmd);
+    assert!(
+        said.contains("serving at most 192 HTTP connections at once instead of 512"),
+        "{said}"
+    );
+    let addr = &server.addr;
+    let idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let status = post_status(addr, None);
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "answered only after {:?}: a header timeout freed descriptors, not the cap",
+        started.elapsed()
+    );
+    drop(idle);
+}
+
+/// A request with two `Host` or two `Origin` headers, or a `Host` with user
+/// information, is refused: the checks would read another host than the one
+/// the request goes to.
+#[test]
+fn ambiguous_hosts_and_origins_are_refused() {
+    let server = start(&[]);
+    let addr = &server.addr;
+    for headers in [
+        format!("Host: {addr}\r\n"),
+        "Origin: http://localhost:1\r\nOrigin: https://evil.example.com\r\n".to_owned(),
+    ] {
+        let (status, _, body) = post(addr, &headers, INITIALIZE);
+        assert!(status.contains(" 400 "), "{headers}: {status}");
+        assert!(body.contains("more than one"), "{body}");
+    }
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example.com@{addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("without user information"), "{answer}");
 }
 
 #[test]

@@ -37,18 +37,23 @@ pub struct McpArgs {
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origins: Vec<String>,
     /// With --http: connections served at once.
-    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_connections, requires = "http")]
+    /// Past it, the connection idle longest is closed to admit a new one.
+    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_connections, requires = "http", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
     /// With --http: a connection that does not send a request's headers in
     /// this time is closed.
-    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "http")]
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "http", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     header_timeout_ms: u64,
+    /// With --http: a request whose body has not arrived in this time (plus
+    /// its length at 16 KiB/s) is answered 408 and its connection closed.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "http", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    body_timeout_ms: u64,
     /// With --http: sessions kept at once; one more closes the least recently
     /// used.
-    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_sessions, requires = "http")]
+    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_sessions, requires = "http", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_sessions: usize,
     /// With --http: a session with no request for this long is closed.
-    #[arg(long, value_name = "SECS", default_value_t = HttpLimits::default().session_idle.as_secs(), requires = "http")]
+    #[arg(long, value_name = "SECS", default_value_t = HttpLimits::default().session_idle.as_secs(), requires = "http", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     session_idle_secs: u64,
 }
 
@@ -95,15 +100,19 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
         };
         let mut http = HttpLimits::default()
             .max_connections(args.max_connections)
-            .header_timeout(std::time::Duration::from_millis(
-                args.header_timeout_ms.max(1),
-            ))
+            .header_timeout(std::time::Duration::from_millis(args.header_timeout_ms))
+            .body_timeout(std::time::Duration::from_millis(args.body_timeout_ms))
             .max_sessions(args.max_sessions)
-            .session_idle(std::time::Duration::from_secs(
-                args.session_idle_secs.max(1),
-            ));
+            .session_idle(std::time::Duration::from_secs(args.session_idle_secs));
         for origin in args.allow_origins {
             http = http.allow_origin(origin);
+        }
+        if args.http.is_some() {
+            let (fitted, lowered) = http.fitted();
+            if let Some(why) = lowered {
+                eprintln!("warning: {why}");
+            }
+            http = fitted;
         }
         let options = McpOptions::new()
             .grants(args.grants)

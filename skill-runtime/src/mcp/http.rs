@@ -35,7 +35,11 @@ type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 /// Serve `server` on `listener` until the process ends (see
 /// [`McpServer::serve_http`]).
 pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) {
-    let limits = server.http.clone();
+    let (limits, lowered) = (*server.http).clone().fitted();
+    if let Some(why) = lowered {
+        tracing::warn!("{why}");
+    }
+    let limits = Arc::new(limits);
     let origins = LOOPBACK_ORIGINS
         .iter()
         .map(|o| (*o).to_owned())
@@ -48,12 +52,10 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
             .with_allowed_origins(origins)
             .with_max_request_body_bytes(limits.max_body_bytes),
     );
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let conns = Conns::new(limits.max_connections);
     loop {
-        // A slot first: past the cap, connections wait in the backlog.
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return;
-        };
+        // Accepted first, always: the cap is kept by closing an idle
+        // connection, so a client never waits behind silent ones.
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
@@ -63,39 +65,225 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
                 continue;
             }
         };
+        // A response's head and body go out at once, not 40 ms apart
+        // (Nagle's algorithm waiting on the client's delayed ACK).
+        let _ = stream.set_nodelay(true);
+        let admitted = conns.admit().await;
         let service = service.clone();
         let limits = limits.clone();
         tokio::spawn(async move {
-            let _slot = slot;
-            let max_body = limits.max_body_bytes;
+            let slot = admitted.slot();
+            let header_timeout = limits.header_timeout;
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let service = service.clone();
-                async move { Ok::<_, Infallible>(handle(service, request, max_body).await) }
+                let (service, limits, slot) = (service.clone(), limits.clone(), slot.clone());
+                async move { Ok::<_, Infallible>(handle(service, request, &limits, &slot).await) }
             });
             let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
+            let serving = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(limits.header_timeout)
-                .serve_connection(io, handler)
-                .await
-            {
-                tracing::debug!("MCP HTTP connection ended: {e}");
+                .header_read_timeout(header_timeout)
+                .serve_connection(io, handler);
+            tokio::select! {
+                served = serving => {
+                    if let Err(e) = served {
+                        tracing::debug!("MCP HTTP connection ended: {e}");
+                    }
+                }
+                () = admitted.evicted() => {
+                    tracing::debug!("MCP HTTP connection closed to admit a newer one");
+                }
             }
         });
     }
 }
 
-/// One request: the body read whole (up to `max_body` bytes), handed to rmcp,
-/// and rmcp's answer to a body it could not read as a message turned into the
-/// JSON-RPC error the body deserves.
-async fn handle<S>(mut service: S, request: Request<Incoming>, max_body: usize) -> Response<Body>
+/// The connections being served, at most `cap`, and what each is doing: one
+/// waiting for a request or reading one can be closed to admit a new
+/// connection; one running a call (until its response is sent) cannot.
+struct Conns {
+    cap: usize,
+    table: Mutex<Table>,
+    /// A connection ended or went idle.
+    changed: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct Table {
+    next: u64,
+    live: HashMap<u64, Live>,
+}
+
+struct Live {
+    /// Calls running on it.
+    busy: u32,
+    /// Since when it has run none.
+    idle_since: std::time::Instant,
+    /// Told when it is closed to admit another.
+    evict: Arc<tokio::sync::Notify>,
+}
+
+impl Conns {
+    fn new(cap: usize) -> Arc<Conns> {
+        Arc::new(Conns {
+            cap: cap.max(1),
+            table: Mutex::default(),
+            changed: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        // The table holds plain counters: a panic elsewhere leaves it consistent.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place for a new connection: a free one, or the one of the idle
+    /// connection idle longest (closed); when every connection is running a
+    /// call, the first to end or go idle.
+    async fn admit(self: &Arc<Conns>) -> Admitted {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            {
+                let mut t = self.lock();
+                if t.live.len() >= self.cap {
+                    let oldest = t
+                        .live
+                        .iter()
+                        .filter(|(_, c)| c.busy == 0)
+                        .min_by_key(|(_, c)| c.idle_since)
+                        .map(|(id, _)| *id);
+                    if let Some(id) = oldest
+                        && let Some(gone) = t.live.remove(&id)
+                    {
+                        gone.evict.notify_one();
+                    }
+                }
+                if t.live.len() < self.cap {
+                    let id = t.next;
+                    t.next += 1;
+                    let evict = Arc::new(tokio::sync::Notify::new());
+                    t.live.insert(
+                        id,
+                        Live {
+                            busy: 0,
+                            idle_since: std::time::Instant::now(),
+                            evict: evict.clone(),
+                        },
+                    );
+                    return Admitted {
+                        conns: self.clone(),
+                        id,
+                        evict,
+                    };
+                }
+            }
+            changed.await;
+        }
+    }
+}
+
+/// A connection's place among those served; given back when dropped.
+struct Admitted {
+    conns: Arc<Conns>,
+    id: u64,
+    evict: Arc<tokio::sync::Notify>,
+}
+
+impl Admitted {
+    /// Completes when the connection is closed to admit another.
+    async fn evicted(&self) {
+        self.evict.notified().await;
+    }
+
+    fn slot(&self) -> Slot {
+        Slot {
+            conns: self.conns.clone(),
+            id: self.id,
+        }
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.conns.lock().live.remove(&self.id);
+        self.conns.changed.notify_waiters();
+    }
+}
+
+/// What a request's handler knows of its connection.
+#[derive(Clone)]
+struct Slot {
+    conns: Arc<Conns>,
+    id: u64,
+}
+
+impl Slot {
+    /// The connection runs a call until the guard is dropped (with the
+    /// response's body, once it is sent).
+    fn busy(&self) -> Busy {
+        if let Some(c) = self.conns.lock().live.get_mut(&self.id) {
+            c.busy += 1;
+        }
+        Busy(self.clone())
+    }
+}
+
+struct Busy(Slot);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let conns = &self.0.conns;
+        let idle = match conns.lock().live.get_mut(&self.0.id) {
+            Some(c) => {
+                c.busy = c.busy.saturating_sub(1);
+                if c.busy == 0 {
+                    c.idle_since = std::time::Instant::now();
+                }
+                c.busy == 0
+            }
+            None => false,
+        };
+        if idle {
+            conns.changed.notify_waiters();
+        }
+    }
+}
+
+/// One request: its `Host` and `Origin` read strictly, the body read whole
+/// (up to `max_body_bytes`, within its time), handed to rmcp, and rmcp's
+/// answer to a body it could not read as a message turned into the JSON-RPC
+/// error the body deserves.
+async fn handle<S>(
+    mut service: S,
+    request: Request<Incoming>,
+    limits: &HttpLimits,
+    slot: &Slot,
+) -> Response<Body>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
     let (parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, max_body).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+    if let Err(why) = strict_headers(&parts.headers) {
+        return rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why);
+    }
+    let max_body = limits.max_body_bytes;
+    // The body's time: a base, and its length at the slowest rate allowed.
+    let length = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or(max_body as u64)
+        .min(max_body as u64);
+    let allowed = limits
+        .body_timeout
+        .saturating_add(std::time::Duration::from_secs_f64(
+            length as f64 / limits.min_body_rate.max(1) as f64,
+        ));
+    let read = tokio::time::timeout(allowed, Limited::new(body, max_body).collect()).await;
+    let bytes = match read {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             return rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 Value::Null,
@@ -103,7 +291,7 @@ where
                 format!("the request body exceeds {max_body} bytes"),
             );
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 Value::Null,
@@ -111,7 +299,24 @@ where
                 format!("the request body could not be read: {e}"),
             );
         }
+        Err(_) => {
+            let mut answer = rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                -32600,
+                format!(
+                    "the request body did not arrive within {} ms",
+                    allowed.as_millis()
+                ),
+            );
+            answer.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            return answer;
+        }
     };
+    let busy = slot.busy();
     let response = match service
         .call(Request::from_parts(parts, Full::new(bytes.clone())))
         .await
@@ -137,7 +342,32 @@ where
             )
             .expect("a status and a body make a response");
     }
-    response
+    // Busy until the body (a stream of events, for some answers) is sent.
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _running = &busy;
+            frame
+        })
+        .boxed()
+    })
+}
+
+/// Headers a request must have once at most, and a `Host` that is a host
+/// and port only: a proxy or a browser that sends two, or a `Host` with
+/// user information (`evil.com@localhost`), makes the origin and host
+/// checks read something other than what the request says.
+fn strict_headers(headers: &hyper::HeaderMap) -> Result<(), String> {
+    for name in [hyper::header::HOST, hyper::header::ORIGIN] {
+        if headers.get_all(&name).iter().count() > 1 {
+            return Err(format!("the request has more than one `{name}` header"));
+        }
+    }
+    if let Some(host) = headers.get(hyper::header::HOST)
+        && host.as_bytes().contains(&b'@')
+    {
+        return Err("the `Host` header is a host and a port, without user information".to_owned());
+    }
+    Ok(())
 }
 
 /// The answer to a body that is not a JSON-RPC message: -32700 (id null) when
