@@ -197,3 +197,114 @@ fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A change made through a keyword the diff cannot compare one by one
+/// (composition, conditionals, a remote reference, ...) is reported as a
+/// breaking change, never as no change: `echo`'s `message` from a string to
+/// `allOf: [integer]` among them.
+#[test]
+fn diff_sees_through_composition() {
+    let dir = temp_dir("diff-composition");
+    let base = exported();
+    let old = dir.join("old.json");
+    std::fs::write(&old, base.to_string()).unwrap();
+    let index = base["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s["name"] == "echo")
+        .unwrap();
+    let message = |v: Value| {
+        move |d: &mut Value| {
+            d["skills"][index]["inputs_schema"]["properties"]["message"] = v.clone()
+        }
+    };
+    let root = |k: &'static str, v: Value| {
+        move |d: &mut Value| d["skills"][index]["inputs_schema"][k] = v.clone()
+    };
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "allOf",
+            Box::new(message(json!({"allOf": [{"type": "integer"}]}))),
+        ),
+        (
+            "anyOf",
+            Box::new(message(
+                json!({"anyOf": [{"type": "integer"}, {"type": "boolean"}]}),
+            )),
+        ),
+        (
+            "oneOf",
+            Box::new(message(
+                json!({"type": "string", "oneOf": [{"maxLength": 3}, {"minLength": 10}]}),
+            )),
+        ),
+        (
+            "not",
+            Box::new(message(json!({"type": "string", "not": {"const": ""}}))),
+        ),
+        (
+            "if",
+            Box::new(message(
+                json!({"type": "string", "if": {"minLength": 5}, "then": {"pattern": "^a"}}),
+            )),
+        ),
+        (
+            "$ref",
+            Box::new(message(
+                json!({"$ref": "https://example.com/schemas/message.json"}),
+            )),
+        ),
+        (
+            "multipleOf",
+            Box::new(message(json!({"type": "string", "multipleOf": 2}))),
+        ),
+        (
+            "dependentSchemas",
+            Box::new(root(
+                "dependentSchemas",
+                json!({"message": {"required": ["to"]}}),
+            )),
+        ),
+        (
+            "patternProperties",
+            Box::new(root(
+                "patternProperties",
+                json!({"^x-": {"type": "integer"}}),
+            )),
+        ),
+    ];
+    for (keyword, edit) in cases {
+        let mut doc = base.clone();
+        edit(&mut doc);
+        let new = dir.join("new.json");
+        std::fs::write(&new, doc.to_string()).unwrap();
+        let (code, out, err) =
+            registry_cli(&["diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+        assert_eq!(
+            code, 1,
+            "{keyword}: a breaking change without a major version:\n{out}{err}"
+        );
+        assert!(
+            out.contains(&format!(
+                "`{keyword}` added, which the diff cannot prove compatible"
+            )),
+            "{keyword}:\n{out}{err}"
+        );
+    }
+    // The same schema with its field moved into a definition: no change.
+    let mut doc = base.clone();
+    let schema = &mut doc["skills"][index]["inputs_schema"];
+    schema["$defs"] = json!({"Message": {"type": "string", "allOf": [{"minLength": 1}]}});
+    schema["properties"]["message"] = json!({"$ref": "#/$defs/Message"});
+    let mut was = base.clone();
+    was["skills"][index]["inputs_schema"]["properties"]["message"] =
+        json!({"type": "string", "allOf": [{"minLength": 1}]});
+    std::fs::write(&old, was.to_string()).unwrap();
+    let new = dir.join("new.json");
+    std::fs::write(&new, doc.to_string()).unwrap();
+    let (code, out, err) = registry_cli(&["diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(code, 0, "a definition moved is no change:\n{out}{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

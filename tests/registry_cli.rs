@@ -114,12 +114,12 @@ fn validate_json_reports_validity_counts_and_each_problem() {
     assert_eq!(code, 1, "{out}");
     let report: Value = serde_json::from_str(&out).unwrap();
     let problems = report["problems"].to_string();
+    // The format says it first (its maximums), the rules say it too.
+    for said in ["18446744073709551", "2592000000", "1000000000", "10"] {
+        assert!(problems.contains(said), "{said}: {problems}");
+    }
     assert!(
-        problems.contains("timeout_ms 18446744073709551 is outside 1 to 2592000000 (30 days)"),
-        "{problems}"
-    );
-    assert!(
-        problems.contains("retries 1000000000 is over 10"),
+        problems.contains("timeout_ms") && problems.contains("retries"),
         "{problems}"
     );
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use skill_runtime::rules::{MAX_DEPTH, accepts, property_at, property_names, resolve, types_of};
+use skill_runtime::rules::{
+    MAX_DEPTH, MAX_STEPS, accepts, property_at, property_names, resolve, types_of,
+};
 
 use crate::diff::report::Level;
 
@@ -64,8 +66,160 @@ pub(super) fn schema_changes(
     n: &Value,
     add: &mut impl FnMut(Level, String),
 ) {
+    // The same schema: nothing to walk (most skills between two versions).
+    if o == n {
+        return;
+    }
     closing(side, &format!("the {}", side.word()), o, n, add);
+    unproven(&format!("the {}", side.word()), (o, o), (n, n), add);
     object_changes(side, "", (o, o), (n, n), 0, add);
+}
+
+/// Keywords that say nothing about which values validate.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "examples",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$defs",
+    "definitions",
+    "contentMediaType",
+];
+
+/// Keywords the diff compares one by one (types, bounds, values, fields,
+/// items; local `$ref`s are followed), so a change in them is described.
+const COMPARED: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "items",
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "enum",
+    "pattern",
+    "format",
+    "const",
+];
+
+/// What of `v` (resolved through local `$ref`s) the diff does not compare
+/// keyword by keyword: composition (`allOf`, `anyOf`, `oneOf`, `not`,
+/// `if`/`then`/`else`), `dependentSchemas`, `patternProperties`,
+/// `additionalProperties` as a schema, a remote `$ref`, and every other
+/// keyword that changes what validates. An `allOf` whose members are only
+/// object fields (how schemars writes a flattened struct) is compared field
+/// by field, so it is left out.
+fn residual(root: &Value, v: &Value) -> Vec<(String, Value)> {
+    let v = resolve(v, root);
+    let Some(map) = v.as_object() else {
+        return Vec::new();
+    };
+    let fields_only = |m: &Value| {
+        resolve(m, root).as_object().is_some_and(|m| {
+            m.iter().all(|(k, v)| {
+                ANNOTATIONS.contains(&k.as_str())
+                    || matches!(k.as_str(), "properties" | "required")
+                    || (k == "type" && v == "object")
+                    || (k == "additionalProperties" && v.is_boolean())
+            })
+        })
+    };
+    map.iter()
+        .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()) && !COMPARED.contains(&k.as_str()))
+        .filter(|(k, v)| !(k.as_str() == "additionalProperties" && v.is_boolean()))
+        .filter(|(k, v)| {
+            !(k.as_str() == "allOf" && v.as_array().is_some_and(|a| a.iter().all(fields_only)))
+        })
+        // A local reference is followed; one that leads elsewhere stays.
+        .filter(|(k, v)| !(k.as_str() == "$ref" && v.as_str().is_some_and(|r| r.starts_with('#'))))
+        .map(|(k, v)| (k.clone(), expand(root, v, 0, &mut { EXPANSION })))
+        .collect()
+}
+
+/// How many schemas one keyword's expansion visits at most: a tenth of a
+/// whole walk's, since a diff expands at every field it compares.
+const EXPANSION: usize = MAX_STEPS / 10;
+
+/// `v` with its local `$ref`s replaced by what they name, so that two
+/// schemas that say the same thing through differently named definitions
+/// compare equal. Bounded like every walk over a user's schema: past
+/// [`MAX_DEPTH`] levels or `steps` schemas (a definition referring to
+/// itself, or to the next one twice at each level), a reference stays as
+/// written.
+fn expand(root: &Value, v: &Value, depth: usize, steps: &mut usize) -> Value {
+    if depth > MAX_DEPTH || *steps == 0 {
+        return v.clone();
+    }
+    *steps -= 1;
+    match v {
+        Value::Object(m) => {
+            if let Some(r) = m.get("$ref").and_then(Value::as_str)
+                && r.starts_with('#')
+                && let Some(target) = root.pointer(&r[1..])
+            {
+                return expand(root, target, depth + 1, steps);
+            }
+            Value::Object(
+                m.iter()
+                    .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), expand(root, v, depth + 1, steps)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|v| expand(root, v, depth + 1, steps))
+                .collect(),
+        ),
+        v => v.clone(),
+    }
+}
+
+/// Keywords the diff cannot compare one by one, changed: reported as a
+/// breaking change (a major version), since no one can prove the new schema
+/// accepts, or promises, what the old one did.
+fn unproven(
+    what: &str,
+    (o_root, o): (&Value, &Value),
+    (n_root, n): (&Value, &Value),
+    add: &mut impl FnMut(Level, String),
+) {
+    let (before, after) = (residual(o_root, o), residual(n_root, n));
+    let keys: BTreeSet<&String> = before.iter().chain(&after).map(|(k, _)| k).collect();
+    let value = |side: &[(String, Value)], k: &str| {
+        side.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    for k in keys {
+        let (a, b) = (value(&before, k), value(&after, k));
+        if a == b {
+            continue;
+        }
+        let how = match (&a, &b) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "removed",
+            _ => "changed",
+        };
+        add(
+            Level::Major,
+            format!(
+                "{what}: `{k}` {how}, which the diff cannot prove compatible (a breaking change unless the major version moves)"
+            ),
+        );
+    }
 }
 
 /// Compare two object schemas field by field; `root`s resolve their `$ref`s.
@@ -191,6 +345,7 @@ fn value_changes(
             format!("{w} field `{at}` type {how}: {} -> {}", show(ot), show(nt)),
         );
     }
+    unproven(&format!("{w} field `{at}`"), (o_root, o), (n_root, n), add);
     let (o, n) = (resolve(o, o_root), resolve(n, n_root));
     // Lower bounds: raising one narrows. Upper bounds: lowering one narrows.
     for (key, lower) in [
@@ -284,6 +439,17 @@ fn value_changes(
             depth + 1,
             add,
         );
+    }
+    match (o.get("items"), n.get("items")) {
+        (None, Some(_)) => add(
+            side.narrowed(),
+            format!("{w} field `{at}` items now constrained"),
+        ),
+        (Some(_), None) => add(
+            side.widened(),
+            format!("{w} field `{at}` items no longer constrained"),
+        ),
+        _ => {}
     }
     if let (Some(oi), Some(ni)) = (o.get("items"), n.get("items")) {
         value_changes(
