@@ -356,6 +356,21 @@ fn stats_computes_each_kpi_from_the_agents_records() {
         .find(|l| l.starts_with("agent.seo.vlevel") && l.contains("task_success_rate"))
         .unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("0.750") && row.contains("warning"), "{row}");
+
+    // A line cut short and a line that is not UTF-8 are skipped and counted:
+    // the rest of the file still counts.
+    let mut bytes = lines.join("\n").into_bytes();
+    bytes.extend_from_slice(b"\n{\"skill\": \"agent.seo.vl\n\xff\xfe not text\n");
+    std::fs::write(&file, bytes).unwrap();
+    let out = skill_tests::run_ok(&mut skill_tests::skill_examples(&[
+        "stats",
+        file.to_str().unwrap(),
+        "--json",
+    ]));
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again, stats, "the same figures");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("2 line(s) are not run records"), "{said}");
 }
 
 /// Agents served as MCP tools: a failed run is a tool error with the

@@ -1385,6 +1385,25 @@ async fn redacted_fields_never_reach_a_record_or_an_error() {
             .message
             .contains("at /secret: [REDACTED]")
     );
+
+    // A misspelt secret field, which the schema refuses: not a declared
+    // field, and redacted all the same by a skill that redacts.
+    let misspelt = "correct-horse-battery";
+    let e = err(
+        &rt,
+        JobEnvelope::new(
+            "login",
+            json!({"secret": "x", "Secret": misspelt, "user": "ann"}),
+        ),
+    )
+    .await;
+    assert!(!e.to_string().contains(misspelt), "{e}");
+    let records = rt.memory_records().unwrap().records();
+    let last = records.last().unwrap();
+    let text = serde_json::to_string(&**last).unwrap();
+    assert!(!text.contains(misspelt), "{text}");
+    assert_eq!(last.params["Secret"], "[REDACTED]");
+    assert_eq!(last.params["user"], "ann");
 }
 
 // ------------------------------------------------------------------ typed calls

@@ -749,3 +749,85 @@ fn a_restart_without_persistence_keeps_outcomes_and_records_together() {
     }
     assert_eq!(outbox(&data).len(), 10);
 }
+
+/// Trouble made by hand on the server, contained and named: a stream key
+/// of the wrong type stops only its own priority (the worker and `queue
+/// status` name it); a message that is not UTF-8 goes to the dead letters
+/// byte for byte; a job whose params no worker would take is refused at
+/// the door, before it is queued.
+#[test]
+fn hand_made_trouble_is_contained_and_named() {
+    let redis = RedisServer::start("trouble");
+    let data = data_copy("trouble");
+    let url = redis.url();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    assert_eq!(
+        redis.cli(&["SET", "skill:q:default:low", "oops"]).trim(),
+        "OK"
+    );
+    let mut cli = Command::new("redis-cli")
+        .args([
+            "-u",
+            &url,
+            "-x",
+            "XADD",
+            "skill:q:default:normal",
+            "*",
+            "job",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        cli.stdin.as_mut().unwrap(),
+        b"\xff\xfe{\"skill\": \"echo\"}",
+    )
+    .unwrap();
+    drop(cli.stdin.take());
+    assert!(cli.wait().unwrap().success());
+    let w = worker(&url, &[], &data);
+    let id = rt
+        .block_on(b.enqueue(JobEnvelope::new("echo", json!({"message": "served"}))))
+        .unwrap()
+        .to_string();
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(30)))
+        .unwrap()
+        .expect("the other priorities are served");
+    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert!(
+        w.wait_to_say(
+            "`skill:q:default:low` is not a stream",
+            Duration::from_secs(10)
+        ),
+        "{:?}",
+        w.said()
+    );
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!(status.not_streams, vec!["skill:q:default:low".to_owned()]);
+    assert_eq!(status.dead_letters, 1, "{status}");
+    let dead = redis.cli(&["--no-raw", "XRANGE", "skill:q:default:dead", "-", "+"]);
+    assert!(dead.contains(r#"\xff\xfe{\"skill\": \"echo\"}"#), "{dead}");
+    let big = "x".repeat(2 << 20);
+    let e = rt
+        .block_on(b.enqueue(JobEnvelope::new("echo", json!({ "message": big }))))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("over the 1048576 bytes workers take"),
+        "{e}"
+    );
+    let low =
+        JobEnvelope::new("echo", json!({"message": "low"})).with_caller(skill_runtime::Caller {
+            priority: skill_runtime::Priority::Low,
+            ..skill_runtime::Caller::default()
+        });
+    let e = rt.block_on(b.enqueue(low)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`skill:q:default:low` is not a stream"),
+        "{e}"
+    );
+}

@@ -217,18 +217,27 @@ impl WorkerProcess {
             .spawn()
             .expect("start a worker");
         let mut err = BufReader::new(child.stderr.take().expect("piped stderr"));
-        let mut first = String::new();
-        err.read_line(&mut first)
-            .expect("the worker says it started");
-        let name = first
-            .strip_prefix("worker ")
-            .and_then(|r| r.split(':').next())
-            .unwrap_or_else(|| panic!("unexpected first line from the worker: {first}"))
-            .to_owned();
+        // Warnings may come before the line that says it serves (a key of
+        // the wrong type, found while it sets up): kept with the rest.
+        let mut before = Vec::new();
+        let name = loop {
+            let mut line = String::new();
+            let n = err
+                .read_line(&mut line)
+                .expect("the worker says it started");
+            assert!(n > 0, "the worker exited: {before:?}");
+            if let Some(name) = line
+                .strip_prefix("worker ")
+                .and_then(|r| r.split(':').next())
+            {
+                break name.to_owned();
+            }
+            before.push(line.trim_end().to_owned());
+        };
         // The rest of its standard error (warnings), passed on as it comes,
         // so that it never blocks and a failing test shows it.
         let tag = name.clone();
-        let said = Arc::new(Mutex::new(Vec::new()));
+        let said = Arc::new(Mutex::new(before));
         let keep = said.clone();
         std::thread::spawn(move || {
             for line in err.lines().map_while(Result::ok) {

@@ -110,9 +110,14 @@ const FLEET_RECORDS: usize = 100_000;
 /// `stats FILE`, or `stats --redis URL` over the fleet's records.
 pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
     let (lines, source): (Vec<String>, String) = match (file, redis.url()) {
-        (Some(path), _) => match std::fs::read_to_string(path) {
-            Ok(t) => (
-                t.lines().map(str::to_owned).collect(),
+        // Bytes, not text: a line that is not UTF-8 is one bad line, not a
+        // bad file.
+        (Some(path), _) => match std::fs::read(path) {
+            Ok(bytes) => (
+                bytes
+                    .split(|b| *b == b'\n')
+                    .map(|l| String::from_utf8_lossy(l).into_owned())
+                    .collect(),
                 path.display().to_string(),
             ),
             Err(e) => {
@@ -144,7 +149,10 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A line that is not a record (cut short by a crash, written by hand) is
+    // skipped and counted: the rest of the file still counts.
     let mut records = Vec::new();
+    let mut skipped: Vec<(usize, String)> = Vec::new();
     for (n, line) in lines
         .iter()
         .enumerate()
@@ -152,11 +160,18 @@ pub fn stats(file: Option<&Path>, redis: &RedisArgs, json: bool) -> ExitCode {
     {
         match serde_json::from_str::<RecordLine>(line) {
             Ok(r) => records.push(r),
-            Err(e) => {
-                eprintln!("error: {source}:{}: not a run record: {e}", n + 1);
-                return ExitCode::from(2);
-            }
+            Err(e) => skipped.push((n + 1, e.to_string())),
         }
+    }
+    if let Some((line, why)) = skipped.first() {
+        if records.is_empty() {
+            eprintln!("error: {source}:{line}: not a run record: {why}; no line of it is one");
+            return ExitCode::from(2);
+        }
+        eprintln!(
+            "warning: {source}: {} line(s) are not run records and were skipped (the first, line {line}: {why})",
+            skipped.len()
+        );
     }
     let keys: Vec<String> = records
         .iter()

@@ -42,7 +42,10 @@ pub struct JobArgs {
     /// default is the seed's 5 minutes).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=JobConstraints::MAX_TIMEOUT_MS))]
     pub timeout_ms: Option<u64>,
-    /// Jobs with the same key run once.
+    /// Jobs with the same key run once: across processes and the fleet with
+    /// --redis (or SKILL_REDIS_URL, and always on a queue); without it, the
+    /// key is held by this process only, so separate `invoke` commands with
+    /// the same key each run.
     #[arg(long, value_name = "KEY")]
     pub idempotency_key: Option<String>,
 }

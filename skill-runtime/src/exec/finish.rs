@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 // The step clock (see `State::t0`).
 use quanta::Instant;
+use serde_json::Value;
 
 use crate::exec::clock::micros;
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
@@ -15,6 +16,7 @@ use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
 use crate::model::error::InvokeError;
 use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
+use crate::registry::rules::schema::property_names;
 
 impl Runtime {
     /// Turn the job's state and outcome into its record, update the stats, and
@@ -56,6 +58,19 @@ impl Runtime {
         let mut secrets = Vec::new();
         let mut params = st.job.params;
         redact_in_place(&mut params, inputs, &mut secrets);
+        // A skill that redacts inputs handles secrets: a field its input does
+        // not declare (a misspelt `apiKey`, in a call its schema refused) is
+        // redacted too, since nothing says it is not one.
+        if let (Some(s), false, Value::Object(map)) = (skill, inputs.is_empty(), &params) {
+            let declared = property_names(&s.input_schema, &s.input_schema);
+            let undeclared: Vec<String> = map
+                .keys()
+                .filter(|k| !declared.contains(*k))
+                .cloned()
+                .collect();
+            let undeclared: Vec<&str> = undeclared.iter().map(String::as_str).collect();
+            redact_in_place(&mut params, &undeclared, &mut secrets);
+        }
         // Records are kept (in memory, by default): a value past the budget
         // is kept as its size, the job having seen the whole of it.
         let budget = inner.limits.max_record_value_bytes;

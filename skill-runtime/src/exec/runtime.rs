@@ -276,6 +276,11 @@ impl Runtime {
         &self.inner.registry
     }
 
+    /// The size and depth limits it holds inputs and records to.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
     /// The resources the runtime's skills reach through their capabilities.
     pub fn resources(&self) -> &Resources {
         &self.inner.resources

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::exec::policy::BoxFuture;
+use crate::exec::policy::limits::{Limits, measure};
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
@@ -139,8 +140,13 @@ pub struct QueueStatus {
     pub in_flight: u64,
     /// Jobs given up on, with their reasons, in the dead-letter stream.
     pub dead_letters: u64,
-    /// Workers that reported in recently, by name.
+    /// Workers alive (their heartbeat has not run out), by name.
     pub workers: Vec<String>,
+    /// The queue's keys that hold something other than a stream (written by
+    /// hand): their jobs cannot be queued or taken until they are deleted or
+    /// renamed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_streams: Vec<String>,
 }
 
 impl fmt::Display for QueueStatus {
@@ -154,6 +160,12 @@ impl fmt::Display for QueueStatus {
         write!(f, "  workers            {}", self.workers.len())?;
         for w in &self.workers {
             write!(f, "\n    {w}")?;
+        }
+        for k in &self.not_streams {
+            write!(
+                f,
+                "\n  not a stream       {k} (delete or rename it: its jobs cannot be queued or taken)"
+            )?;
         }
         Ok(())
     }
@@ -277,12 +289,29 @@ pub fn show_duration(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
 
-/// Whether a queue may hold `job`: its expiry, when it has one, no later
-/// than the last instant RFC 3339 writes (9999-12-31T23:59:59Z), so that the
-/// worker reads back the envelope the caller wrote. Every backend asks this
-/// before it queues.
-pub fn check_job(job: &JobEnvelope) -> Result<(), QueueError> {
+/// Whether a queue may hold `job`: its params within what workers take
+/// (`max_params_bytes` of JSON, nested at most as deep as the runtime's
+/// limit), so that a job every worker would refuse is refused here, before
+/// it is queued; its expiry, when it has one, no later than the last
+/// instant RFC 3339 writes (9999-12-31T23:59:59Z), so that the worker reads
+/// back the envelope the caller wrote. Every backend asks this before it
+/// queues.
+pub fn check_job(job: &JobEnvelope, max_params_bytes: usize) -> Result<(), QueueError> {
     const LAST: Duration = Duration::from_secs(253_402_300_799);
+    let depth = Limits::default().max_depth;
+    match measure(&job.params, depth) {
+        None => {
+            return Err(QueueError::Invalid(format!(
+                "the job's params nest deeper than {depth} levels, which no worker takes"
+            )));
+        }
+        Some(bytes) if bytes > max_params_bytes => {
+            return Err(QueueError::Invalid(format!(
+                "the job's params are about {bytes} bytes of JSON, over the {max_params_bytes} bytes workers take; send a reference to the data instead"
+            )));
+        }
+        Some(_) => {}
+    }
     if let Some(at) = job.expires_at
         && at.duration_since(UNIX_EPOCH).is_ok_and(|d| d > LAST)
     {

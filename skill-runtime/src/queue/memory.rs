@@ -31,6 +31,8 @@ pub struct InProcessQueue {
 struct State {
     /// Waiting messages, by priority (highest first, as `Priority::SERVED`).
     waiting: Mutex<[VecDeque<(String, String)>; 4]>,
+    /// The most JSON a job's params may hold: what the runtime takes.
+    max_params_bytes: usize,
     /// Wakes the worker when a job comes.
     arrived: Notify,
     /// Outcomes, kept `result_ttl`; wakes callers waiting on one.
@@ -65,6 +67,7 @@ impl InProcessQueue {
         Bound::RESULT_TTL.check(result_ttl)?;
         let state = Arc::new(State {
             waiting: Mutex::new(Default::default()),
+            max_params_bytes: runtime.limits().max_input_bytes,
             arrived: Notify::new(),
             outcomes: Mutex::new(HashMap::new()),
             completed: Notify::new(),
@@ -111,7 +114,7 @@ impl Queue for InProcessQueue {
             if lock(&self.stop).is_none() {
                 return Err(QueueError::Closed);
             }
-            check_job(&job)?;
+            check_job(&job, self.state.max_params_bytes)?;
             let digest = job.digest();
             {
                 let mut ids = lock(&self.state.ids);
@@ -186,6 +189,7 @@ impl Queue for InProcessQueue {
                 in_flight: self.state.in_flight.load(Ordering::Relaxed),
                 dead_letters: lock(&self.state.dead).len() as u64,
                 workers: vec!["in-process".to_owned()],
+                not_streams: Vec::new(),
             })
         })
     }

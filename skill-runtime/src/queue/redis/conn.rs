@@ -40,6 +40,10 @@ pub struct RedisConfig {
     pub result_ttl: Duration,
     /// About how many run records the records stream keeps.
     pub records_max: usize,
+    /// The most JSON a job's params may hold to be queued: what the
+    /// workers' runtime takes (`Limits::max_input_bytes`, 1 MiB by default).
+    /// Raise both together.
+    pub max_params_bytes: usize,
     /// Locks and results of idempotency keys.
     pub idempotency: IdempotencyConfig,
 }
@@ -84,6 +88,7 @@ impl RedisConfig {
             max_deliveries: 5,
             result_ttl: Duration::from_secs(3600),
             records_max: 100_000,
+            max_params_bytes: crate::exec::policy::limits::Limits::default().max_input_bytes,
             idempotency: IdempotencyConfig::default(),
         }
     }
@@ -161,6 +166,7 @@ pub(super) struct Scripts {
     pub(super) idem_claim: Script,
     pub(super) idem_finish: Script,
     pub(super) rate: Script,
+    pub(super) status: Script,
 }
 
 /// A request that blocks on the server.
@@ -208,6 +214,7 @@ impl Conn {
                 idem_claim: Script::new(scripts::IDEM_CLAIM),
                 idem_finish: Script::new(scripts::IDEM_FINISH),
                 rate: Script::new(scripts::RATE),
+                status: Script::new(scripts::STATUS),
             },
             waiters: Mutex::new(Vec::new()),
             round_trips: AtomicU64::new(0),
@@ -340,6 +347,13 @@ impl Conn {
             match created {
                 Ok(()) => {}
                 Err(e) if e.code() == Some("BUSYGROUP") => {}
+                // A key of the wrong type, written by hand: said by the
+                // worker that cannot take from it; the others are served.
+                Err(e) if e.code() == Some("WRONGTYPE") => {
+                    tracing::error!(
+                        "Redis key `{stream}` is not a stream: jobs of its priority cannot be queued or taken until it is deleted or renamed"
+                    );
+                }
                 Err(e) => return Err(self.error(e)),
             }
         }

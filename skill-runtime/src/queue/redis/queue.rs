@@ -62,7 +62,7 @@ impl RedisBackend {
 
     /// The job as the queue holds it.
     fn message(&self, job: JobEnvelope) -> Result<Message, QueueError> {
-        check_job(&job)?;
+        check_job(&job, self.inner.config.max_params_bytes)?;
         let digest = job.digest();
         let job = job.seal();
         let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
@@ -105,11 +105,23 @@ impl Queue for RedisBackend {
         Box::pin(async move {
             let message = self.message(job)?;
             let cmd = self.enqueue_cmd(&message);
+            let stream = message.stream.clone();
             // Once more after a failure (the connection reconnects on its
             // own): queueing is safe to repeat.
             let reply = match self.inner.query::<Value>(&cmd).await {
                 Ok(reply) => reply,
-                Err(_) => self.inner.query(&cmd).await?,
+                Err(_) => self.inner.query(&cmd).await.map_err(|e| match e {
+                    QueueError::Store { store, message } if message.contains("WRONGTYPE") => {
+                        QueueError::Store {
+                            store,
+                            message: format!(
+                                "key `{}` is not a stream: delete or rename it to queue jobs of this priority",
+                                stream
+                            ),
+                        }
+                    }
+                    e => e,
+                })?,
             };
             if int(&reply) == Some(-1) {
                 return Err(QueueError::JobIdTaken {
@@ -149,59 +161,49 @@ impl Queue for RedisBackend {
     fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>> {
         Box::pin(async move {
             let keys = &self.inner.keys;
-            let mut pipe = redis::pipe();
-            // Acknowledged entries are deleted, so a stream holds what waits
-            // and what is in flight (pending).
-            for stream in &keys.streams {
-                pipe.cmd("XLEN").arg(stream);
-                pipe.cmd("XPENDING").arg(stream).arg(GROUP);
+            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
+            ks.push(&keys.dead);
+            ks.push(&keys.workers);
+            let mut invocation = self.inner.scripts.status.prepare_invoke();
+            for k in &ks {
+                invocation.key(*k);
             }
-            pipe.cmd("XLEN").arg(&keys.dead);
-            pipe.cmd("HGETALL").arg(&keys.workers);
-            pipe.cmd("TIME");
-            let replies: Vec<Value> = self.inner.pipe(&pipe).await?;
+            invocation.arg(GROUP);
+            let reply: Value = match self.inner.script(&invocation).await {
+                Ok(v) => v,
+                Err(e) => return Err(self.inner.error(e)),
+            };
+            let [counts, seen, now_ms, broken] = items(&reply) else {
+                return Err(self.inner.corrupt("queue status", format!("{reply:?}")));
+            };
+            let counts: Vec<u64> = items(counts)
+                .iter()
+                .map(|v| int(v).unwrap_or(0).max(0) as u64)
+                .collect();
             let mut status = QueueStatus {
                 queue: self.inner.config.queue.clone(),
                 ..QueueStatus::default()
             };
+            // Acknowledged entries are deleted, so a stream holds what waits
+            // and what is in flight (pending).
             for (i, p) in Priority::SERVED.iter().enumerate() {
-                let len = replies.get(2 * i).and_then(int).unwrap_or(0).max(0) as u64;
-                let pending = replies
-                    .get(2 * i + 1)
-                    .and_then(|v| items(v).first().and_then(int))
-                    .unwrap_or(0)
-                    .max(0) as u64;
+                let len = counts.get(2 * i).copied().unwrap_or(0);
+                let pending = counts.get(2 * i + 1).copied().unwrap_or(0);
                 status.waiting.push((*p, len.saturating_sub(pending)));
                 status.in_flight += pending;
             }
-            status.dead_letters = replies.get(8).and_then(int).unwrap_or(0) as u64;
-            let now_ms = replies
-                .get(10)
-                .map(|t| {
-                    let t = items(t);
-                    let s = t.first().and_then(int).unwrap_or(0);
-                    let us = t.get(1).and_then(int).unwrap_or(0);
-                    s * 1000 + us / 1000
-                })
-                .unwrap_or(0);
+            status.dead_letters = counts.get(8).copied().unwrap_or(0);
             // A heartbeat says how long its worker is alive: until its
             // visibility timeout runs out, unless it signs again.
-            let alive = |until: &Value| int(until).is_some_and(|until| until >= now_ms);
-            let seen = items(replies.get(9).unwrap_or(&Value::Nil));
-            let mut workers: Vec<String> = match replies.get(9) {
-                Some(Value::Map(pairs)) => pairs
-                    .iter()
-                    .filter(|(_, until)| alive(until))
-                    .filter_map(|(w, _)| text(w))
-                    .collect(),
-                _ => seen
-                    .chunks(2)
-                    .filter(|p| p.get(1).is_some_and(alive))
-                    .filter_map(|p| p.first().and_then(text))
-                    .collect(),
-            };
+            let now_ms = int(now_ms).unwrap_or(0);
+            let mut workers: Vec<String> = items(seen)
+                .chunks(2)
+                .filter(|p| p.get(1).and_then(int).is_some_and(|until| until >= now_ms))
+                .filter_map(|p| p.first().and_then(text))
+                .collect();
             workers.sort();
             status.workers = workers;
+            status.not_streams = items(broken).iter().filter_map(text).collect();
             Ok(status)
         })
     }

@@ -11,8 +11,11 @@
 pub(super) const ENQUEUE: &str = r#"
 local held = redis.call('GET', KEYS[2])
 if not held then
+  -- Queued first: a stream key of the wrong type fails here, before the id
+  -- is marked (a script's writes are not undone by a later error).
+  local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-  return redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+  return id
 end
 if held == ARGV[3] then return 0 end
 return -1
@@ -22,14 +25,21 @@ return -1
 /// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat: alive until
 /// now plus its visibility timeout `ARGV[4]` ms. KEYS: the four priority
 /// streams (highest first), the queue's workers hash, the namespace's
-/// heartbeats hash. Returns `{{priority index, id, fields}, ...}`.
+/// heartbeats hash. A stream key that holds something else (a key of the
+/// wrong type, written by hand) is skipped, so the other priorities are
+/// still served, and named. Returns `{{{priority index, id, fields}, ...},
+/// {key that is not a stream, ...}}`.
 pub(super) const CLAIM: &str = r#"
 local out = {}
+local bad = {}
 local want = tonumber(ARGV[3])
 for i = 1, 4 do
   if want <= 0 then break end
-  local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', want, 'STREAMS', KEYS[i], '>')
-  if r then
+  local r = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', want, 'STREAMS', KEYS[i], '>')
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'NOGROUP') then return redis.error_reply(r.err) end
+    table.insert(bad, KEYS[i])
+  elseif r then
     for _, e in ipairs(r[1][2]) do
       table.insert(out, {i, e[1], e[2]})
       want = want - 1
@@ -40,7 +50,7 @@ local t = redis.call('TIME')
 local alive = t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[4])
 redis.call('HSET', KEYS[5], ARGV[2], alive)
 redis.call('HSET', KEYS[6], ARGV[2], alive)
-return out
+return {out, bad}
 "#;
 
 /// A worker's sign of life: its heartbeat, alive until now plus its
@@ -113,10 +123,20 @@ return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3])
 "#;
 
 /// Move entry `ARGV[2]` of stream KEYS[1] to the dead letters KEYS[2]: its
-/// message `ARGV[3]`, the reason `ARGV[4]`, its deliveries `ARGV[5]` and the
-/// worker `ARGV[6]`; acknowledged and deleted from its stream.
+/// message as the stream holds it (byte for byte, whatever its encoding;
+/// `ARGV[3]` when the entry is gone), the reason `ARGV[4]`, its deliveries
+/// `ARGV[5]` and the worker `ARGV[6]`; acknowledged and deleted from its
+/// stream.
 pub(super) const DEAD_LETTER: &str = r#"
-redis.call('XADD', KEYS[2], '*', 'job', ARGV[3], 'reason', ARGV[4], 'stream', KEYS[1],
+local raw = ARGV[3]
+local e = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
+if e[1] then
+  local f = e[1][2]
+  for i = 1, #f, 2 do
+    if f[i] == 'job' then raw = f[i + 1] end
+  end
+end
+redis.call('XADD', KEYS[2], '*', 'job', raw, 'reason', ARGV[4], 'stream', KEYS[1],
   'id', ARGV[2], 'deliveries', ARGV[5], 'worker', ARGV[6])
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
@@ -202,6 +222,37 @@ if ours then
   return 1
 end
 return 0
+"#;
+
+/// The queue's state in one step: per priority stream (KEYS[1..4]) its
+/// length and its pending count for group `ARGV[1]`, the dead letters'
+/// length (KEYS[5]), the workers' heartbeats (KEYS[6]), the server's time in
+/// ms, and the keys that hold something other than what they should (a key
+/// written by hand), whose counts are 0. A missing stream or group counts 0.
+pub(super) const STATUS: &str = r#"
+local counts = {}
+local bad = {}
+local function count(v, key)
+  if type(v) == 'table' and v.err then
+    if key and string.find(v.err, 'WRONGTYPE') then table.insert(bad, key) end
+    return 0
+  end
+  return v
+end
+for i = 1, 4 do
+  table.insert(counts, count(redis.pcall('XLEN', KEYS[i]), KEYS[i]))
+  local p = redis.pcall('XPENDING', KEYS[i], ARGV[1])
+  if type(p) == 'table' and not p.err then p = p[1] end
+  table.insert(counts, count(p, nil))
+end
+table.insert(counts, count(redis.pcall('XLEN', KEYS[5]), KEYS[5]))
+local seen = redis.pcall('HGETALL', KEYS[6])
+if type(seen) == 'table' and seen.err then
+  table.insert(bad, KEYS[6])
+  seen = {}
+end
+local t = redis.call('TIME')
+return {counts, seen, t[1] * 1000 + math.floor(t[2] / 1000), bad}
 "#;
 
 /// Rate limit: admit member `ARGV[3]` into the sliding window KEYS[1] of

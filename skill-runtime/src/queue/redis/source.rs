@@ -21,6 +21,7 @@ impl RedisBackend {
         Ok(RedisSource {
             backend: self.clone(),
             worker,
+            said: Default::default(),
         })
     }
 }
@@ -29,6 +30,8 @@ impl RedisBackend {
 pub struct RedisSource {
     backend: RedisBackend,
     worker: String,
+    /// Stream keys found holding something else, and when that was said.
+    said: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 impl RedisSource {
@@ -68,9 +71,33 @@ impl RedisSource {
         }
     }
 
-    /// Wait up to `wait` for one new entry of any priority.
-    async fn block(&self, wait: Duration) -> Result<Vec<Delivery>, QueueError> {
+    /// Say, loudly and at most once a minute per key, that these stream keys
+    /// hold something else: their priority is not served until they are
+    /// deleted or renamed (the others are).
+    fn not_streams(&self, bad: &[String]) {
+        let mut said = crate::sync::lock(&self.said);
+        for key in bad {
+            let recent = said
+                .get(key)
+                .is_some_and(|at| at.elapsed() < Duration::from_secs(60));
+            if !recent {
+                tracing::error!(
+                    "Redis key `{key}` is not a stream: jobs of its priority cannot be taken until it is deleted or renamed (the other priorities are served)"
+                );
+                said.insert(key.clone(), std::time::Instant::now());
+            }
+        }
+    }
+
+    /// Wait up to `wait` for one new entry of any priority whose stream is
+    /// one (`bad` are not).
+    async fn block(&self, wait: Duration, bad: &[String]) -> Result<Vec<Delivery>, QueueError> {
         let keys = &self.backend.inner.keys;
+        let streams: Vec<&String> = keys.streams.iter().filter(|s| !bad.contains(s)).collect();
+        if streams.is_empty() {
+            tokio::time::sleep(wait).await;
+            return Ok(Vec::new());
+        }
         let mut cmd = redis::cmd("XREADGROUP");
         cmd.arg("GROUP")
             .arg(GROUP)
@@ -80,10 +107,10 @@ impl RedisSource {
             .arg("BLOCK")
             .arg(wait.as_millis().max(1) as u64)
             .arg("STREAMS");
-        for s in &keys.streams {
-            cmd.arg(s);
+        for s in &streams {
+            cmd.arg(*s);
         }
-        for _ in &keys.streams {
+        for _ in &streams {
             cmd.arg(">");
         }
         let reply: Value = match self.backend.inner.blocking(Blocking::Cmd(&cmd), wait).await {
@@ -129,8 +156,14 @@ impl WorkSource for RedisSource {
                     &[GROUP, &self.worker, &n, &visibility],
                 )
                 .await?;
+            let (entries, bad) = match items(&reply) {
+                [entries, bad] => (items(entries), items(bad)),
+                _ => (&[][..], &[][..]),
+            };
+            let bad: Vec<String> = bad.iter().filter_map(text).collect();
+            self.not_streams(&bad);
             let mut taken = Vec::new();
-            for e in items(&reply) {
+            for e in entries {
                 if let [p, id, fields] = items(e)
                     && let (Some(p), Some(id)) = (int(p), text(id))
                 {
@@ -139,7 +172,7 @@ impl WorkSource for RedisSource {
                 }
             }
             if taken.is_empty() && !wait.is_zero() {
-                taken = self.block(wait).await?;
+                taken = self.block(wait, &bad).await?;
             }
             Ok(taken)
         })
@@ -156,13 +189,19 @@ impl WorkSource for RedisSource {
                     break;
                 }
                 let count = (n - taken.len()).to_string();
-                let reply = self
+                let reply = match self
                     .run(
                         &b.scripts.reclaim,
                         &[stream, &b.keys.dead],
                         &[GROUP, &self.worker, &idle, &count, &max],
                     )
-                    .await?;
+                    .await
+                {
+                    Ok(reply) => reply,
+                    // Said by `take`; the other priorities are still reclaimed.
+                    Err(e) if e.to_string().contains("WRONGTYPE") => continue,
+                    Err(e) => return Err(e),
+                };
                 for e in items(&reply) {
                     if let [id, fields, deliveries] = items(e)
                         && let Some(id) = text(id)
