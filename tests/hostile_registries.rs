@@ -157,9 +157,10 @@ fn validate_refuses_values_the_format_does_not_allow_and_repeated_keys() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
-    let dir = temp_dir("diff-unreadable");
+/// A folder for a diff test, the export, the export written as `old.json`
+/// in it, and the index of skill `name` in the export.
+fn diff_setup(tag: &str, name: &str) -> (std::path::PathBuf, Value, std::path::PathBuf, usize) {
+    let dir = temp_dir(tag);
     let base = exported();
     let old = dir.join("old.json");
     std::fs::write(&old, base.to_string()).unwrap();
@@ -167,8 +168,14 @@ fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
         .as_array()
         .unwrap()
         .iter()
-        .position(|s| s["name"] == "vlevel_calculator")
+        .position(|s| s["name"] == name)
         .unwrap();
+    (dir, base, old, index)
+}
+
+#[test]
+fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
+    let (dir, base, old, index) = diff_setup("diff-unreadable", "vlevel_calculator");
     type Edit<'a> = &'a dyn Fn(&mut Value);
     let cases: [(&str, Edit, &str); 2] = [
         (
@@ -204,16 +211,7 @@ fn diff_reports_a_version_that_is_not_semver_and_a_dangling_reference() {
 /// `allOf: [integer]` among them.
 #[test]
 fn diff_sees_through_composition() {
-    let dir = temp_dir("diff-composition");
-    let base = exported();
-    let old = dir.join("old.json");
-    std::fs::write(&old, base.to_string()).unwrap();
-    let index = base["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|s| s["name"] == "echo")
-        .unwrap();
+    let (dir, base, old, index) = diff_setup("diff-composition", "echo");
     let message = |v: Value| {
         move |d: &mut Value| {
             d["skills"][index]["inputs_schema"]["properties"]["message"] = v.clone()

@@ -181,16 +181,23 @@ fn silent_bodies_cannot_starve_the_server() {
             s
         })
         .collect();
+    answered_despite(addr, "a body timeout");
+    drop(silent);
+}
+
+/// A normal call is answered while the connections just opened hold the
+/// server, long before `timeout` (set to minutes) could free a place: the
+/// cap made room, not the timeout.
+fn answered_despite(addr: &str, timeout: &str) {
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
     let status = post_status(addr, None);
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     assert!(
         started.elapsed() < Duration::from_secs(60),
-        "answered only after {:?}: a body timeout freed the place, not the cap",
+        "answered only after {:?}: {timeout} freed the place, not the cap",
         started.elapsed()
     );
-    drop(silent);
 }
 
 /// A body that trickles in slower than the minimum rate is answered 408
@@ -233,15 +240,7 @@ fn the_cap_fits_the_descriptor_limit() {
     let idle: Vec<TcpStream> = (0..300)
         .map(|_| TcpStream::connect(addr).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let started = Instant::now();
-    let status = post_status(addr, None);
-    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "answered only after {:?}: a header timeout freed descriptors, not the cap",
-        started.elapsed()
-    );
+    answered_despite(addr, "a header timeout");
     drop(idle);
 }
 

@@ -44,15 +44,7 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
 fn fallback_caller(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let sig = &func.item.sig;
     let (ident, vis) = (&sig.ident, &func.item.vis);
-    let ret = match &sig.output {
-        syn::ReturnType::Type(_, t) => quote!(#t),
-        syn::ReturnType::Default => quote!(()),
-    };
-    let input = func
-        .input
-        .as_ref()
-        .map(|t| quote!(#t))
-        .unwrap_or_else(|| quote!(()));
+    let (input, ret) = crate::expand::caller_types(func);
     quote! {
         #[allow(unused_variables)]
         #vis fn #ident(

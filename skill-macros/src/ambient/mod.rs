@@ -181,22 +181,6 @@ fn chain(t: &[Tok], mut i: usize) -> Vec<String> {
     out
 }
 
-/// The methods called on the value before `i` (`.a(..).b(..)`).
-fn methods_after(t: &[Tok], mut i: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    while punct(t, i, '.') {
-        let Some(Tok::Ident(m, _)) = t.get(i + 1) else {
-            break;
-        };
-        if !parens(t, i + 2) {
-            break;
-        }
-        out.push(m.clone());
-        i += 3;
-    }
-    out
-}
-
 /// Whether a path's call at `i` and the methods chained on it run to the end
 /// of the tokens (the group's value is theirs).
 fn methods_reach_end(t: &[Tok], mut i: usize) -> bool {
@@ -235,7 +219,7 @@ impl Scan {
                     // A macro's arguments: `name!(...)`, `name![...]`, `name! {...}`.
                     let args = i > 0 && punct(&t, i - 1, '!');
                     let mut after = if g.delimiter() == Delimiter::Parenthesis && !args {
-                        methods_after(&t, i + 1)
+                        chain(&t, i)
                     } else {
                         Vec::new()
                     };

@@ -18,6 +18,21 @@ use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;
 
+/// The input and return types of the function callers see: the skill's
+/// own (`()` where it has none).
+pub fn caller_types(func: &SkillFn) -> (TokenStream, TokenStream) {
+    let ret = match &func.item.sig.output {
+        syn::ReturnType::Type(_, t) => quote!(#t),
+        syn::ReturnType::Default => quote!(()),
+    };
+    let input = func
+        .input
+        .as_ref()
+        .map(|t| quote!(#t))
+        .unwrap_or_else(|| quote!(()));
+    (input, ret)
+}
+
 /// The skill's function as callers see it: `name(&ctx, input)`, bound by
 /// `Authority<name>`, the one rule of who may run the skill directly,
 /// whatever the syntax of the call (a call, `join!`, a closure, a function
@@ -28,15 +43,7 @@ pub fn caller_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
         attrs, vis, sig, ..
     } = &func.item;
     let ident = &sig.ident;
-    let ret = match &sig.output {
-        syn::ReturnType::Type(_, t) => quote!(#t),
-        syn::ReturnType::Default => quote!(()),
-    };
-    let input = func
-        .input
-        .as_ref()
-        .map(|t| quote!(#t))
-        .unwrap_or_else(|| quote!(()));
+    let (input, ret) = caller_types(func);
     // Docs, `cfg` and deprecation describe the function callers see.
     let outer = attrs
         .iter()
