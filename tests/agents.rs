@@ -385,7 +385,7 @@ async fn agents_as_mcp_tools_carry_error_codes_and_escalations() {
         .unwrap();
     let tool = server
         .tools()
-        .iter()
+        .into_iter()
         .find(|t| t.name == "agent.test.worker")
         .expect("the agent is a tool");
     assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));

@@ -13,6 +13,11 @@ pub struct HttpLimits {
     /// of them is answered 403, as the MCP transport requires; a request
     /// without an `Origin` (not from a browser) is served.
     pub allowed_origins: Vec<String>,
+    /// Names the server is reached by besides loopback ones (`localhost`,
+    /// `127.0.0.1`, `::1`), as a request's `Host` says them, like
+    /// `mcp.example.com` or `mcp.example.com:8443` (a name without a port
+    /// accepts any). A request whose `Host` is none of them is answered 403.
+    pub allowed_hosts: Vec<String>,
     /// Connections served at once. Past the cap, the connection that has
     /// waited longest for (or in) a request is closed to admit the new one; a
     /// connection running a call is never closed for this. At start the cap
@@ -43,6 +48,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_connections: 512,
             header_timeout: std::time::Duration::from_secs(10),
             body_timeout: std::time::Duration::from_secs(10),
@@ -58,6 +64,13 @@ impl HttpLimits {
     /// Also accept requests from the browser origin `origin`.
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Also accept requests whose `Host` is `host` (a name, or a name and a
+    /// port).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
         self
     }
 

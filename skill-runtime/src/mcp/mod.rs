@@ -33,6 +33,8 @@ use crate::model::error::InvokeError;
 use crate::registry::views;
 
 pub use self::limits::HttpLimits;
+#[cfg(feature = "mcp-http")]
+pub use self::http::McpService;
 
 /// Who the server acts for: the permissions it grants to its clients and the
 /// caller identity its jobs carry.
@@ -147,6 +149,12 @@ pub const LOOPBACK_ORIGINS: &[&str] = &[
     "https://[::1]:*",
 ];
 
+/// The `Host` names always accepted (the port is not checked): loopback
+/// ones, so a page served elsewhere cannot reach a local server through DNS
+/// rebinding. [`HttpLimits::allowed_hosts`] adds the names a deployment is
+/// reached by.
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+
 /// Why `tools/call` names no tool this server serves.
 #[derive(Clone)]
 enum Route {
@@ -155,13 +163,26 @@ enum Route {
         name: &'static str,
         version: &'static str,
     },
-    NotGranted {
-        missing: Vec<&'static str>,
-    },
     /// An agent of the server's [`AgentRunner`], by id.
-    Agent {
-        id: &'static str,
-    },
+    Agent { id: &'static str },
+}
+
+/// A tool, the MCP permissions a caller needs to see and call it, and what
+/// a call runs.
+#[derive(Clone)]
+struct Listed {
+    tool: Tool,
+    needs: Arc<[&'static str]>,
+    route: Route,
+}
+
+/// What `caller` lacks of `needs` (nothing when its permissions are not
+/// restricted).
+fn lacking(caller: &Caller, needs: &[&'static str]) -> Vec<&'static str> {
+    match &caller.permissions {
+        Some(granted) => missing_permissions(granted, needs),
+        None => Vec::new(),
+    }
 }
 
 /// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
@@ -182,10 +203,11 @@ enum Route {
 #[derive(Clone)]
 pub struct McpServer {
     runtime: Runtime,
+    /// The caller of a request that brings none of its own (every request
+    /// over stdio, and over HTTP without an authenticator).
     caller: Caller,
-    tools: Arc<[Tool]>,
     /// By tool name, sorted: a binary search, no hashing, per call.
-    routes: Arc<[(String, Route)]>,
+    tools: Arc<[Listed]>,
     info: ServerConfig,
     result_ids: bool,
     #[cfg_attr(
@@ -212,7 +234,6 @@ impl McpServer {
         let registry = runtime.registry().to_json();
         let catalog = runtime.registry().capabilities_json();
         let mut tools = Vec::new();
-        let mut routes = Vec::new();
         for skill in views::exposed_skills(&registry) {
             let name = views::tool_name(skill).to_owned();
             let reference: Arc<str> = format!(
@@ -226,26 +247,21 @@ impl McpServer {
             else {
                 continue;
             };
-            let required = manifest.mcp.permissions;
-            let missing = missing_permissions(&options.grants, required);
-            if !missing.is_empty() {
-                routes.push((name, Route::NotGranted { missing }));
-                continue;
-            }
             let definition = views::mcp_tool(skill, Some(&catalog));
             let tool: Tool = serde_json::from_value(definition).map_err(|e| ToolError {
                 tool: name.clone(),
                 message: e.to_string(),
             })?;
-            tools.push(tool);
-            routes.push((
-                name,
-                Route::Serve {
+            tools.push(Listed {
+                tool,
+                needs: manifest.mcp.permissions.into(),
+                route: Route::Serve {
                     name: manifest.name,
                     version: manifest.version,
                 },
-            ));
+            });
         }
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         let caller = Caller {
             source: Source::Webhook,
             ..options.caller
@@ -268,10 +284,6 @@ impl McpServer {
             runtime,
             caller,
             tools: tools.into(),
-            routes: {
-                routes.sort_by(|a, b| a.0.cmp(&b.0));
-                routes.into()
-            },
             info,
             http: Arc::new(options.http),
             result_ids: options.result_ids,
@@ -288,45 +300,62 @@ impl McpServer {
     /// agent id that is also a skill's tool name is an error.
     pub fn with_agents(mut self, runner: AgentRunner) -> Result<McpServer, ToolError> {
         let mut tools = self.tools.to_vec();
-        let mut routes = self.routes.to_vec();
         for a in runner.agents().agents() {
             let id = a.contract().id;
-            if routes.iter().any(|(n, _)| n == id) {
+            if tools.iter().any(|t| t.tool.name == id) {
                 return Err(ToolError {
                     tool: id.to_owned(),
                     message: "an agent id that is also a skill's tool name".to_owned(),
                 });
             }
-            // An agent reaches what its skills reach: it is served only when
-            // the server grants every MCP permission of every skill it lists.
-            if let Some(granted) = &self.caller.permissions {
-                let mut missing: Vec<&'static str> = Vec::new();
-                for s in a.contract().skills {
-                    for p in missing_permissions(granted, s.manifest.mcp.permissions) {
-                        if !missing.contains(&p) {
-                            missing.push(p);
-                        }
+            // An agent reaches what its skills reach: a caller sees it only
+            // with every MCP permission of every skill it lists.
+            let mut needs: Vec<&'static str> = Vec::new();
+            for s in a.contract().skills {
+                for p in s.manifest.mcp.permissions {
+                    if !needs.contains(p) {
+                        needs.push(p);
                     }
                 }
-                if !missing.is_empty() {
-                    routes.push((id.to_owned(), Route::NotGranted { missing }));
-                    continue;
-                }
             }
-            tools.push(agents::agent_tool(a)?);
-            routes.push((id.to_owned(), Route::Agent { id }));
+            tools.push(Listed {
+                tool: agents::agent_tool(a)?,
+                needs: needs.into(),
+                route: Route::Agent { id },
+            });
         }
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        routes.sort_by(|a, b| a.0.cmp(&b.0));
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
         self.tools = tools.into();
-        self.routes = routes.into();
         self.agents = Some(runner);
         Ok(self)
     }
 
-    /// The tools this server lists, in `tools/list` order.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    /// The tools this server lists to a request without a caller of its own
+    /// (over stdio, or over HTTP without an authenticator), in `tools/list`
+    /// order.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools_for(&self.caller)
+    }
+
+    /// The tools `caller` sees: those whose MCP permissions it holds.
+    pub fn tools_for(&self, caller: &Caller) -> Vec<Tool> {
+        self.tools
+            .iter()
+            .filter(|t| lacking(caller, &t.needs).is_empty())
+            .map(|t| t.tool.clone())
+            .collect()
+    }
+
+    /// The MCP permissions a caller needs for tool `name`, when there is one.
+    pub fn permissions_of(&self, name: &str) -> Option<&[&'static str]> {
+        self.listed(name).map(|t| &*t.needs)
+    }
+
+    fn listed(&self, name: &str) -> Option<&Listed> {
+        self.tools
+            .binary_search_by(|t| t.tool.name.as_ref().cmp(name))
+            .ok()
+            .map(|i| &self.tools[i])
     }
 
     /// Serve over standard input and output until the client closes them.
@@ -360,53 +389,65 @@ impl McpServer {
         Ok(())
     }
 
-    /// Run one `tools/call`: a protocol error only when no callable tool has that
-    /// name; everything the pipeline says, success or refusal, as a tool result.
+    /// The Streamable HTTP endpoint as a tower service, to mount in an axum
+    /// or tower app at any path ([`McpService`]); [`McpServer::serve_http`]
+    /// serves the same service.
+    #[cfg(feature = "mcp-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn into_service(self) -> McpService {
+        McpService::new(self)
+    }
+
+    /// Run one `tools/call` as the server's own caller (see
+    /// [`McpServer::call_as`]).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        let route = self
-            .routes
-            .binary_search_by(|(n, _)| n.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.routes[i].1);
-        let (skill, version) = match route {
-            Some(Route::Serve { name, version }) => (*name, *version),
-            Some(Route::Agent { id }) => {
+        self.call_as(&self.caller, name, arguments).await
+    }
+
+    /// Run one `tools/call` as `caller`: a protocol error only when no tool
+    /// has that name, or the caller lacks its MCP permissions; everything the
+    /// pipeline says, success or refusal, as a tool result.
+    pub async fn call_as(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(listed) = self.listed(name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name })),
+            ));
+        };
+        let missing = lacking(caller, &listed.needs);
+        if !missing.is_empty() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool `{name}` is not available: it needs MCP {} that this caller is not granted",
+                    permission_list(&missing)
+                ),
+                Some(json!({ "tool": name, "missing_permissions": missing })),
+            ));
+        }
+        let (skill, version) = match &listed.route {
+            Route::Serve { name, version } => (*name, *version),
+            Route::Agent { id } => {
                 let params = Value::Object(arguments.unwrap_or_default());
                 let Some(runner) = &self.agents else {
                     return Err(ErrorData::internal_error("no agent runner", None));
                 };
-                return match runner.run(id, params, self.caller.clone(), false).await {
+                return match runner.run(id, params, caller.clone(), false).await {
                     Ok(r) => Ok(agents::agent_result(r, self.result_ids)),
                     Err(e) => Err(ErrorData::invalid_params(e.to_string(), None)),
                 };
             }
-            Some(Route::NotGranted { missing }) => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "tool `{name}` is not available: it needs MCP {} that this server does not grant",
-                        permission_list(missing)
-                    ),
-                    Some(json!({ "tool": name, "missing_permissions": missing })),
-                ));
-            }
-            None => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool `{name}`"),
-                    Some(json!({ "tool": name })),
-                ));
-            }
         };
         let params = Value::Object(arguments.unwrap_or_default());
-        let job = JobEnvelope::of(
-            skill.into(),
-            Some(version.into()),
-            params,
-            self.caller.clone(),
-        );
+        let job = JobEnvelope::of(skill.into(), Some(version.into()), params, caller.clone());
         Ok(match self.runtime.invoke(job).await {
             Ok(result) => {
                 let text = serde_json::to_string(&*result.data).unwrap_or_default();
@@ -447,6 +488,23 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// The caller of a request: the one its transport authenticated (an
+    /// HTTP request's, put in its extensions), else the server's own.
+    fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
+        #[cfg(feature = "mcp-http")]
+        if let Some(caller) = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Caller>())
+        {
+            return caller;
+        }
+        let _ = context;
+        &self.caller
+    }
+}
+
 /// A refusal or failure as a tool error: the message (schema violations one per
 /// line, each with its instance path), the stable code, and what to do next.
 fn error_result(e: &InvokeError) -> CallToolResult {
@@ -473,25 +531,23 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+        let caller = self.caller_of(&context);
+        Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        // Tools are in name order (`views::exposed_skills`).
-        self.tools
-            .binary_search_by(|t| t.name.as_ref().cmp(name))
-            .ok()
-            .map(|i| self.tools[i].clone())
+        self.listed(name).map(|t| t.tool.clone())
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request.name, request.arguments)
+        let caller = self.caller_of(&context);
+        self.call_as(caller, &request.name, request.arguments)
             .await
             .map(CallToolResponse::from)
     }

@@ -1,0 +1,239 @@
+//! The MCP endpoint as one tower service ([`McpService`]): what each request
+//! goes through, whatever serves the connection (this crate's HTTP server,
+//! or an axum or tower app the endpoint is mounted in).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+
+use super::Slot;
+use super::sessions::CappedSessions;
+use crate::mcp::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS, McpServer};
+
+/// A response's body.
+pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// The MCP endpoint of an [`McpServer`] as a tower service
+/// ([`McpServer::into_service`]): mount it at any path of an axum or tower
+/// app (`Router::new().route_service("/mcp", server.into_service())`), or
+/// let [`McpServer::serve_http`] serve it. Each request gets the transport's
+/// checks here: one `Host` and one `Origin` at most, loopback or allowed
+/// ones only (403 otherwise); the body read whole within
+/// [`HttpLimits::body_timeout`] (408) and [`HttpLimits::max_body_bytes`]
+/// (413); a body that is not a JSON-RPC message answered with the JSON-RPC
+/// error it deserves (400); sessions capped at [`HttpLimits::max_sessions`].
+/// What belongs to a connection (the header timeout, the connection cap) is
+/// the server's: an app that mounts the service sets its own.
+#[derive(Clone)]
+pub struct McpService {
+    rmcp: StreamableHttpService<McpServer, CappedSessions>,
+    limits: Arc<HttpLimits>,
+}
+
+impl McpService {
+    pub(crate) fn new(server: McpServer) -> McpService {
+        let limits = server.http.clone();
+        let origins = LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| (*o).to_owned())
+            .chain(limits.allowed_origins.iter().cloned());
+        let hosts = LOOPBACK_HOSTS
+            .iter()
+            .map(|h| (*h).to_owned())
+            .chain(limits.allowed_hosts.iter().cloned());
+        let sessions = CappedSessions::new(&limits);
+        let rmcp = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(sessions),
+            StreamableHttpServerConfig::default()
+                .with_allowed_origins(origins)
+                .with_allowed_hosts(hosts)
+                .with_max_request_body_bytes(limits.max_body_bytes),
+        );
+        McpService { rmcp, limits }
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(handle(this.rmcp, request, &this.limits).await) })
+    }
+}
+
+/// One request: its `Host` and `Origin` read strictly, the body read whole
+/// (up to `max_body_bytes`, within its time), handed to rmcp, and rmcp's
+/// answer to a body it could not read as a message turned into the JSON-RPC
+/// error the body deserves.
+async fn handle<S, B>(mut service: S, request: Request<B>, limits: &HttpLimits) -> Response<Body>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = request.into_parts();
+    if let Err(why) = strict_headers(&parts.headers) {
+        return rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why);
+    }
+    let max_body = limits.max_body_bytes;
+    // The body's time: a base, and its length at the slowest rate allowed.
+    let length = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or(max_body as u64)
+        .min(max_body as u64);
+    let allowed = limits
+        .body_timeout
+        .saturating_add(std::time::Duration::from_secs_f64(
+            length as f64 / limits.min_body_rate.max(1) as f64,
+        ));
+    let read = tokio::time::timeout(allowed, Limited::new(body, max_body).collect()).await;
+    let bytes = match read {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                -32600,
+                format!("the request body exceeds {max_body} bytes"),
+            );
+        }
+        Ok(Err(e)) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                format!("the request body could not be read: {e}"),
+            );
+        }
+        Err(_) => {
+            let mut answer = rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                -32600,
+                format!(
+                    "the request body did not arrive within {} ms",
+                    allowed.as_millis()
+                ),
+            );
+            answer.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            return answer;
+        }
+    };
+    // Busy, on a connection this crate serves, until the answer is sent.
+    let busy = parts.extensions.get::<Slot>().map(Slot::busy);
+    let response = match service
+        .call(Request::from_parts(parts, Full::new(bytes.clone())))
+        .await
+    {
+        Ok(response) => response,
+        Err(never) => match never {},
+    };
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && !bytes.is_empty() {
+        let why = response.into_body().collect().await.map(|b| b.to_bytes());
+        let why = why
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        if let Some(reason) = why.strip_prefix("fail to deserialize request body") {
+            return unreadable_message(&bytes, reason.trim());
+        }
+        return Response::builder()
+            .status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+            .body(
+                Full::new(Bytes::from(why.into_owned()))
+                    .map_err(|e| match e {})
+                    .boxed(),
+            )
+            .expect("a status and a body make a response");
+    }
+    // Busy until the body (a stream of events, for some answers) is sent.
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _running = &busy;
+            frame
+        })
+        .boxed()
+    })
+}
+
+/// Headers a request must have once at most, and a `Host` that is a host
+/// and port only: a proxy or a browser that sends two, or a `Host` with
+/// user information (`evil.com@localhost`), makes the origin and host
+/// checks read something other than what the request says.
+fn strict_headers(headers: &hyper::HeaderMap) -> Result<(), String> {
+    for name in [hyper::header::HOST, hyper::header::ORIGIN] {
+        if headers.get_all(&name).iter().count() > 1 {
+            return Err(format!("the request has more than one `{name}` header"));
+        }
+    }
+    if let Some(host) = headers.get(hyper::header::HOST)
+        && host.as_bytes().contains(&b'@')
+    {
+        return Err("the `Host` header is a host and a port, without user information".to_owned());
+    }
+    Ok(())
+}
+
+/// The answer to a body that is not a JSON-RPC message: -32700 (id null) when
+/// it is not JSON at all, -32600 with its id when it is JSON of another shape.
+fn unreadable_message(bytes: &[u8], reason: &str) -> Response<Body> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Err(e) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32700,
+            format!("Parse error: {e}"),
+        ),
+        Ok(value) => {
+            let id = match value.get("id") {
+                Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+                _ => Value::Null,
+            };
+            rpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                -32600,
+                format!("Invalid Request: not a JSON-RPC message ({reason})"),
+            )
+        }
+    }
+}
+
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    Response::builder()
+        .status(status)
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(
+            Full::new(Bytes::from(body.to_string()))
+                .map_err(|e| match e {})
+                .boxed(),
+        )
+        .expect("a status, a header and a body make a response")
+}
+
