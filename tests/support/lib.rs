@@ -2,6 +2,7 @@
 //! independent checks every exported registry must pass.
 
 pub mod fleet;
+pub mod issuer;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

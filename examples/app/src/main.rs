@@ -154,6 +154,36 @@ enum Command {
         #[command(subcommand)]
         command: fleet::QueueCommand,
     },
+    /// API keys for `mcp --http ADDR --auth api-keys FILE`.
+    ApiKey {
+        #[command(subcommand)]
+        command: ApiKeyCommand,
+    },
+}
+
+#[derive(clap::Subcommand)]
+enum ApiKeyCommand {
+    /// Make a key for caller NAME, add its SHA-256 digest to FILE (created
+    /// when missing, readable by its owner only) and print the key, once:
+    /// it is stored nowhere. A running server reads the file again when it
+    /// changes; removing an entry revokes its key.
+    New {
+        /// Who the key is for (letters, digits, `-`, `_`, `.`): the caller's
+        /// user id in records.
+        name: String,
+        /// The key file.
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// The caller's agent role, checked against each skill's reusable_by.
+        #[arg(long, value_parser = parse_role)]
+        role: Option<AgentRole>,
+        /// The caller's permission level (read, execute, admin).
+        #[arg(long, value_parser = parse_level)]
+        level: Option<PermissionLevel>,
+        /// Grant this MCP permission (e.g. seo:read; repeat for several).
+        #[arg(long = "grant", value_name = "PERMISSION")]
+        grants: Vec<String>,
+    },
 }
 
 fn parse_protocol(s: &str) -> Result<McpProtocol, String> {
@@ -193,6 +223,31 @@ fn main() -> ExitCode {
         } => return report::stats(records.as_deref(), &redis, json),
         Command::Result(args) => return fleet::result(args),
         Command::Queue { command } => return fleet::queue(command),
+        Command::ApiKey {
+            command:
+                ApiKeyCommand::New {
+                    name,
+                    file,
+                    role,
+                    level,
+                    grants,
+                },
+        } => {
+            return match skill_runtime::mcp::auth::ApiKeys::add(&file, &name, role, level, grants) {
+                Ok(made) => {
+                    eprintln!(
+                        "key for `{name}` added to {}; it is shown once, here:",
+                        file.display()
+                    );
+                    out!("{}\n", made.key);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Command::Enqueue(args) => return fleet::enqueue(args),
         Command::Completions { shell } => {
             let mut out = Vec::new();
@@ -264,6 +319,7 @@ fn main() -> ExitCode {
         Command::Stats { .. }
         | Command::Result(_)
         | Command::Queue { .. }
+        | Command::ApiKey { .. }
         | Command::Enqueue(_)
         | Command::Completions { .. } => {
             unreachable!("handled above")

@@ -26,11 +26,48 @@ pub struct McpArgs {
     /// docs/agents.md).
     #[arg(long)]
     agents: bool,
-    /// Serve the Streamable HTTP transport on this loopback address (e.g.
+    /// Serve the Streamable HTTP transport on this address (e.g.
     /// 127.0.0.1:8080 or localhost:8080; port 0 picks one) instead of
     /// standard input and output; the endpoint is printed on standard error.
+    /// An address other machines reach needs --auth.
     #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<std::net::SocketAddr>,
+    /// With --http: who each request is from. `none` (loopback only): every
+    /// request is the caller the flags above describe; `jwt`: OAuth 2.1 /
+    /// OIDC bearer tokens (--jwks, --issuer, --audience); `api-keys`: keys
+    /// of --api-keys FILE.
+    #[arg(long, value_enum, default_value_t = AuthMode::None, requires = "http")]
+    auth: AuthMode,
+    /// With --auth jwt: the issuer's key set, a URL (https://.../jwks.json)
+    /// or a file.
+    #[arg(long, value_name = "URL|FILE", required_if_eq("auth", "jwt"))]
+    jwks: Option<String>,
+    /// With --auth jwt: the issuer tokens must come from (`iss`).
+    #[arg(long, value_name = "ISSUER", required_if_eq("auth", "jwt"))]
+    issuer: Option<String>,
+    /// With --auth jwt: the audience tokens must be for (`aud`), this
+    /// server's identifier; by default its --resource-url.
+    #[arg(long, value_name = "AUDIENCE")]
+    audience: Option<String>,
+    /// With --auth jwt: the claim that names the caller's agent role.
+    #[arg(long, value_name = "CLAIM")]
+    role_claim: Option<String>,
+    /// With --auth jwt: the least time between two fetches of the key set
+    /// for tokens naming an unknown key.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    jwks_refetch_secs: u64,
+    /// With --auth api-keys: the key file (`api-key new` writes it).
+    #[arg(long, value_name = "FILE", required_if_eq("auth", "api-keys"))]
+    api_keys: Option<std::path::PathBuf>,
+    /// With --http: the URL clients reach the endpoint at
+    /// (https://mcp.example.com/mcp), named in the protected resource
+    /// metadata; its host is accepted in `Host` too.
+    #[arg(long, value_name = "URL", requires = "http")]
+    resource_url: Option<String>,
+    /// With --http: accept requests for this host name too (the name
+    /// clients use behind a proxy; repeat for several).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allow_hosts: Vec<String>,
     /// With --http: accept requests from this browser origin too (e.g.
     /// https://app.example.com:443; repeat for several). Loopback origins are
     /// always accepted; a request from any other is answered 403.
@@ -57,6 +94,17 @@ pub struct McpArgs {
     session_idle_secs: u64,
 }
 
+/// How requests over HTTP are authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// Every request is the server's own caller: loopback only.
+    None,
+    /// OAuth 2.1 / OIDC bearer JWTs.
+    Jwt,
+    /// API keys from a file of hashed keys.
+    ApiKeys,
+}
+
 /// A socket address, with `localhost` read as 127.0.0.1 (it names loopback
 /// by definition, RFC 6761); other names are refused, not looked up.
 fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
@@ -66,15 +114,52 @@ fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
     };
     spelled
         .parse()
-        .map_err(|e| format!("`{s}` is not HOST:PORT with a loopback IP or `localhost` ({e})"))
+        .map_err(|e| format!("`{s}` is not HOST:PORT with an IP address or `localhost` ({e})"))
+}
+
+/// The authenticator `args` ask for, on options.
+async fn authenticated(args: &McpArgs, mut options: McpOptions) -> Result<McpOptions, String> {
+    use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
+    if let Some(url) = &args.resource_url {
+        options = options.resource_url(url.clone());
+    }
+    match args.auth {
+        AuthMode::None => Ok(options),
+        AuthMode::ApiKeys => {
+            let path = args
+                .api_keys
+                .as_ref()
+                .ok_or("--auth api-keys needs --api-keys FILE")?;
+            let keys = ApiKeys::open(path).map_err(|e| format!("--api-keys: {e}"))?;
+            Ok(options.authenticate(keys))
+        }
+        AuthMode::Jwt => {
+            let (Some(jwks), Some(issuer)) = (&args.jwks, &args.issuer) else {
+                return Err("--auth jwt needs --jwks and --issuer".to_owned());
+            };
+            let audience = args
+                .audience
+                .clone()
+                .or_else(|| args.resource_url.clone())
+                .ok_or("--auth jwt needs --audience (or --resource-url, its default)")?;
+            let mut config = JwtConfig::new(JwksSource::parse(jwks), issuer.clone(), audience);
+            config.role_claim = args.role_claim.clone();
+            config.refetch_after = std::time::Duration::from_secs(args.jwks_refetch_secs);
+            let auth = JwtAuth::connect(config)
+                .await
+                .map_err(|e| format!("--jwks: {e}"))?;
+            Ok(options.authenticate(auth))
+        }
+    }
 }
 
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
+        && args.auth == AuthMode::None
     {
         eprintln!(
-            "error: --http {addr}: the MCP server listens on loopback only (127.0.0.1 or ::1)"
+            "error: --http {addr} serves other machines, and every request would run as this server's own caller: authenticate them with --auth jwt --jwks URL --issuer ISS --audience AUD, or --auth api-keys FILE (see docs/deploy.md); without --auth, listen on loopback (127.0.0.1 or ::1)"
         );
         return ExitCode::from(2);
     }
@@ -104,8 +189,19 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             .body_timeout(std::time::Duration::from_millis(args.body_timeout_ms))
             .max_sessions(args.max_sessions)
             .session_idle(std::time::Duration::from_secs(args.session_idle_secs));
-        for origin in args.allow_origins {
-            http = http.allow_origin(origin);
+        for origin in &args.allow_origins {
+            http = http.allow_origin(origin.clone());
+        }
+        for host in &args.allow_hosts {
+            http = http.allow_host(host.clone());
+        }
+        if let Some(host) = args
+            .resource_url
+            .as_deref()
+            .and_then(|u| u.split_once("://"))
+            .map(|(_, rest)| rest.split('/').next().unwrap_or_default())
+        {
+            http = http.allow_host(host.to_owned());
         }
         if args.http.is_some() {
             let (fitted, lowered) = http.fitted();
@@ -115,7 +211,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             http = fitted;
         }
         let options = McpOptions::new()
-            .grants(args.grants)
+            .grants(args.grants.clone())
             .caller(Caller {
                 agent_role: args.role,
                 permission_level: args.permission,
@@ -126,6 +222,13 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             // fleet's stream keeps where someone can read them.
             .result_ids(args.runtime.record.is_some() || redis.is_some())
             .http(http);
+        let options = match authenticated(&args, options).await {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
         let server = match McpServer::new(runtime.clone(), options).and_then(|s| {
             if !args.agents {
                 return Ok(s);

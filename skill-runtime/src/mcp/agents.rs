@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::agent::registry::RegisteredAgent;
 use crate::agent::runner::AgentResult;
-use crate::mcp::ToolError;
+use crate::mcp::error::ToolError;
 use crate::registry::views;
 
 /// The tool of agent `a`.

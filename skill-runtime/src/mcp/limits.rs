@@ -144,3 +144,19 @@ fn descriptor_limit() -> Option<u64> {
         None
     }
 }
+
+/// The loopback origins the HTTP transport always accepts.
+pub const LOOPBACK_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// The `Host` names always accepted (the port is not checked): loopback
+/// ones, so a page served elsewhere cannot reach a local server through DNS
+/// rebinding. [`HttpLimits::allowed_hosts`] adds the names a deployment is
+/// reached by.
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];

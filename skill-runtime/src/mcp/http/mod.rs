@@ -12,18 +12,51 @@
 //! In `sessions`, rmcp's sessions with a cap (the least recently used one is
 //! closed to admit a new one; rmcp closes an idle one on its own).
 
+mod answers;
+mod conns;
+mod reply;
 mod service;
 mod sessions;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use hyper::Request;
 use hyper::body::Incoming;
 use tower_service::Service;
 
+use self::conns::Conns;
 pub use self::service::McpService;
-use super::McpServer;
+use crate::mcp::server::McpServer;
+
+impl McpServer {
+    /// Serve the Streamable HTTP transport on `listener` until the process ends
+    /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback
+    /// names are accepted in the `Host` header and only loopback or allowed
+    /// origins in `Origin` (DNS rebinding protection, 403 otherwise); at most
+    /// [`HttpLimits::max_connections`] connections are served at once, and a
+    /// connection that does not send its request's headers within
+    /// [`HttpLimits::header_timeout`] is closed. Sessions are kept in memory,
+    /// at most [`HttpLimits::max_sessions`] (the least recently used one is
+    /// closed to admit another), each until idle for
+    /// [`HttpLimits::session_idle`]. A body that is not JSON is answered 400
+    /// with a JSON-RPC parse error (-32700), JSON that is not a message 400
+    /// with -32600, a body over [`HttpLimits::max_body_bytes`] 413.
+    /// A failed `accept` (out of descriptors, a connection reset before it was
+    /// taken) is logged and serving goes on.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub async fn serve_http(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        serve(self, listener).await;
+        Ok(())
+    }
+
+    /// The Streamable HTTP endpoint as a tower service, to mount in an axum
+    /// or tower app at any path ([`McpService`]); [`McpServer::serve_http`]
+    /// serves the same service.
+    #[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+    pub fn into_service(self) -> McpService {
+        McpService::new(self)
+    }
+}
 
 /// Serve `server` on `listener` until the process ends (see
 /// [`McpServer::serve_http`]).
@@ -32,11 +65,9 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
     if let Some(why) = lowered {
         tracing::warn!("{why}");
     }
-    let service = McpServer {
-        http: Arc::new(limits.clone()),
-        ..server
-    }
-    .into_service();
+    let mut server = server;
+    server.http = Arc::new(limits.clone());
+    let service = server.into_service();
     let conns = Conns::new(limits.max_connections);
     loop {
         // Accepted first, always: the cap is kept by closing an idle
@@ -82,157 +113,3 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
         });
     }
 }
-
-/// The connections being served, at most `cap`, and what each is doing: one
-/// waiting for a request or reading one can be closed to admit a new
-/// connection; one running a call (until its response is sent) cannot.
-struct Conns {
-    cap: usize,
-    table: Mutex<Table>,
-    /// A connection ended or went idle.
-    changed: tokio::sync::Notify,
-}
-
-#[derive(Default)]
-struct Table {
-    next: u64,
-    live: HashMap<u64, Live>,
-}
-
-struct Live {
-    /// Calls running on it.
-    busy: u32,
-    /// Since when it has run none.
-    idle_since: std::time::Instant,
-    /// Told when it is closed to admit another.
-    evict: Arc<tokio::sync::Notify>,
-}
-
-impl Conns {
-    fn new(cap: usize) -> Arc<Conns> {
-        Arc::new(Conns {
-            cap: cap.max(1),
-            table: Mutex::default(),
-            changed: tokio::sync::Notify::new(),
-        })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
-        // The table holds plain counters: a panic elsewhere leaves it consistent.
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A place for a new connection: a free one, or the one of the idle
-    /// connection idle longest (closed); when every connection is running a
-    /// call, the first to end or go idle.
-    async fn admit(self: &Arc<Conns>) -> Admitted {
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            {
-                let mut t = self.lock();
-                if t.live.len() >= self.cap {
-                    let oldest = t
-                        .live
-                        .iter()
-                        .filter(|(_, c)| c.busy == 0)
-                        .min_by_key(|(_, c)| c.idle_since)
-                        .map(|(id, _)| *id);
-                    if let Some(id) = oldest
-                        && let Some(gone) = t.live.remove(&id)
-                    {
-                        gone.evict.notify_one();
-                    }
-                }
-                if t.live.len() < self.cap {
-                    let id = t.next;
-                    t.next += 1;
-                    let evict = Arc::new(tokio::sync::Notify::new());
-                    t.live.insert(
-                        id,
-                        Live {
-                            busy: 0,
-                            idle_since: std::time::Instant::now(),
-                            evict: evict.clone(),
-                        },
-                    );
-                    return Admitted {
-                        conns: self.clone(),
-                        id,
-                        evict,
-                    };
-                }
-            }
-            changed.await;
-        }
-    }
-}
-
-/// A connection's place among those served; given back when dropped.
-struct Admitted {
-    conns: Arc<Conns>,
-    id: u64,
-    evict: Arc<tokio::sync::Notify>,
-}
-
-impl Admitted {
-    /// Completes when the connection is closed to admit another.
-    async fn evicted(&self) {
-        self.evict.notified().await;
-    }
-
-    fn slot(&self) -> Slot {
-        Slot {
-            conns: self.conns.clone(),
-            id: self.id,
-        }
-    }
-}
-
-impl Drop for Admitted {
-    fn drop(&mut self) {
-        self.conns.lock().live.remove(&self.id);
-        self.conns.changed.notify_waiters();
-    }
-}
-
-/// What a request's handler knows of its connection.
-#[derive(Clone)]
-pub(super) struct Slot {
-    conns: Arc<Conns>,
-    id: u64,
-}
-
-impl Slot {
-    /// The connection runs a call until the guard is dropped (with the
-    /// response's body, once it is sent).
-    pub(super) fn busy(&self) -> Busy {
-        if let Some(c) = self.conns.lock().live.get_mut(&self.id) {
-            c.busy += 1;
-        }
-        Busy(self.clone())
-    }
-}
-
-pub(super) struct Busy(Slot);
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        let conns = &self.0.conns;
-        let idle = match conns.lock().live.get_mut(&self.0.id) {
-            Some(c) => {
-                c.busy = c.busy.saturating_sub(1);
-                if c.busy == 0 {
-                    c.idle_since = std::time::Instant::now();
-                }
-                c.busy == 0
-            }
-            None => false,
-        };
-        if idle {
-            conns.changed.notify_waiters();
-        }
-    }
-}
-

@@ -12,14 +12,14 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::Slot;
+use super::answers as auth_answers;
+use super::conns::Slot;
+use super::reply::{Body, rpc_error};
 use super::sessions::CappedSessions;
-use crate::mcp::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS, McpServer};
-
-/// A response's body.
-pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+use crate::mcp::limits::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
+use crate::mcp::server::McpServer;
 
 /// The MCP endpoint of an [`McpServer`] as a tower service
 /// ([`McpServer::into_service`]): mount it at any path of an axum or tower
@@ -35,6 +35,7 @@ pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 #[derive(Clone)]
 pub struct McpService {
     rmcp: StreamableHttpService<McpServer, CappedSessions>,
+    server: McpServer,
     limits: Arc<HttpLimits>,
 }
 
@@ -50,15 +51,20 @@ impl McpService {
             .map(|h| (*h).to_owned())
             .chain(limits.allowed_hosts.iter().cloned());
         let sessions = CappedSessions::new(&limits);
+        let served = server.clone();
         let rmcp = StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(served.clone()),
             Arc::new(sessions),
             StreamableHttpServerConfig::default()
                 .with_allowed_origins(origins)
                 .with_allowed_hosts(hosts)
                 .with_max_request_body_bytes(limits.max_body_bytes),
         );
-        McpService { rmcp, limits }
+        McpService {
+            rmcp,
+            server,
+            limits,
+        }
     }
 }
 
@@ -77,7 +83,91 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move { Ok(handle(this.rmcp, request, &this.limits).await) })
+        Box::pin(async move { Ok(this.handle(request).await) })
+    }
+}
+
+impl McpService {
+    /// One request (see [`McpService`]); with an authenticator, its caller
+    /// first: 401 without credentials that hold, the metadata document at
+    /// `/.well-known/oauth-protected-resource`, and 403 `insufficient_scope`
+    /// for a `tools/call` of a tool the caller lacks permissions for.
+    async fn handle<B>(self, request: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (mut parts, body) = request.into_parts();
+        if let Err(why) = strict_headers(&parts.headers) {
+            return rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why);
+        }
+        let front = &self.server.front;
+        let Some(authenticator) = &front.authenticator else {
+            return handle(
+                self.rmcp,
+                Request::from_parts(parts, body),
+                &self.limits,
+                None,
+            )
+            .await;
+        };
+        let metadata_url = auth_answers::metadata_url(front.resource_url.as_deref(), &parts);
+        if parts.method == hyper::Method::GET
+            && parts
+                .uri
+                .path()
+                .starts_with("/.well-known/oauth-protected-resource")
+        {
+            return auth_answers::metadata(&self.server, authenticator.as_ref(), &parts);
+        }
+        let caller = match authenticator.authenticate(&parts).await {
+            Ok(caller) => caller,
+            Err(e) => return auth_answers::refused(&e, &metadata_url),
+        };
+        parts.extensions.insert(caller);
+        let check = ScopeCheck {
+            server: &self.server,
+            metadata_url: &metadata_url,
+        };
+        handle(
+            self.rmcp,
+            Request::from_parts(parts, body),
+            &self.limits,
+            Some(&check),
+        )
+        .await
+    }
+}
+
+/// What is checked of an authenticated request's body before rmcp reads it:
+/// a `tools/call` of a tool whose MCP permissions the caller lacks is
+/// answered 403 `insufficient_scope`, naming the scope.
+struct ScopeCheck<'a> {
+    server: &'a McpServer,
+    metadata_url: &'a str,
+}
+
+impl ScopeCheck<'_> {
+    fn check(&self, parts: &hyper::http::request::Parts, body: &[u8]) -> Option<Response<Body>> {
+        let caller = parts.extensions.get::<crate::model::caller::Caller>()?;
+        let message: Value = serde_json::from_slice(body).ok()?;
+        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return None;
+        }
+        let name = message.pointer("/params/name").and_then(Value::as_str)?;
+        let needs = self.server.permissions_of(name)?;
+        let missing = match &caller.permissions {
+            Some(granted) => crate::exec::policy::authorize::missing_permissions(granted, needs),
+            None => Vec::new(),
+        };
+        if missing.is_empty() {
+            return None;
+        }
+        Some(auth_answers::insufficient_scope(
+            &missing,
+            self.metadata_url,
+            message.get("id").cloned().unwrap_or(Value::Null),
+        ))
     }
 }
 
@@ -85,16 +175,18 @@ where
 /// (up to `max_body_bytes`, within its time), handed to rmcp, and rmcp's
 /// answer to a body it could not read as a message turned into the JSON-RPC
 /// error the body deserves.
-async fn handle<S, B>(mut service: S, request: Request<B>, limits: &HttpLimits) -> Response<Body>
+async fn handle<S, B>(
+    mut service: S,
+    request: Request<B>,
+    limits: &HttpLimits,
+    scope: Option<&ScopeCheck<'_>>,
+) -> Response<Body>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = request.into_parts();
-    if let Err(why) = strict_headers(&parts.headers) {
-        return rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why);
-    }
     let max_body = limits.max_body_bytes;
     // The body's time: a base, and its length at the slowest rate allowed.
     let length = parts
@@ -144,6 +236,9 @@ where
             return answer;
         }
     };
+    if let Some(refused) = scope.and_then(|s| s.check(&parts, &bytes)) {
+        return refused;
+    }
     // Busy, on a connection this crate serves, until the answer is sent.
     let busy = parts.extensions.get::<Slot>().map(Slot::busy);
     let response = match service
@@ -223,17 +318,3 @@ fn unreadable_message(bytes: &[u8], reason: &str) -> Response<Body> {
         }
     }
 }
-
-fn rpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    Response::builder()
-        .status(status)
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(
-            Full::new(Bytes::from(body.to_string()))
-                .map_err(|e| match e {})
-                .boxed(),
-        )
-        .expect("a status, a header and a body make a response")
-}
-

@@ -13,7 +13,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 
-use crate::mcp::HttpLimits;
+use crate::mcp::limits::HttpLimits;
 
 /// rmcp's in-memory sessions, at most [`HttpLimits::max_sessions`] of them:
 /// creating one more closes the session used least recently. rmcp closes a

@@ -1,0 +1,341 @@
+//! OAuth 2.1 / OIDC bearer tokens: JWTs checked against the issuer's keys
+//! (a JWKS), as the MCP authorization specification asks of a resource
+//! server.
+//!
+//! What is checked, in order: the token is a JWT; its algorithm is an
+//! asymmetric one (RS/PS 256-512, ES256/384, EdDSA; `none` and HMAC are
+//! refused, so a token "signed" with the public key as an HMAC secret is
+//! refused before any key is looked at); its key is in the JWKS by `kid`
+//! (an unknown `kid` fetches the set once more, at most every
+//! [`REFETCH_AFTER`], then is refused) and is of that algorithm's family
+//! (and of that algorithm, when the key says which); the signature; `iss`;
+//! `aud` (this resource, RFC 8707); `exp` and `nbf` within a small leeway;
+//! `sub`. The JWT crate is `jsonwebtoken` (the maintained one, on the
+//! pure-Rust RustCrypto backend); the set is fetched with hyper's client
+//! over rustls.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
+use hyper::http::request::Parts;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
+use serde_json::{Map, Value};
+use skill_core::manifest::AgentRole;
+
+use super::authenticator::{AuthError, Authenticator, bearer, caller_of};
+use crate::exec::policy::BoxFuture;
+use crate::model::caller::Caller;
+
+/// The algorithms a token may be signed with: asymmetric ones only.
+const ASYMMETRIC: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The least time between two fetches of the key set for unknown key ids,
+/// by default: a stream of tokens with made-up `kid`s costs the issuer one
+/// request per this long, not one per token.
+pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
+
+/// The most a key set may weigh.
+const MAX_JWKS_BYTES: usize = 1 << 20;
+
+/// The longest the leeway on `exp` and `nbf` may be.
+pub const MAX_LEEWAY: Duration = Duration::from_secs(300);
+
+/// Where the issuer's keys are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JwksSource {
+    /// Fetched from this URL (`https://`, or `http://` for a local issuer).
+    Url(String),
+    /// Read from this file.
+    File(PathBuf),
+}
+
+impl JwksSource {
+    /// A URL when `s` starts with `http://` or `https://`, else a file path.
+    pub fn parse(s: &str) -> JwksSource {
+        if s.starts_with("http://") || s.starts_with("https://") {
+            JwksSource::Url(s.to_owned())
+        } else {
+            JwksSource::File(PathBuf::from(s))
+        }
+    }
+}
+
+/// How tokens are checked and read.
+#[derive(Clone, Debug)]
+pub struct JwtConfig {
+    /// The issuer's keys.
+    pub jwks: JwksSource,
+    /// The issuer (`iss`) tokens must come from; also the authorization
+    /// server the metadata document names.
+    pub issuer: String,
+    /// The audience (`aud`) tokens must be for: this resource's identifier,
+    /// usually its URL.
+    pub audience: String,
+    /// The claim that names the caller's agent role (`executor`, ...), if
+    /// tokens carry one.
+    pub role_claim: Option<String>,
+    /// Clock skew allowed on `exp` and `nbf`, at most [`MAX_LEEWAY`].
+    pub leeway: Duration,
+    /// The least time between two fetches for unknown key ids (1 s to an
+    /// hour; [`REFETCH_AFTER`] by default).
+    pub refetch_after: Duration,
+}
+
+impl JwtConfig {
+    /// Tokens of `issuer` for `audience`, checked with the keys at `jwks`; no
+    /// role claim; 30 seconds of leeway.
+    pub fn new(jwks: JwksSource, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        JwtConfig {
+            jwks,
+            issuer: issuer.into(),
+            audience: audience.into(),
+            role_claim: None,
+            leeway: Duration::from_secs(30),
+            refetch_after: REFETCH_AFTER,
+        }
+    }
+}
+
+/// Bearer JWTs checked against a JWKS (see the module's documentation).
+pub struct JwtAuth {
+    config: JwtConfig,
+    keys: RwLock<Keys>,
+    /// One fetch at a time; the others wait for it and use its keys.
+    fetching: tokio::sync::Mutex<()>,
+}
+
+struct Keys {
+    set: JwkSet,
+    fetched: Instant,
+}
+
+impl JwtAuth {
+    /// Check tokens as `config` says, with the key set fetched (or read)
+    /// now: an issuer that cannot be reached is an error at start, not a
+    /// refusal of every token later.
+    pub async fn connect(config: JwtConfig) -> Result<JwtAuth, String> {
+        if config.leeway > MAX_LEEWAY {
+            return Err(format!(
+                "a leeway of {} s is over the {} s allowed",
+                config.leeway.as_secs(),
+                MAX_LEEWAY.as_secs()
+            ));
+        }
+        if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&config.refetch_after) {
+            return Err("the refetch interval is 1 s to an hour".to_owned());
+        }
+        let set = load(&config.jwks).await?;
+        Ok(JwtAuth {
+            config,
+            keys: RwLock::new(Keys {
+                set,
+                fetched: Instant::now(),
+            }),
+            fetching: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The key for a token of `alg` with key id `kid`, fetching the set once
+    /// more when the id is unknown (at most every
+    /// [`JwtConfig::refetch_after`]).
+    async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, AuthError> {
+        if let Some(key) = self.find(kid, alg)? {
+            return Ok(key);
+        }
+        let _one = self.fetching.lock().await;
+        // Fetched by another request meanwhile?
+        if let Some(key) = self.find(kid, alg)? {
+            return Ok(key);
+        }
+        let due = crate::sync::read(&self.keys).fetched.elapsed() >= self.config.refetch_after;
+        if due {
+            let set = load(&self.config.jwks)
+                .await
+                .map_err(AuthError::Unavailable)?;
+            *crate::sync::write(&self.keys) = Keys {
+                set,
+                fetched: Instant::now(),
+            };
+            if let Some(key) = self.find(kid, alg)? {
+                return Ok(key);
+            }
+        }
+        Err(AuthError::Invalid(match kid {
+            Some(kid) => format!("the token's key `{kid}` is not one of the issuer's keys"),
+            None => "the token names no key (`kid`) and the issuer has several".to_owned(),
+        }))
+    }
+
+    fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Option<DecodingKey>, AuthError> {
+        let keys = crate::sync::read(&self.keys);
+        let jwk = match kid {
+            Some(kid) => keys.set.find(kid),
+            None if keys.set.keys.len() == 1 => keys.set.keys.first(),
+            None => None,
+        };
+        let Some(jwk) = jwk else {
+            return Ok(None);
+        };
+        if let Some(declared) = &jwk.common.key_algorithm
+            && format!("{declared:?}") != format!("{alg:?}")
+        {
+            return Err(AuthError::Invalid(format!(
+                "the token is signed with {alg:?}, but its key is for {declared:?}"
+            )));
+        }
+        let key = DecodingKey::from_jwk(jwk)
+            .map_err(|e| AuthError::Invalid(format!("the issuer's key cannot be read: {e}")))?;
+        if key.family() != alg.family() {
+            return Err(AuthError::Invalid(format!(
+                "the token is signed with {alg:?}, which its key's type cannot verify"
+            )));
+        }
+        Ok(Some(key))
+    }
+
+    async fn check(&self, token: &str) -> Result<Caller, AuthError> {
+        let header = decode_header(token)
+            .map_err(|e| AuthError::Invalid(format!("the token is not a JWT: {e}")))?;
+        if !ASYMMETRIC.contains(&header.alg) {
+            return Err(AuthError::Invalid(format!(
+                "tokens signed with {:?} are refused: only asymmetric algorithms (RS, PS, ES, EdDSA) are",
+                header.alg
+            )));
+        }
+        let key = self.key(header.kid.as_deref(), header.alg).await?;
+        let mut v = Validation::new(header.alg);
+        v.set_issuer(&[&self.config.issuer]);
+        v.set_audience(&[&self.config.audience]);
+        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        v.validate_nbf = true;
+        v.leeway = self.config.leeway.as_secs();
+        let data = decode::<Map<String, Value>>(token, &key, &v).map_err(|e| {
+            AuthError::Invalid(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
+                ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
+                ErrorKind::InvalidIssuer => format!(
+                    "the token is not from the issuer this server trusts ({})",
+                    self.config.issuer
+                ),
+                ErrorKind::InvalidAudience => format!(
+                    "the token is not for this resource (its audience is not {})",
+                    self.config.audience
+                ),
+                ErrorKind::InvalidSignature => "the token's signature does not verify".to_owned(),
+                ErrorKind::MissingRequiredClaim(c) => format!("the token has no `{c}` claim"),
+                other => format!("the token is refused: {other:?}"),
+            })
+        })?;
+        self.caller(data.claims)
+    }
+
+    /// The caller the claims describe (see [`caller_of`]).
+    fn caller(&self, claims: Map<String, Value>) -> Result<Caller, AuthError> {
+        let subject = claims.get("sub").and_then(Value::as_str).map(str::to_owned);
+        let mut scopes: BTreeSet<String> = BTreeSet::new();
+        if let Some(s) = claims.get("scope").and_then(Value::as_str) {
+            scopes.extend(s.split_whitespace().map(str::to_owned));
+        }
+        if let Some(list) = claims.get("scp").and_then(Value::as_array) {
+            scopes.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+        let role = match &self.config.role_claim {
+            None => None,
+            Some(claim) => match claims.get(claim) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(r)) => Some(AgentRole::parse(r).ok_or_else(|| {
+                    let roles: Vec<&str> = AgentRole::ALL.iter().map(|r| r.as_str()).collect();
+                    AuthError::Invalid(format!(
+                        "the token's `{claim}` claim names role `{r}`, which is not one of {}",
+                        roles.join(", ")
+                    ))
+                })?),
+                Some(_) => {
+                    return Err(AuthError::Invalid(format!(
+                        "the token's `{claim}` claim is not a role name"
+                    )));
+                }
+            },
+        };
+        Ok(caller_of(subject, role, scopes))
+    }
+}
+
+impl Authenticator for JwtAuth {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, Result<Caller, AuthError>> {
+        Box::pin(async move { self.check(bearer(request)?).await })
+    }
+
+    fn authorization_servers(&self) -> Vec<String> {
+        vec![self.config.issuer.clone()]
+    }
+}
+
+/// The key set at `source`: read, or fetched (within 10 s and 1 MiB).
+async fn load(source: &JwksSource) -> Result<JwkSet, String> {
+    let text = match source {
+        JwksSource::File(path) => {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || {
+                std::fs::read(&path).map_err(|e| format!("the key set {}: {e}", path.display()))
+            })
+            .await
+            .map_err(|e| e.to_string())??
+        }
+        JwksSource::Url(url) => tokio::time::timeout(Duration::from_secs(10), fetch(url))
+            .await
+            .map_err(|_| format!("the key set at {url} did not arrive within 10 s"))??,
+    };
+    if text.len() > MAX_JWKS_BYTES {
+        return Err(format!("the key set is over {MAX_JWKS_BYTES} bytes"));
+    }
+    let set: JwkSet =
+        serde_json::from_slice(&text).map_err(|e| format!("the key set is not a JWKS: {e}"))?;
+    Ok(set)
+}
+
+async fn fetch(url: &str) -> Result<Vec<u8>, String> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(provider)
+        .map_err(|e| e.to_string())?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build::<_, Empty<Bytes>>(https);
+    let response = client
+        .get(uri)
+        .await
+        .map_err(|e| format!("the key set at {url} cannot be fetched: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!(
+            "the key set at {url} answered {}",
+            response.status()
+        ));
+    }
+    let body = Limited::new(response.into_body(), MAX_JWKS_BYTES)
+        .collect()
+        .await
+        .map_err(|e| format!("the key set at {url} cannot be read: {e}"))?;
+    Ok(body.to_bytes().to_vec())
+}

@@ -1,0 +1,410 @@
+//! The server: the registry's exposed skills (and agents) as tools, each
+//! with the MCP permissions a caller needs; `tools/list` and `tools/call`
+//! for the request's caller.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::agent::runner::AgentRunner;
+use crate::exec::policy::authorize::{missing_permissions, permission_list};
+use crate::exec::runtime::Runtime;
+#[cfg(feature = "mcp-http")]
+use crate::mcp::auth::authenticator::Authenticator;
+use crate::mcp::error::ToolError;
+use crate::mcp::limits::HttpLimits;
+use crate::mcp::options::McpOptions;
+use crate::mcp::{agents, stdio};
+use crate::model::caller::{Caller, Source};
+use crate::model::envelope::JobEnvelope;
+use crate::model::error::InvokeError;
+use crate::registry::views;
+
+/// Why `tools/call` names no tool this server serves.
+#[derive(Clone)]
+enum Route {
+    /// The manifest's own name and version: a call copies neither.
+    Serve {
+        name: &'static str,
+        version: &'static str,
+    },
+    /// An agent of the server's [`AgentRunner`], by id.
+    Agent { id: &'static str },
+}
+
+/// A tool, the MCP permissions a caller needs to see and call it, and what
+/// a call runs.
+#[derive(Clone)]
+struct Listed {
+    tool: Tool,
+    needs: Arc<[&'static str]>,
+    route: Route,
+}
+
+/// What `caller` lacks of `needs` (nothing when its permissions are not
+/// restricted).
+fn lacking(caller: &Caller, needs: &[&'static str]) -> Vec<&'static str> {
+    match &caller.permissions {
+        Some(granted) => missing_permissions(granted, needs),
+        None => Vec::new(),
+    }
+}
+
+/// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use skill_runtime::{Registry, Runtime};
+/// # async fn serve() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// # let runtime = Runtime::builder(Arc::new(Registry::from_inventory()?)).build()?;
+/// use skill_runtime::mcp::{McpOptions, McpServer};
+///
+/// let options = McpOptions::new().grant("seo:read").server_info("my-app", "1.0.0");
+/// let server = McpServer::new(runtime, options)?;
+/// server.serve_stdio().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    runtime: Runtime,
+    /// The caller of a request that brings none of its own (every request
+    /// over stdio, and over HTTP without an authenticator).
+    caller: Caller,
+    /// By tool name, sorted: a binary search, no hashing, per call.
+    tools: Arc<[Listed]>,
+    info: ServerConfig,
+    result_ids: bool,
+    #[cfg_attr(
+        not(feature = "mcp-http"),
+        expect(dead_code, reason = "read by serve_http, with feature mcp-http")
+    )]
+    pub(crate) http: Arc<HttpLimits>,
+    /// Who each HTTP request is from, and where clients learn how to ask.
+    #[cfg(feature = "mcp-http")]
+    pub(crate) front: Front,
+    agents: Option<AgentRunner>,
+}
+
+/// What the HTTP front needs beyond the limits: the authenticator and the
+/// public URL of the endpoint.
+#[cfg(feature = "mcp-http")]
+#[derive(Clone, Default)]
+pub(crate) struct Front {
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) resource_url: Option<Arc<str>>,
+}
+
+impl McpServer {
+    /// A server for every exposed skill of `runtime`'s registry.
+    pub fn new(runtime: Runtime, options: McpOptions) -> Result<McpServer, ToolError> {
+        let registry = runtime.registry().to_json();
+        let catalog = runtime.registry().capabilities_json();
+        let mut tools = Vec::new();
+        for skill in views::exposed_skills(&registry) {
+            let name = views::tool_name(skill).to_owned();
+            let reference: Arc<str> = format!(
+                "{}@{}",
+                skill["name"].as_str().unwrap_or_default(),
+                skill["version"].as_str().unwrap_or_default()
+            )
+            .into();
+            // Exported from this very registry: always found.
+            let Some(manifest) = runtime.registry().get(&reference).map(|s| s.entry.manifest)
+            else {
+                continue;
+            };
+            let definition = views::mcp_tool(skill, Some(&catalog));
+            let tool: Tool = serde_json::from_value(definition).map_err(|e| ToolError {
+                tool: name.clone(),
+                message: e.to_string(),
+            })?;
+            tools.push(Listed {
+                tool,
+                needs: manifest.mcp.permissions.into(),
+                route: Route::Serve {
+                    name: manifest.name,
+                    version: manifest.version,
+                },
+            });
+        }
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        let caller = Caller {
+            source: Source::Webhook,
+            ..options.caller
+        }
+        .with_permissions(options.grants);
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                options.server_name,
+                options.server_version,
+            ))
+            .with_instructions(
+                "Each tool is a skill with a checked manifest; its capabilities, side \
+                 effects and execution policy are under the tool's `_meta` key `"
+                    .to_owned()
+                    + views::META_KEY
+                    + "`. Invalid arguments come back as a tool error listing each \
+                       schema violation with its JSON path.",
+            );
+        Ok(McpServer {
+            runtime,
+            caller,
+            tools: tools.into(),
+            info,
+            http: Arc::new(options.http),
+            #[cfg(feature = "mcp-http")]
+            front: Front {
+                authenticator: options.authenticator,
+                resource_url: options.resource_url.map(Into::into),
+            },
+            result_ids: options.result_ids,
+            agents: None,
+        })
+    }
+
+    /// Serve the agents of `runner` too, one tool per agent named by its id
+    /// (see [`crate::agents`]): a call runs the agent with the agent as the
+    /// caller of its skills; a failed run is a tool error whose `_meta` has
+    /// the contract's `error_code`, an escalation is in the result's `_meta`.
+    /// An agent is served only when the server grants every MCP permission
+    /// of every skill it lists (else it is refused like such a skill); an
+    /// agent id that is also a skill's tool name is an error.
+    pub fn with_agents(mut self, runner: AgentRunner) -> Result<McpServer, ToolError> {
+        let mut tools = self.tools.to_vec();
+        for a in runner.agents().agents() {
+            let id = a.contract().id;
+            if tools.iter().any(|t| t.tool.name == id) {
+                return Err(ToolError {
+                    tool: id.to_owned(),
+                    message: "an agent id that is also a skill's tool name".to_owned(),
+                });
+            }
+            // An agent reaches what its skills reach: a caller sees it only
+            // with every MCP permission of every skill it lists.
+            let mut needs: Vec<&'static str> = Vec::new();
+            for s in a.contract().skills {
+                for p in s.manifest.mcp.permissions {
+                    if !needs.contains(p) {
+                        needs.push(p);
+                    }
+                }
+            }
+            tools.push(Listed {
+                tool: agents::agent_tool(a)?,
+                needs: needs.into(),
+                route: Route::Agent { id },
+            });
+        }
+        tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
+        self.tools = tools.into();
+        self.agents = Some(runner);
+        Ok(self)
+    }
+
+    /// The tools this server lists to a request without a caller of its own
+    /// (over stdio, or over HTTP without an authenticator), in `tools/list`
+    /// order.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools_for(&self.caller)
+    }
+
+    /// The tools `caller` sees: those whose MCP permissions it holds.
+    pub fn tools_for(&self, caller: &Caller) -> Vec<Tool> {
+        self.tools
+            .iter()
+            .filter(|t| lacking(caller, &t.needs).is_empty())
+            .map(|t| t.tool.clone())
+            .collect()
+    }
+
+    /// Every MCP permission some tool needs.
+    pub fn all_permissions(&self) -> std::collections::BTreeSet<&'static str> {
+        self.tools
+            .iter()
+            .flat_map(|t| t.needs.iter().copied())
+            .collect()
+    }
+
+    /// The MCP permissions a caller needs for tool `name`, when there is one.
+    pub fn permissions_of(&self, name: &str) -> Option<&[&'static str]> {
+        self.listed(name).map(|t| &*t.needs)
+    }
+
+    fn listed(&self, name: &str) -> Option<&Listed> {
+        self.tools
+            .binary_search_by(|t| t.tool.name.as_ref().cmp(name))
+            .ok()
+            .map(|i| &self.tools[i])
+    }
+
+    /// Serve over standard input and output until the client closes them.
+    /// Every frame gets an answer: a line that is not JSON, or over
+    /// 16 MiB, a parse error (-32700); a known method with params that do not
+    /// fit, -32602.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let running = self.serve(stdio::StdioFront::new()).await?;
+        running.waiting().await?;
+        Ok(())
+    }
+
+    /// Run one `tools/call` as the server's own caller (see
+    /// [`McpServer::call_as`]).
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call_as(&self.caller, name, arguments).await
+    }
+
+    /// Run one `tools/call` as `caller`: a protocol error only when no tool
+    /// has that name, or the caller lacks its MCP permissions; everything the
+    /// pipeline says, success or refusal, as a tool result.
+    pub async fn call_as(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(listed) = self.listed(name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name })),
+            ));
+        };
+        let missing = lacking(caller, &listed.needs);
+        if !missing.is_empty() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool `{name}` is not available: it needs MCP {} that this caller is not granted",
+                    permission_list(&missing)
+                ),
+                Some(json!({ "tool": name, "missing_permissions": missing })),
+            ));
+        }
+        let (skill, version) = match &listed.route {
+            Route::Serve { name, version } => (*name, *version),
+            Route::Agent { id } => {
+                let params = Value::Object(arguments.unwrap_or_default());
+                let Some(runner) = &self.agents else {
+                    return Err(ErrorData::internal_error("no agent runner", None));
+                };
+                return match runner.run(id, params, caller.clone(), false).await {
+                    Ok(r) => Ok(agents::agent_result(r, self.result_ids)),
+                    Err(e) => Err(ErrorData::invalid_params(e.to_string(), None)),
+                };
+            }
+        };
+        let params = Value::Object(arguments.unwrap_or_default());
+        let job = JobEnvelope::of(skill.into(), Some(version.into()), params, caller.clone());
+        Ok(match self.runtime.invoke(job).await {
+            Ok(result) => {
+                let text = serde_json::to_string(&*result.data).unwrap_or_default();
+                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                // The record may share the output; the result needs its own.
+                r.structured_content = Some(Value::clone(&result.data));
+                // Our extras, only when there are any: the ids when asked for,
+                // a replay, rule notes.
+                let mut ours = JsonObject::new();
+                if self.result_ids {
+                    ours.insert(
+                        "job_id".into(),
+                        Value::String(result.job_id.as_str().to_owned()),
+                    );
+                    ours.insert(
+                        "trace_id".into(),
+                        Value::String(result.trace_id.as_str().to_owned()),
+                    );
+                }
+                if result.replayed {
+                    ours.insert("replayed".into(), Value::Bool(true));
+                }
+                if !result.notes.is_empty() {
+                    ours.insert(
+                        "notes".into(),
+                        serde_json::to_value(&result.notes).unwrap_or_default(),
+                    );
+                }
+                if !ours.is_empty() {
+                    let mut meta = JsonObject::new();
+                    meta.insert(views::META_KEY.into(), Value::Object(ours));
+                    r.meta = Some(meta.into());
+                }
+                r
+            }
+            Err(e) => error_result(&e),
+        })
+    }
+}
+
+impl McpServer {
+    /// The caller of a request: the one its transport authenticated (an
+    /// HTTP request's, put in its extensions), else the server's own.
+    fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
+        #[cfg(feature = "mcp-http")]
+        if let Some(caller) = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Caller>())
+        {
+            return caller;
+        }
+        let _ = context;
+        &self.caller
+    }
+}
+
+/// A refusal or failure as a tool error: the message (schema violations one per
+/// line, each with its instance path), the stable code, and what to do next.
+fn error_result(e: &InvokeError) -> CallToolResult {
+    let text = format!("{e}\n(code: {})", e.code());
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let mut meta = json!({
+        "code": e.code(),
+        "input_error": e.is_input_error(),
+        "next_action": e.next_action(),
+    });
+    // What a run produced before its checks rejected it: the client sees it.
+    if let Some(output) = e.rejected_output() {
+        meta["rejected_output"] = output.clone();
+    }
+    r.meta = serde_json::from_value(json!({ views::META_KEY: meta })).ok();
+    r
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller_of(&context);
+        Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed(name).map(|t| t.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller_of(&context);
+        self.call_as(caller, &request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+}

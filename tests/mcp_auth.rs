@@ -1,0 +1,468 @@
+//! The MCP server over HTTP as an OAuth 2.1 resource server, against a real
+//! token issuer (keys made per run, the JWKS served over HTTP on loopback):
+//! every way a token can be wrong gets 401 and runs nothing, a missing
+//! scope 403 naming it, a valid token its caller's tools; API keys from a
+//! file, revoked without a restart; a non-loopback address refused without
+//! authentication. Real clients too: the Python `mcp` client with a bearer
+//! token, the MCP Inspector CLI with a header.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skill_tests::fleet::app;
+use skill_tests::issuer::{self, JwksServer, Key, claims};
+use skill_tests::{root, temp_dir};
+
+const AUDIENCE: &str = "http://mcp.test/mcp";
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `skill-examples mcp --http 127.0.0.1:0 ARGS...`, once it serves.
+fn serve(args: &[&str]) -> Server {
+    let child = Command::new(app())
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    // Owned by `Server` at once, whose drop kills and waits for it.
+    let mut server = Server {
+        child,
+        addr: String::new(),
+    };
+    let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server exited: {line}"
+        );
+        if let Some(rest) = line
+            .trim()
+            .strip_prefix("serving MCP (Streamable HTTP) at http://")
+        {
+            server.addr = rest.trim_end_matches("/mcp").to_owned();
+            std::thread::spawn(move || for _ in stderr.lines() {});
+            return server;
+        }
+    }
+}
+
+/// A server checking tokens of [`issuer::ISSUER`] for [`AUDIENCE`] against
+/// `jwks`, roles in the `role` claim.
+fn jwt_server(jwks: &JwksServer) -> Server {
+    serve(&[
+        "--auth",
+        "jwt",
+        "--jwks",
+        &jwks.url,
+        "--issuer",
+        issuer::ISSUER,
+        "--audience",
+        AUDIENCE,
+        "--role-claim",
+        "role",
+        "--jwks-refetch-secs",
+        "1",
+    ])
+}
+
+/// An answer: status line, headers (lower-case names), the JSON message of
+/// its body (a JSON body, or the first event of a stream).
+struct Answer {
+    status: String,
+    headers: String,
+    body: Value,
+}
+
+fn post(addr: &str, token: Option<&str>, session: Option<&str>, message: &Value) -> Answer {
+    let body = message.to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(t) = token {
+        head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    }
+    if let Some(s) = session {
+        head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+    }
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    // A stream's first `data:` line, a chunked body's JSON, or the body.
+    let json = rest
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("data:")
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+        })
+        .or_else(|| rest.lines().find(|l| l.trim_start().starts_with('{')))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    Answer {
+        status: status.to_owned(),
+        headers: headers.to_lowercase(),
+        body: json,
+    }
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
+}
+
+/// A session opened with `token`: its id.
+fn session(addr: &str, token: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let body = initialize().to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let id = answer
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {answer}"));
+    let _ = post(
+        addr,
+        Some(token),
+        Some(&id),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    id
+}
+
+fn list(addr: &str, token: &str) -> Vec<String> {
+    let s = session(addr, token);
+    let a = post(
+        addr,
+        Some(token),
+        Some(&s),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    );
+    a.body["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{} {:?}", a.status, a.body))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn call(addr: &str, token: &str, tool: &str, arguments: Value) -> Answer {
+    let s = session(addr, token);
+    post(
+        addr,
+        Some(token),
+        Some(&s),
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}),
+    )
+}
+
+fn vlevel_input() -> Value {
+    json!({"page_data": {"url": "https://shop.example.com/p/1", "gamme": "plaquettes",
+        "marque": "renault", "modele": "clio", "type": "1.5 dci", "ktypnr": "12345"}})
+}
+
+#[test]
+fn bearer_tokens_are_checked_every_way_they_can_be_wrong() {
+    let (ed, ec) = (Key::ed25519("ed-1"), Key::p256("ec-1"));
+    let jwks = JwksServer::start(&[&ed, &ec]);
+    let server = jwt_server(&jwks);
+    let addr = &server.addr;
+    assert_eq!(jwks.fetched(), 1, "the key set is fetched at start");
+
+    // Valid, with each key: the caller's tools, and a call that runs.
+    let ok = claims(AUDIENCE, "ann", "seo:read skills:execute");
+    for key in [&ed, &ec] {
+        let token = key.sign(&ok);
+        let tools = list(addr, &token);
+        assert!(
+            tools.contains(&"ai_cos_vlevel_calc".to_owned()),
+            "{tools:?}"
+        );
+        assert!(
+            !tools.contains(&"ai_cos_routes_sync".to_owned()),
+            "a tool needing seo:write is not listed: {tools:?}"
+        );
+        let a = call(addr, &token, "ai_cos_vlevel_calc", vlevel_input());
+        assert!(a.status.contains(" 200 "), "{} {:?}", a.status, a.body);
+        assert_eq!(a.body["result"]["isError"], json!(false), "{:?}", a.body);
+    }
+
+    // No token: 401 naming the metadata; the metadata names the issuer.
+    let a = post(addr, None, None, &initialize());
+    assert!(a.status.contains(" 401 "), "{}", a.status);
+    let metadata = format!("http://{addr}/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        a.headers.contains(&format!(
+            "www-authenticate: bearer resource_metadata=\"{metadata}\""
+        )),
+        "{}",
+        a.headers
+    );
+    let doc = get_json(addr, "/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(doc["authorization_servers"], json!([issuer::ISSUER]));
+    assert!(
+        doc["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("seo:read"))
+    );
+
+    // Every way a token can be wrong: 401, invalid_token, and it says why.
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut c = ok.clone();
+        edit(&mut c);
+        c
+    };
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "expired",
+            ed.sign(&with(&|c| c["exp"] = json!(issuer::at(-600)))),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            ed.sign(&with(&|c| c["nbf"] = json!(issuer::at(600)))),
+            "not valid yet",
+        ),
+        (
+            "another issuer",
+            ed.sign(&with(&|c| c["iss"] = json!("https://evil.test"))),
+            "issuer",
+        ),
+        (
+            "another audience",
+            ed.sign(&with(&|c| c["aud"] = json!("http://other/mcp"))),
+            "not for this resource",
+        ),
+        (
+            "no subject",
+            ed.sign(&with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            })),
+            "`sub`",
+        ),
+        ("tampered", issuer::tampered(&ed.sign(&ok)), "signature"),
+        ("alg none", issuer::unsigned(&ok), "not a JWT"),
+        (
+            "HMAC with the public key",
+            issuer::hmac_with_public_key(&ed, &ok),
+            "refused",
+        ),
+        (
+            "unknown role",
+            ed.sign(&with(&|c| c["role"] = json!("overlord"))),
+            "overlord",
+        ),
+        ("not a token", "abc.def".to_owned(), "not a JWT"),
+    ];
+    for (what, token, says) in &cases {
+        let a = post(addr, Some(token), None, &initialize());
+        assert!(a.status.contains(" 401 "), "{what}: {}", a.status);
+        assert!(
+            a.headers.contains("error=\"invalid_token\""),
+            "{what}: {}",
+            a.headers
+        );
+        let message = a.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{what}: {message}");
+        assert!(
+            !message.contains(token.as_str()),
+            "{what}: the token is echoed"
+        );
+    }
+
+    // An unknown key: the set is fetched once more, then the token refused;
+    // a second one at once fetches nothing.
+    std::thread::sleep(Duration::from_millis(1100));
+    let stranger = Key::ed25519("ed-2");
+    let before = jwks.fetched();
+    let a = post(addr, Some(&stranger.sign(&ok)), None, &initialize());
+    assert!(a.status.contains(" 401 "), "{}", a.status);
+    assert_eq!(jwks.fetched(), before + 1, "one refetch for an unknown key");
+    let _ = post(addr, Some(&stranger.sign(&ok)), None, &initialize());
+    assert_eq!(jwks.fetched(), before + 1, "no refetch storm");
+    // Rotation: the issuer publishes the key, the next token with it passes.
+    jwks.add(&stranger);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert!(list(addr, &stranger.sign(&ok)).contains(&"ai_cos_vlevel_calc".to_owned()));
+
+    // A missing scope: 403 insufficient_scope naming it, nothing runs.
+    let reader = ed.sign(&claims(AUDIENCE, "bob", "obsidian:read skills:execute"));
+    let a = call(addr, &reader, "ai_cos_vlevel_calc", vlevel_input());
+    assert!(a.status.contains(" 403 "), "{} {:?}", a.status, a.body);
+    assert!(
+        a.headers
+            .contains("error=\"insufficient_scope\", scope=\"seo:read\""),
+        "{}",
+        a.headers
+    );
+    // A role the skill does not admit: a tool error from the pipeline.
+    let analyzer = ed.sign(&with(&|c| {
+        c["role"] = json!("analyzer");
+        c["scope"] = json!("seo:read skills:read");
+    }));
+    let a = call(addr, &analyzer, "ai_cos_vlevel_calc", vlevel_input());
+    assert_eq!(a.body["result"]["isError"], json!(true), "{:?}", a.body);
+    // The server keeps serving.
+    assert!(list(addr, &ed.sign(&ok)).contains(&"ai_cos_vlevel_calc".to_owned()));
+}
+
+fn get_json(addr: &str, path: &str) -> Value {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let body = answer.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+#[test]
+fn api_keys_name_their_callers_and_revoke_without_a_restart() {
+    let dir = temp_dir("api-keys");
+    let file = dir.join("keys.json");
+    let new_key = |name: &str, grants: &[&str]| {
+        let mut args = vec!["api-key", "new", name, "--file", file.to_str().unwrap()];
+        for g in grants {
+            args.extend(["--grant", g]);
+        }
+        let out = Command::new(app()).args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let seo = new_key("seo-bot", &["seo:read"]);
+    let notes = new_key("notes-bot", &["obsidian:read"]);
+    let stored = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !stored.contains(&seo) && !stored.contains(&notes),
+        "keys are stored hashed"
+    );
+    let server = serve(&["--auth", "api-keys", "--api-keys", file.to_str().unwrap()]);
+    let addr = &server.addr;
+    assert!(list(addr, &seo).contains(&"ai_cos_vlevel_calc".to_owned()));
+    assert!(!list(addr, &notes).contains(&"ai_cos_vlevel_calc".to_owned()));
+    let a = post(addr, Some("sk_not_a_key"), None, &initialize());
+    assert!(a.status.contains(" 401 "), "{}", a.status);
+    // Revoked: the entry removed from the file, the server not restarted.
+    let mut doc: Value = serde_json::from_str(&stored).unwrap();
+    doc["keys"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|k| k["name"] != "seo-bot");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let a = post(addr, Some(&seo), None, &initialize());
+    assert!(a.status.contains(" 401 "), "a revoked key: {}", a.status);
+    assert!(list(addr, &notes).contains(&"read_note".to_owned()));
+}
+
+#[test]
+fn other_machines_are_served_only_with_authentication() {
+    let out = Command::new(app())
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--auth jwt") && err.contains("--auth api-keys"),
+        "{err}"
+    );
+}
+
+/// The Python `mcp` client, with a bearer token: lists and calls.
+#[test]
+fn the_python_client_connects_with_a_bearer_token() {
+    let key = Key::ed25519("ed-py");
+    let jwks = JwksServer::start(&[&key]);
+    let server = jwt_server(&jwks);
+    let token = key.sign(&claims(AUDIENCE, "py", "seo:read skills:execute"));
+    let out = Command::new("python3")
+        .arg(root().join("tests/mcp/bearer_client.py"))
+        .arg(format!("http://{}/mcp", server.addr))
+        .arg(&token)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("bearer client checks passed"), "{stdout}");
+}
+
+/// The MCP Inspector CLI, with an Authorization header: lists.
+#[test]
+fn the_inspector_connects_with_a_header() {
+    let key = Key::p256("ec-inspector");
+    let jwks = JwksServer::start(&[&key]);
+    let server = jwt_server(&jwks);
+    let token = key.sign(&claims(AUDIENCE, "inspector", "seo:read skills:execute"));
+    let cli = root().join("tests/mcp/node_modules/.bin/mcp-inspector");
+    assert!(cli.exists(), "run `npm ci --prefix tests/mcp`");
+    let url = format!("http://{}/mcp", server.addr);
+    let run = |header: &str| {
+        Command::new(&cli)
+            .args(["--cli", &url, "--transport", "http", "--header", header])
+            .args(["--method", "tools/list"])
+            .output()
+            .expect("node runs the Inspector")
+    };
+    let out = run(&format!("Authorization: Bearer {token}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ai_cos_vlevel_calc"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let refused = run("Authorization: Bearer nope");
+    assert!(!refused.status.success(), "a bad token is refused");
+}
