@@ -1,0 +1,116 @@
+//! The MCP endpoint mounted in an axum app, beside the app's own routes:
+//! `/healthz` (the process is up), `/ready` (the runtime is built, and the
+//! fleet's Redis answers when one is configured), `/mcp` (the seed skills as
+//! MCP tools, through the same service `skill-examples mcp --http` serves),
+//! and the protected resource metadata its 401s point at.
+//!
+//! ```sh
+//! cargo run -p mounted -- --listen 127.0.0.1:8080 --api-keys keys.json
+//! ```
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use clap::Parser;
+use serde_json::json;
+use skill_runtime::Registry;
+use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
+use skill_runtime::mcp::{McpOptions, McpServer};
+use skill_runtime::queue::api::Queue;
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+
+#[derive(Parser)]
+struct Args {
+    /// Where the app listens.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Authenticate MCP requests with the keys of this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "jwks")]
+    api_keys: Option<PathBuf>,
+    /// Authenticate MCP requests with bearer JWTs checked against this key
+    /// set (a URL or a file), from --issuer, for --audience.
+    #[arg(long, value_name = "URL|FILE", requires_all = ["issuer", "audience"])]
+    jwks: Option<String>,
+    #[arg(long)]
+    issuer: Option<String>,
+    #[arg(long)]
+    audience: Option<String>,
+    /// The fleet's Redis: /ready answers 503 while it does not.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// The example data.
+    #[arg(long, default_value = seed_skills::DATA_DIR)]
+    data: PathBuf,
+}
+
+#[derive(Clone)]
+struct App {
+    redis: Option<RedisBackend>,
+}
+
+async fn ready(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<serde_json::Value>) {
+    let redis = match &app.redis {
+        None => json!("not configured"),
+        Some(r) => match r.status().await {
+            Ok(_) => json!("reachable"),
+            Err(e) => {
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    axum::Json(json!({"ready": false, "redis": e.to_string()})),
+                );
+            }
+        },
+    };
+    (
+        StatusCode::OK,
+        axum::Json(json!({"ready": true, "redis": redis})),
+    )
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let args = Args::parse();
+    let registry = Arc::new(Registry::from_inventory()?);
+    let runtime = seed_skills::runtime_builder(registry, &args.data)?.build()?;
+    let mut options = McpOptions::new().server_info("mounted", env!("CARGO_PKG_VERSION"));
+    match (&args.api_keys, &args.jwks) {
+        (Some(file), _) => options = options.authenticate(ApiKeys::open(file)?),
+        (None, Some(jwks)) => {
+            let config = JwtConfig::new(
+                JwksSource::parse(jwks),
+                args.issuer.clone().unwrap_or_default(),
+                args.audience.clone().unwrap_or_default(),
+            );
+            options = options.authenticate(JwtAuth::connect(config).await?);
+        }
+        (None, None) if !args.listen.ip().is_loopback() => {
+            return Err("an address other machines reach needs --api-keys or --jwks".into());
+        }
+        (None, None) => {}
+    }
+    let redis = match &args.redis {
+        Some(url) => Some(RedisBackend::connect(RedisConfig::new(url.clone())).await?),
+        None => None,
+    };
+    let mcp = McpServer::new(runtime, options)?.into_service();
+    let app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/ready", get(ready))
+        .route_service("/mcp", mcp.clone())
+        // Where a 401 tells clients to learn how to authenticate.
+        .route_service("/.well-known/oauth-protected-resource/mcp", mcp)
+        .with_state(Arc::new(App { redis }));
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    eprintln!("serving at http://{}", listener.local_addr()?);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

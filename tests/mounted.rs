@@ -1,0 +1,146 @@
+//! The MCP endpoint mounted in an axum app (examples/mounted) beside the
+//! app's own routes: health and readiness (Redis reachable, then not), the
+//! MCP endpoint behind API keys, the metadata its 401 names.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use skill_tests::fleet::{RedisServer, app};
+use skill_tests::{cargo, root, run_ok, temp_dir};
+
+struct Mounted(Child, String);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn binary() -> std::path::PathBuf {
+    static BUILT: OnceLock<std::path::PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            run_ok(cargo().args(["build", "-q", "-p", "mounted"]));
+            root().join("target/debug/mounted")
+        })
+        .clone()
+}
+
+fn start(args: &[&str]) -> Mounted {
+    let child = Command::new(binary())
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(root())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the example starts");
+    let mut m = Mounted(child, String::new());
+    let mut err = BufReader::new(m.0.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    m.1 = line
+        .trim()
+        .strip_prefix("serving at http://")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_owned();
+    std::thread::spawn(move || for _ in err.lines() {});
+    m
+}
+
+/// `METHOD PATH` with extra header lines and a body: status line and body.
+fn request(addr: &str, method: &str, path: &str, headers: &str, body: &str) -> (String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (
+        head.lines().next().unwrap_or_default().to_owned(),
+        body.to_owned(),
+    )
+}
+
+#[test]
+fn the_endpoint_serves_beside_the_apps_routes() {
+    let dir = temp_dir("mounted");
+    let keys = dir.join("keys.json");
+    let out = Command::new(app())
+        .args([
+            "api-key",
+            "new",
+            "app-bot",
+            "--file",
+            keys.to_str().unwrap(),
+        ])
+        .args(["--grant", "obsidian:read"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let mut redis = RedisServer::start("mounted");
+    let m = start(&[
+        "--api-keys",
+        keys.to_str().unwrap(),
+        "--redis",
+        &redis.url(),
+    ]);
+    let addr = &m.1;
+
+    let (status, body) = request(addr, "GET", "/healthz", "", "");
+    assert!(
+        status.contains(" 200 ") && body.contains("ok"),
+        "{status} {body}"
+    );
+    let (status, body) = request(addr, "GET", "/ready", "", "");
+    assert!(
+        status.contains(" 200 ") && body.contains("reachable"),
+        "{status} {body}"
+    );
+
+    let mcp = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+               MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n";
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, _) = request(addr, "POST", "/mcp", mcp, list);
+    assert!(status.contains(" 401 "), "{status}");
+    let (status, body) = request(
+        addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        "",
+        "",
+    );
+    assert!(
+        status.contains(" 200 ") && body.contains("\"resource\""),
+        "{status} {body}"
+    );
+    let with_key = format!("{mcp}Authorization: Bearer {key}\r\n");
+    let (status, body) = request(addr, "POST", "/mcp", &with_key, list);
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert!(body.contains("read_note"), "{body}");
+    assert!(
+        !body.contains("ai_cos_vlevel_calc"),
+        "a tool the key is not granted: {body}"
+    );
+
+    // Redis gone: not ready, still alive.
+    redis.stop();
+    let (status, _) = request(addr, "GET", "/ready", "", "");
+    assert!(status.contains(" 503 "), "{status}");
+    let (status, _) = request(addr, "GET", "/healthz", "", "");
+    assert!(status.contains(" 200 "), "{status}");
+}
