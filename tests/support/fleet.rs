@@ -17,6 +17,10 @@ pub struct RedisServer {
     port: u16,
     dir: PathBuf,
     aof: bool,
+    /// More `redis-server` arguments (TLS, a password).
+    extra: Vec<String>,
+    /// The default user's password, when the server requires one.
+    password: Option<String>,
     child: Option<Child>,
 }
 
@@ -33,6 +37,26 @@ impl RedisServer {
     }
 
     fn launch(name: &str, aof: bool) -> RedisServer {
+        RedisServer::launch_with(name, aof, |_, _| Vec::new(), None)
+    }
+
+    /// A fresh server started with the arguments `extra` gives for its data
+    /// directory and port (`--tls-port`, ...), whose default user needs
+    /// `password` when there is one.
+    pub fn start_with(
+        name: &str,
+        extra: impl Fn(&Path, u16) -> Vec<String>,
+        password: Option<&str>,
+    ) -> RedisServer {
+        RedisServer::launch_with(name, false, extra, password)
+    }
+
+    fn launch_with(
+        name: &str,
+        aof: bool,
+        extra: impl Fn(&Path, u16) -> Vec<String>,
+        password: Option<&str>,
+    ) -> RedisServer {
         let dir = temp_dir(&format!("redis-{name}"));
         for _ in 0..20 {
             let port = free_port();
@@ -40,6 +64,8 @@ impl RedisServer {
                 port,
                 dir: dir.clone(),
                 aof,
+                extra: extra(&dir, port),
+                password: password.map(str::to_owned),
                 child: None,
             };
             if server.spawn() {
@@ -66,6 +92,10 @@ impl RedisServer {
         } else {
             cmd.args(["--appendonly", "no"]);
         }
+        cmd.args(&self.extra);
+        if let Some(p) = &self.password {
+            cmd.args(["--requirepass", p]);
+        }
         let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -78,7 +108,7 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if ping(self.port) {
+            if ping(self.port, self.password.as_deref()) {
                 return true;
             }
             if let Some(c) = &mut self.child
@@ -99,8 +129,12 @@ impl RedisServer {
 
     /// `redis-cli ARGS...` against this server: its standard output.
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-h", "127.0.0.1", "-p", &self.port.to_string()]);
+        if let Some(p) = &self.password {
+            cmd.args(["--no-auth-warning", "-a", p]);
+        }
+        let out = cmd
             .args(args)
             .output()
             .expect("redis-cli runs (Debian: it comes with redis-server)");
@@ -147,16 +181,20 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-fn ping(port: u16) -> bool {
+fn ping(port: u16, password: Option<&str>) -> bool {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"PING\r\n").is_err() {
+    let (request, expect): (String, &[u8]) = match password {
+        None => ("PING\r\n".to_owned(), b"+PONG\r\n"),
+        Some(p) => (format!("AUTH {p}\r\nPING\r\n"), b"+OK\r\n+PONG\r\n"),
+    };
+    if s.write_all(request.as_bytes()).is_err() {
         return false;
     }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    let mut buf = vec![0u8; expect.len()];
+    s.read_exact(&mut buf).is_ok() && buf == expect
 }
 
 /// The example app's binary, built once per test binary.

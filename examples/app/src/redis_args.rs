@@ -19,6 +19,10 @@ pub struct RedisArgs {
     /// The queue.
     #[arg(long, default_value = "default", value_name = "NAME")]
     queue: String,
+    /// For a rediss:// URL: the certificate authority (PEM) the server's
+    /// certificate is checked against, instead of the system's roots.
+    #[arg(long = "redis-ca", env = "SKILL_REDIS_CA", value_name = "FILE")]
+    redis_ca: Option<std::path::PathBuf>,
 }
 
 impl RedisArgs {
@@ -30,6 +34,7 @@ impl RedisArgs {
         RedisConfig {
             namespace: self.namespace.clone(),
             queue: self.queue.clone(),
+            tls_ca: self.redis_ca.clone(),
             ..RedisConfig::new(url)
         }
     }

@@ -46,6 +46,10 @@ pub struct RedisConfig {
     pub max_params_bytes: usize,
     /// Locks and results of idempotency keys.
     pub idempotency: IdempotencyConfig,
+    /// For a `rediss://` URL: a PEM file of the certificate authority the
+    /// server's certificate is checked against, instead of the system's and
+    /// Mozilla's roots (a server with a certificate of its own CA).
+    pub tls_ca: Option<std::path::PathBuf>,
 }
 
 impl RedisConfig {
@@ -90,6 +94,7 @@ impl RedisConfig {
             records_max: 100_000,
             max_params_bytes: crate::exec::policy::limits::Limits::default().max_input_bytes,
             idempotency: IdempotencyConfig::default(),
+            tls_ca: None,
         }
     }
 }
@@ -185,8 +190,28 @@ impl Conn {
             store: format!("Redis at {shown}"),
             message,
         };
-        let client =
-            Client::open(config.url.as_str()).map_err(|e| fail(format!("not a Redis URL: {e}")))?;
+        // rustls needs a process-wide provider: ring, unless the application
+        // chose one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = match &config.tls_ca {
+            None => Client::open(config.url.as_str()),
+            Some(ca) => {
+                let pem = std::fs::read(ca).map_err(|e| {
+                    fail(format!(
+                        "the TLS certificate authority {}: {e}",
+                        ca.display()
+                    ))
+                })?;
+                Client::build_with_tls(
+                    config.url.as_str(),
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(pem),
+                    },
+                )
+            }
+        }
+        .map_err(|e| fail(format!("not a Redis URL: {e}")))?;
         // Requests fail rather than wait for a server that is down; the
         // manager reconnects with backoff on the next request.
         let manager = ConnectionManagerConfig::new()
