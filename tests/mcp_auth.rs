@@ -385,7 +385,8 @@ fn api_keys_name_their_callers_and_revoke_without_a_restart() {
         !stored.contains(&seo) && !stored.contains(&notes),
         "keys are stored hashed"
     );
-    let server = serve(&["--auth", "api-keys", "--api-keys", file.to_str().unwrap()]);
+    // `--auth api-keys FILE`, as docs/deploy.md writes it.
+    let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
     let addr = &server.addr;
     assert!(list(addr, &seo).contains(&"ai_cos_vlevel_calc".to_owned()));
     assert!(!list(addr, &notes).contains(&"ai_cos_vlevel_calc".to_owned()));
@@ -465,4 +466,64 @@ fn the_inspector_connects_with_a_header() {
     );
     let refused = run("Authorization: Bearer nope");
     assert!(!refused.status.success(), "a bad token is refused");
+}
+
+#[test]
+fn each_caller_gets_its_own_rate_limit() {
+    let dir = temp_dir("caller-rate");
+    let file = dir.join("keys.json");
+    let new_key = |name: &str| {
+        let args = ["api-key", "new", name, "--file", file.to_str().unwrap()];
+        let out = Command::new(app()).args(args).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (busy, calm) = (new_key("busy-bot"), new_key("calm-bot"));
+    let records = dir.join("runs.jsonl");
+    let server = serve(&[
+        "--record",
+        records.to_str().unwrap(),
+        "--auth",
+        "api-keys",
+        "--api-keys",
+        file.to_str().unwrap(),
+        "--caller-rate",
+        "3",
+    ]);
+    let addr = &server.addr;
+    for _ in 0..3 {
+        let a = post(addr, Some(&busy), None, &initialize());
+        assert!(a.status.contains(" 200 "), "{}", a.status);
+    }
+    let a = post(addr, Some(&busy), None, &initialize());
+    assert!(a.status.contains(" 429 "), "{}", a.status);
+    let retry = a
+        .headers
+        .lines()
+        .find_map(|l| l.strip_prefix("retry-after:"))
+        .map(|v| v.trim().parse::<u64>().unwrap());
+    assert!(matches!(retry, Some(1..=60)), "{}", a.headers);
+    let message = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("busy-bot"), "{}", a.body);
+    assert!(
+        !a.body.to_string().contains(&busy),
+        "the key is never echoed"
+    );
+    // Another caller is not held back by the first: its three requests
+    // (initialize, initialized, the call) all pass.
+    let a = call(addr, &calm, "echo", json!({"message": "hi"}));
+    assert!(a.status.contains(" 200 "), "{}", a.status);
+    assert_eq!(a.body["result"]["isError"], false, "{}", a.body);
+    // The run record names the caller by its key's name, never by the key.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        let text = std::fs::read_to_string(&records).unwrap_or_default();
+        if let Some(line) = text.lines().next() {
+            assert!(!text.contains(&calm) && !text.contains(&busy));
+            break serde_json::from_str::<Value>(line).unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "no run record");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(line["caller"]["user_id"], "calm-bot", "{line}");
 }

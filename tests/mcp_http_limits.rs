@@ -367,5 +367,8 @@ fn localhost_names_loopback_and_other_hosts_are_refused() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback only"));
+    // Refused, and the message names both ways out: authenticate, or loopback.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--auth jwt"), "{stderr}");
+    assert!(stderr.contains("listen on loopback"), "{stderr}");
 }

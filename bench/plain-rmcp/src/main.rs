@@ -76,7 +76,43 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let server = Plain {
         tools: vec![tool].into(),
     };
+    // `--http ADDR`: the same tool over Streamable HTTP, on hyper, the way a
+    // hand-written rmcp server would serve it.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, addr] = args.as_slice()
+        && flag == "--http"
+    {
+        return serve_http(server, addr).await;
+    }
     let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     running.waiting().await?;
     Ok(())
+}
+
+async fn serve_http(
+    server: Plain,
+    addr: &str,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("serving at http://{}/mcp", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
 }

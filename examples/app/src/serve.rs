@@ -32,18 +32,18 @@ pub struct McpArgs {
     /// An address other machines reach needs --auth.
     #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<std::net::SocketAddr>,
-    /// With --http: who each request is from. `none` (loopback only): every
-    /// request is the caller the flags above describe; `jwt`: OAuth 2.1 /
-    /// OIDC bearer tokens (--jwks, --issuer, --audience); `api-keys`: keys
-    /// of --api-keys FILE.
-    #[arg(long, value_enum, default_value_t = AuthMode::None, requires = "http")]
-    auth: AuthMode,
+    /// With --http: who each request is from. `none` (the default, loopback
+    /// only): every request is the caller the flags above describe; `jwt`:
+    /// OAuth 2.1 / OIDC bearer tokens (--jwks, --issuer, --audience);
+    /// `api-keys FILE`: keys of FILE (`api-key new` writes it).
+    #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], requires = "http")]
+    auth: Vec<String>,
     /// With --auth jwt: the issuer's key set, a URL (https://.../jwks.json)
     /// or a file.
-    #[arg(long, value_name = "URL|FILE", required_if_eq("auth", "jwt"))]
+    #[arg(long, value_name = "URL|FILE")]
     jwks: Option<String>,
     /// With --auth jwt: the issuer tokens must come from (`iss`).
-    #[arg(long, value_name = "ISSUER", required_if_eq("auth", "jwt"))]
+    #[arg(long, value_name = "ISSUER")]
     issuer: Option<String>,
     /// With --auth jwt: the audience tokens must be for (`aud`), this
     /// server's identifier; by default its --resource-url.
@@ -56,8 +56,8 @@ pub struct McpArgs {
     /// for tokens naming an unknown key.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     jwks_refetch_secs: u64,
-    /// With --auth api-keys: the key file (`api-key new` writes it).
-    #[arg(long, value_name = "FILE", required_if_eq("auth", "api-keys"))]
+    /// With --auth api-keys: the key file, when not given after it.
+    #[arg(long, value_name = "FILE")]
     api_keys: Option<std::path::PathBuf>,
     /// With --http: the URL clients reach the endpoint at
     /// (https://mcp.example.com/mcp), named in the protected resource
@@ -89,20 +89,56 @@ pub struct McpArgs {
     /// used.
     #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_sessions, requires = "http", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_sessions: usize,
+    /// With --http: requests each caller may send in any minute (callers
+    /// by the subject of their token or the name of their key); past it,
+    /// 429 with Retry-After. No limit by default.
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+    caller_rate: Option<u32>,
     /// With --http: a session with no request for this long is closed.
     #[arg(long, value_name = "SECS", default_value_t = HttpLimits::default().session_idle.as_secs(), requires = "http", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     session_idle_secs: u64,
 }
 
 /// How requests over HTTP are authenticated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthMode {
     /// Every request is the server's own caller: loopback only.
     None,
     /// OAuth 2.1 / OIDC bearer JWTs.
     Jwt,
     /// API keys from a file of hashed keys.
-    ApiKeys,
+    ApiKeys(std::path::PathBuf),
+}
+
+impl McpArgs {
+    /// `--auth MODE [FILE]` read: the mode, and for `api-keys` its file
+    /// (after the mode, or `--api-keys FILE`).
+    fn auth_mode(&self) -> Result<AuthMode, String> {
+        let file = self.auth.get(1).map(std::path::PathBuf::from);
+        let mode = match self.auth.first().map(String::as_str) {
+            None | Some("none") => AuthMode::None,
+            Some("jwt") => AuthMode::Jwt,
+            Some("api-keys") => {
+                return match file.or_else(|| self.api_keys.clone()) {
+                    Some(path) => Ok(AuthMode::ApiKeys(path)),
+                    None => Err("--auth api-keys needs the key file: --auth api-keys FILE (`skill-examples api-key new NAME --file FILE` makes one)".to_owned()),
+                };
+            }
+            Some(other) => {
+                return Err(format!(
+                    "--auth {other}: the modes are `none`, `jwt` and `api-keys FILE`"
+                ));
+            }
+        };
+        match file {
+            Some(f) => Err(format!(
+                "--auth {} takes no file (`{}`); only `api-keys FILE` does",
+                self.auth[0],
+                f.display()
+            )),
+            None => Ok(mode),
+        }
+    }
 }
 
 /// A socket address, with `localhost` read as 127.0.0.1 (it names loopback
@@ -118,19 +154,20 @@ fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
 }
 
 /// The authenticator `args` ask for, on options.
-async fn authenticated(args: &McpArgs, mut options: McpOptions) -> Result<McpOptions, String> {
+async fn authenticated(
+    args: &McpArgs,
+    mode: &AuthMode,
+    mut options: McpOptions,
+) -> Result<McpOptions, String> {
     use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
     if let Some(url) = &args.resource_url {
         options = options.resource_url(url.clone());
     }
-    match args.auth {
+    match mode {
         AuthMode::None => Ok(options),
-        AuthMode::ApiKeys => {
-            let path = args
-                .api_keys
-                .as_ref()
-                .ok_or("--auth api-keys needs --api-keys FILE")?;
-            let keys = ApiKeys::open(path).map_err(|e| format!("--api-keys: {e}"))?;
+        AuthMode::ApiKeys(path) => {
+            let keys = ApiKeys::open(path)
+                .map_err(|e| format!("--auth api-keys {}: {e}", path.display()))?;
             Ok(options.authenticate(keys))
         }
         AuthMode::Jwt => {
@@ -154,9 +191,16 @@ async fn authenticated(args: &McpArgs, mut options: McpOptions) -> Result<McpOpt
 }
 
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
+    let mode = match args.auth_mode() {
+        Ok(mode) => mode,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Some(addr) = args.http
         && !addr.ip().is_loopback()
-        && args.auth == AuthMode::None
+        && mode == AuthMode::None
     {
         eprintln!(
             "error: --http {addr} serves other machines, and every request would run as this server's own caller: authenticate them with --auth jwt --jwks URL --issuer ISS --audience AUD, or --auth api-keys FILE (see docs/deploy.md); without --auth, listen on loopback (127.0.0.1 or ::1)"
@@ -189,6 +233,9 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             .body_timeout(std::time::Duration::from_millis(args.body_timeout_ms))
             .max_sessions(args.max_sessions)
             .session_idle(std::time::Duration::from_secs(args.session_idle_secs));
+        if let Some(n) = args.caller_rate {
+            http = http.caller_rate(n);
+        }
         for origin in &args.allow_origins {
             http = http.allow_origin(origin.clone());
         }
@@ -222,7 +269,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             // fleet's stream keeps where someone can read them.
             .result_ids(args.runtime.record.is_some() || redis.is_some())
             .http(http);
-        let options = match authenticated(&args, options).await {
+        let options = match authenticated(&args, &mode, options).await {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("error: {e}");

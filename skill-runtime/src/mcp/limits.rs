@@ -42,6 +42,11 @@ pub struct HttpLimits {
     pub session_idle: std::time::Duration,
     /// Largest request body read; a larger one is answered 413.
     pub max_body_bytes: usize,
+    /// Requests a caller may send in any 60 seconds (each caller by its user
+    /// id, the subject its credentials name; without an authenticator, every
+    /// request is the server's own caller and shares one window). Past it,
+    /// 429 with `Retry-After`. Counted in this process; `None`, no limit.
+    pub caller_rate: Option<u32>,
 }
 
 impl Default for HttpLimits {
@@ -56,6 +61,7 @@ impl Default for HttpLimits {
             max_sessions: 1_000,
             session_idle: std::time::Duration::from_secs(300),
             max_body_bytes: 4 * 1024 * 1024,
+            caller_rate: None,
         }
     }
 }
@@ -124,6 +130,13 @@ impl HttpLimits {
         );
         self.max_connections = room;
         (self, Some(why))
+    }
+
+    /// Let each caller send at most `per_minute` requests in any 60 seconds
+    /// (see [`HttpLimits::caller_rate`](HttpLimits#structfield.caller_rate)).
+    pub fn caller_rate(mut self, per_minute: u32) -> Self {
+        self.caller_rate = Some(per_minute);
+        self
     }
 
     /// Answer 413 to a request body over `n` bytes.

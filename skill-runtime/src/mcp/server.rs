@@ -76,10 +76,10 @@ pub struct McpServer {
     runtime: Runtime,
     /// The caller of a request that brings none of its own (every request
     /// over stdio, and over HTTP without an authenticator).
-    caller: Caller,
+    caller: Arc<Caller>,
     /// By tool name, sorted: a binary search, no hashing, per call.
     tools: Arc<[Listed]>,
-    info: ServerConfig,
+    info: Arc<ServerConfig>,
     result_ids: bool,
     #[cfg_attr(
         not(feature = "mcp-http"),
@@ -155,9 +155,9 @@ impl McpServer {
             );
         Ok(McpServer {
             runtime,
-            caller,
+            caller: Arc::new(caller),
             tools: tools.into(),
-            info,
+            info: Arc::new(info),
             http: Arc::new(options.http),
             #[cfg(feature = "mcp-http")]
             front: Front {
@@ -381,7 +381,7 @@ fn error_result(e: &InvokeError) -> CallToolResult {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        self.info.clone()
+        (*self.info).clone()
     }
 
     async fn list_tools(

@@ -53,6 +53,17 @@ impl RateLimiter {
         }
     }
 
+    /// Whether any admission of the last minute is still counted at `now`.
+    #[cfg_attr(
+        not(feature = "mcp-http"),
+        expect(dead_code, reason = "read by the per-caller limits of mcp-http")
+    )]
+    pub(crate) fn holds_any(&self, now: Instant) -> bool {
+        lock(&self.admitted)
+            .back()
+            .is_some_and(|last| now.duration_since(*last) < WINDOW)
+    }
+
     /// Admit one call now, or say how long until one would be admitted.
     pub(crate) fn admit(&self, now: Instant) -> Result<(), Duration> {
         let mut admitted = lock(&self.admitted);

@@ -15,8 +15,9 @@
 //! over rustls.
 
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty, Limited};
@@ -26,11 +27,13 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 use skill_core::manifest::AgentRole;
 
 use super::authenticator::{AuthError, Authenticator, bearer, caller_of};
 use crate::exec::policy::BoxFuture;
 use crate::model::caller::Caller;
+use crate::sync::lock;
 
 /// The algorithms a token may be signed with: asymmetric ones only.
 const ASYMMETRIC: [Algorithm; 9] = [
@@ -113,12 +116,24 @@ impl JwtConfig {
 }
 
 /// Bearer JWTs checked against a JWKS (see the module's documentation).
+///
+/// A client sends the same token with every request: a token that passed is
+/// remembered (by its SHA-256, at most [`CHECKED_FOR`] and never past its
+/// `exp`), so the signature is verified once per token, not per request.
 pub struct JwtAuth {
     config: JwtConfig,
     keys: RwLock<Keys>,
     /// One fetch at a time; the others wait for it and use its keys.
     fetching: tokio::sync::Mutex<()>,
+    checked: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
 }
+
+/// How long a token that passed is taken without its signature checked
+/// again: a key withdrawn from the JWKS stops its tokens within this long.
+pub const CHECKED_FOR: Duration = Duration::from_secs(60);
+
+/// The most tokens remembered at once.
+const MAX_CHECKED: usize = 10_000;
 
 struct Keys {
     set: JwkSet,
@@ -148,6 +163,7 @@ impl JwtAuth {
                 fetched: Instant::now(),
             }),
             fetching: tokio::sync::Mutex::new(()),
+            checked: Mutex::new(HashMap::new()),
         })
     }
 
@@ -210,6 +226,31 @@ impl JwtAuth {
     }
 
     async fn check(&self, token: &str) -> Result<Caller, AuthError> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some((caller, until)) = lock(&self.checked).get(&digest)
+            && Instant::now() < *until
+        {
+            return Ok(caller.clone());
+        }
+        let (caller, exp) = self.verify(token).await?;
+        let now_unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let left = Duration::from_secs(exp.saturating_sub(now_unix)).min(CHECKED_FOR);
+        let mut checked = lock(&self.checked);
+        if checked.len() >= MAX_CHECKED {
+            let now = Instant::now();
+            checked.retain(|_, (_, until)| *until > now);
+            if checked.len() >= MAX_CHECKED {
+                checked.clear();
+            }
+        }
+        checked.insert(digest, (caller.clone(), Instant::now() + left));
+        Ok(caller)
+    }
+
+    /// `token` checked whole: its caller, and its `exp`.
+    async fn verify(&self, token: &str) -> Result<(Caller, u64), AuthError> {
         let header = decode_header(token)
             .map_err(|e| AuthError::Invalid(format!("the token is not a JWT: {e}")))?;
         if !ASYMMETRIC.contains(&header.alg) {
@@ -242,7 +283,8 @@ impl JwtAuth {
                 other => format!("the token is refused: {other:?}"),
             })
         })?;
-        self.caller(data.claims)
+        let exp = data.claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        Ok((self.caller(data.claims)?, exp))
     }
 
     /// The caller the claims describe (see [`caller_of`]).

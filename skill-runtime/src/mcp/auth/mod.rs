@@ -15,5 +15,5 @@ mod keys;
 
 pub use self::authenticator::{AuthError, Authenticator, LEVEL_SCOPES, bearer, caller_of};
 #[cfg(feature = "mcp-jwt")]
-pub use self::jwt::{JwksSource, JwtAuth, JwtConfig, MAX_LEEWAY, REFETCH_AFTER};
+pub use self::jwt::{CHECKED_FOR, JwksSource, JwtAuth, JwtConfig, MAX_LEEWAY, REFETCH_AFTER};
 pub use self::keys::{ApiKeys, KeyEntry, NewKey};

@@ -14,6 +14,7 @@
 
 mod answers;
 mod conns;
+mod rates;
 mod reply;
 mod service;
 mod sessions;

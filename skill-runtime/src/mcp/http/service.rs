@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::answers as auth_answers;
 use super::conns::Slot;
+use super::rates::CallerRates;
 use super::reply::{Body, rpc_error};
 use super::sessions::CappedSessions;
 use crate::mcp::limits::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
@@ -34,9 +35,15 @@ use crate::mcp::server::McpServer;
 /// the server's: an app that mounts the service sets its own.
 #[derive(Clone)]
 pub struct McpService {
+    /// One reference count per request, whatever the parts.
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     rmcp: StreamableHttpService<McpServer, CappedSessions>,
     server: McpServer,
     limits: Arc<HttpLimits>,
+    rates: Option<CallerRates>,
 }
 
 impl McpService {
@@ -61,9 +68,12 @@ impl McpService {
                 .with_max_request_body_bytes(limits.max_body_bytes),
         );
         McpService {
-            rmcp,
-            server,
-            limits,
+            shared: Arc::new(Shared {
+                rmcp,
+                rates: limits.caller_rate.map(CallerRates::new),
+                server,
+                limits,
+            }),
         }
     }
 }
@@ -82,17 +92,17 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.handle(request).await) })
+        let shared = self.shared.clone();
+        Box::pin(async move { Ok(shared.handle(request).await) })
     }
 }
 
-impl McpService {
+impl Shared {
     /// One request (see [`McpService`]); with an authenticator, its caller
     /// first: 401 without credentials that hold, the metadata document at
     /// `/.well-known/oauth-protected-resource`, and 403 `insufficient_scope`
     /// for a `tools/call` of a tool the caller lacks permissions for.
-    async fn handle<B>(self, request: Request<B>) -> Response<Body>
+    async fn handle<B>(&self, request: Request<B>) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -103,15 +113,21 @@ impl McpService {
         }
         let front = &self.server.front;
         let Some(authenticator) = &front.authenticator else {
+            if let Some(rates) = &self.rates
+                && parts.method == hyper::Method::POST
+                && let Some(refused) = rates.refusal(None)
+            {
+                return refused;
+            }
             return handle(
-                self.rmcp,
+                &self.rmcp,
                 Request::from_parts(parts, body),
                 &self.limits,
                 None,
             )
             .await;
         };
-        let metadata_url = auth_answers::metadata_url(front.resource_url.as_deref(), &parts);
+        let metadata_url = || auth_answers::metadata_url(front.resource_url.as_deref(), &parts);
         if parts.method == hyper::Method::GET
             && parts
                 .uri
@@ -122,15 +138,21 @@ impl McpService {
         }
         let caller = match authenticator.authenticate(&parts).await {
             Ok(caller) => caller,
-            Err(e) => return auth_answers::refused(&e, &metadata_url),
+            Err(e) => return auth_answers::refused(&e, &metadata_url()),
         };
+        if let Some(rates) = &self.rates
+            && parts.method == hyper::Method::POST
+            && let Some(refused) = rates.refusal(Some(&caller))
+        {
+            return refused;
+        }
         parts.extensions.insert(caller);
         let check = ScopeCheck {
             server: &self.server,
-            metadata_url: &metadata_url,
+            resource_url: front.resource_url.as_deref(),
         };
         handle(
-            self.rmcp,
+            &self.rmcp,
             Request::from_parts(parts, body),
             &self.limits,
             Some(&check),
@@ -144,18 +166,37 @@ impl McpService {
 /// answered 403 `insufficient_scope`, naming the scope.
 struct ScopeCheck<'a> {
     server: &'a McpServer,
-    metadata_url: &'a str,
+    /// Where the metadata document is, computed only for a refusal.
+    resource_url: Option<&'a str>,
+}
+
+/// What the scope check reads of a message: its method, the tool's name,
+/// its id; the rest (the arguments) is skipped, not built.
+#[derive(serde::Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<PeekParams<'a>>,
+    #[serde(default)]
+    id: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct PeekParams<'a> {
+    #[serde(borrow)]
+    name: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl ScopeCheck<'_> {
     fn check(&self, parts: &hyper::http::request::Parts, body: &[u8]) -> Option<Response<Body>> {
         let caller = parts.extensions.get::<crate::model::caller::Caller>()?;
-        let message: Value = serde_json::from_slice(body).ok()?;
-        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        let message: Peek<'_> = serde_json::from_slice(body).ok()?;
+        if message.method.as_deref() != Some("tools/call") {
             return None;
         }
-        let name = message.pointer("/params/name").and_then(Value::as_str)?;
-        let needs = self.server.permissions_of(name)?;
+        let name = message.params?.name?;
+        let needs = self.server.permissions_of(&name)?;
         let missing = match &caller.permissions {
             Some(granted) => crate::exec::policy::authorize::missing_permissions(granted, needs),
             None => Vec::new(),
@@ -165,8 +206,8 @@ impl ScopeCheck<'_> {
         }
         Some(auth_answers::insufficient_scope(
             &missing,
-            self.metadata_url,
-            message.get("id").cloned().unwrap_or(Value::Null),
+            &auth_answers::metadata_url(self.resource_url, parts),
+            message.id,
         ))
     }
 }
@@ -175,14 +216,13 @@ impl ScopeCheck<'_> {
 /// (up to `max_body_bytes`, within its time), handed to rmcp, and rmcp's
 /// answer to a body it could not read as a message turned into the JSON-RPC
 /// error the body deserves.
-async fn handle<S, B>(
-    mut service: S,
+async fn handle<B>(
+    rmcp: &StreamableHttpService<McpServer, CappedSessions>,
     request: Request<B>,
     limits: &HttpLimits,
     scope: Option<&ScopeCheck<'_>>,
 ) -> Response<Body>
 where
-    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
@@ -200,7 +240,14 @@ where
         .saturating_add(std::time::Duration::from_secs_f64(
             length as f64 / limits.min_body_rate.max(1) as f64,
         ));
-    let read = tokio::time::timeout(allowed, Limited::new(body, max_body).collect()).await;
+    // A body that came with its headers is read at the first poll: no timer
+    // is set for it (setting one reaches for the runtime's timer wheel).
+    let mut collect = std::pin::pin!(Limited::new(body, max_body).collect());
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(done) => Ok(done),
+        Poll::Pending => tokio::time::timeout(allowed, collect).await,
+    };
     let bytes = match read {
         Ok(Ok(collected)) => collected.to_bytes(),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
@@ -241,13 +288,9 @@ where
     }
     // Busy, on a connection this crate serves, until the answer is sent.
     let busy = parts.extensions.get::<Slot>().map(Slot::busy);
-    let response = match service
-        .call(Request::from_parts(parts, Full::new(bytes.clone())))
-        .await
-    {
-        Ok(response) => response,
-        Err(never) => match never {},
-    };
+    let response = rmcp
+        .handle(Request::from_parts(parts, Full::new(bytes.clone())))
+        .await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && !bytes.is_empty() {
         let why = response.into_body().collect().await.map(|b| b.to_bytes());
         let why = why

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Streamable HTTP `tools/call` of `echo` (stateless 2026-07-28, kept-alive
+# connections, `wrk`): this server without authentication, with JWT
+# authentication, and a plain rmcp server with the same tool on the same
+# hyper; at 1 and 16 connections, ROUNDS interleaved rounds of SECONDS each.
+# Prints per round and the medians of calls/s and p50/p99 latency, and the
+# ratios to the plain server.
+#   bench/mcp-http.sh [ROUNDS] [SECONDS]        (default 3 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-3}"; seconds="${2:-10}"
+command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk; }
+cargo build -q --release -p skill-examples -p plain-rmcp
+work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+token=$(target/release/mint-token "$work/jwks.json")
+
+# Start server NAME (a child of this shell, stopped on exit) on a free
+# port; its address in the variable NAME.
+start() {
+  local name=$1 log="$work/$1.log"; shift
+  "$@" >/dev/null 2>"$log" &
+  for _ in $(seq 100); do
+    local addr
+    addr=$(grep -o 'http://[0-9.:]*' "$log" | head -1 | sed 's|http://||' || true)
+    if [ -n "$addr" ]; then printf -v "$name" '%s' "$addr"; return; fi
+    sleep 0.1
+  done
+  echo "server $name did not start: $(cat "$log")" >&2; exit 1
+}
+start plain target/release/plain-rmcp --http 127.0.0.1:0
+start ours target/release/skill-examples mcp --http 127.0.0.1:0
+start jwt target/release/skill-examples mcp --http 127.0.0.1:0 --auth jwt \
+  --jwks "$work/jwks.json" --issuer https://issuer.bench --audience http://mcp.bench/mcp
+
+# One wrk run: "calls/s p50_ms p99_ms".
+run() {
+  local addr=$1 conns=$2 tok=$3 threads=$(( $2 < 2 ? 1 : 2 ))
+  MCP_TOKEN="$tok" wrk -t"$threads" -c"$conns" -d"${seconds}s" --latency -s bench/mcp-http.lua "http://$addr/mcp" > "$work/out"
+  grep -q '^non-successes: 0$' "$work/out" || { echo "failed calls:" >&2; cat "$work/out" >&2; exit 1; }
+  local rps p50 p99
+  rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/out")
+  p50=$(awk '$1 == "50%" {print $2}' "$work/out")
+  p99=$(awk '$1 == "99%" {print $2}' "$work/out")
+  echo "$rps $(ms "$p50") $(ms "$p99")"
+}
+# wrk's "123.45us", "1.23ms", "1.00s" in milliseconds.
+ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+for conns in 1 16; do
+  : > "$work/plain.$conns"; : > "$work/ours.$conns"; : > "$work/jwt.$conns"
+  for r in $(seq "$rounds"); do
+    for who in plain ours jwt; do
+      case $who in plain) a=$plain; t="";; ours) a=$ours; t="";; jwt) a=$jwt; t=$token;; esac
+      line=$(run "$a" "$conns" "$t")
+      echo "$line" >> "$work/$who.$conns"
+      echo "connections $conns round $r $who: $line (calls/s p50 ms p99 ms)"
+    done
+  done
+done
+
+echo
+printf '%-12s %-6s %12s %10s %10s %10s\n' server conns "calls/s" "p50 ms" "p99 ms" "vs plain"
+for conns in 1 16; do
+  base=$(cut -d' ' -f1 "$work/plain.$conns" | median)
+  for who in plain ours jwt; do
+    rps=$(cut -d' ' -f1 "$work/$who.$conns" | median)
+    p50=$(cut -d' ' -f2 "$work/$who.$conns" | median)
+    p99=$(cut -d' ' -f3 "$work/$who.$conns" | median)
+    printf '%-12s %-6s %12s %10s %10s %9.2fx\n' "$who" "$conns" "$rps" "$p50" "$p99" "$(awk -v a="$rps" -v b="$base" 'BEGIN { print a / b }')"
+  done
+done
