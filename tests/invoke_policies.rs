@@ -1588,3 +1588,121 @@ async fn an_unknown_name_suggests_the_close_one_or_the_other_kind() {
     let e = err(&rt, JobEnvelope::new("zzzzzz", json!({}))).await;
     assert_eq!(e.to_string(), "unknown skill `zzzzzz`");
 }
+
+// ------------------------------------------------------------------ long-running work
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Ticks {
+    pub n: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Ticked {
+    pub ticks: u32,
+}
+
+/// Starts of `tick_slowly` with `n` = 1000 (only the cancellation test
+/// sends that).
+static THOUSANDS_STARTED: AtomicU32 = AtomicU32::new(0);
+
+/// Tick `n` times, 20 ms apart, reporting progress at each tick.
+#[skill(version = "1.0.0", idempotent, retries = 2, timeout_ms = 60_000)]
+pub async fn tick_slowly(ctx: Ctx, input: Ticks) -> Ticked {
+    if input.n == 1000 {
+        THOUSANDS_STARTED.fetch_add(1, Ordering::SeqCst);
+    }
+    for i in 1..=input.n {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        ctx.report_progress(u64::from(i), Some(u64::from(input.n)), Some("ticking"));
+    }
+    Ticked { ticks: input.n }
+}
+
+#[tokio::test]
+async fn progress_reaches_the_watcher_and_the_record_keeps_the_last() {
+    let rt = runtime();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let watch =
+        skill_runtime::Watch::new().on_progress(move |p| sink.lock().unwrap().push(p.clone()));
+    let job = JobEnvelope::for_reference("tick_slowly", json!({"n": 5}));
+    let r = rt.invoke_watched(job, watch).await.expect("it ticks");
+    assert_eq!(r.data["ticks"], 5);
+    let seen = seen.lock().unwrap();
+    // 20 ms apart, passed at most every 50 ms: the first, some between, and
+    // the last (work done) always.
+    assert!((2..=5).contains(&seen.len()), "coalesced: {seen:?}");
+    assert_eq!(seen.first().map(|p| p.done), Some(1));
+    assert_eq!(seen.last().map(|p| (p.done, p.total)), Some((5, Some(5))));
+    assert!(seen.windows(2).all(|w| w[0].done < w[1].done));
+    let rec = last_record(&rt);
+    assert_eq!(rec.progress.as_ref().map(|p| p.done), Some(5));
+    assert_eq!(
+        rec.progress.as_ref().and_then(|p| p.message.as_deref()),
+        Some("ticking")
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_job_stops_at_its_next_await_is_recorded_and_not_retried() {
+    let rt = runtime();
+    let cancel = skill_runtime::Cancel::new();
+    let watch = skill_runtime::Watch::new().cancel_with(cancel.clone());
+    let job = JobEnvelope::for_reference("tick_slowly", json!({"n": 1000}))
+        .with_idempotency_key("cancel-me");
+    let started = std::time::Instant::now();
+    let (result, ()) = tokio::join!(rt.invoke_watched(job, watch), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let e = result.expect_err("cancelled");
+    assert!(matches!(e, InvokeError::Cancelled { .. }), "{e:?}");
+    assert_eq!(e.code(), "cancelled");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let rec = last_record(&rt);
+    assert_eq!(rec.status, RunStatus::Cancelled);
+    assert_eq!(rec.attempts.len(), 1, "not retried: {:?}", rec.attempts);
+    assert_eq!(rec.attempts[0].outcome, AttemptOutcome::Stopped);
+    assert!(rec.progress.as_ref().is_some_and(|p| p.done < 1000));
+    // The key is given back: the same job again runs afresh (its handler
+    // starts), not a replay of the cancelled one.
+    let started_before = THOUSANDS_STARTED.load(Ordering::SeqCst);
+    let cancel = skill_runtime::Cancel::new();
+    let again = JobEnvelope::for_reference("tick_slowly", json!({"n": 1000}))
+        .with_idempotency_key("cancel-me");
+    let (result, ()) = tokio::join!(
+        rt.invoke_watched(
+            again,
+            skill_runtime::Watch::new().cancel_with(cancel.clone())
+        ),
+        async {
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            cancel.cancel();
+        }
+    );
+    assert!(
+        matches!(result, Err(InvokeError::Cancelled { .. })),
+        "{result:?}"
+    );
+    assert!(!last_record(&rt).replayed, "not the earlier job's answer");
+    assert_eq!(THOUSANDS_STARTED.load(Ordering::SeqCst), started_before + 1);
+    // Cancelled before it starts: the handler never runs.
+    let cancel = skill_runtime::Cancel::new();
+    cancel.cancel();
+    let job = JobEnvelope::for_reference("tick_slowly", json!({"n": 1000}));
+    let e = rt
+        .invoke_watched(job, skill_runtime::Watch::new().cancel_with(cancel))
+        .await
+        .expect_err("cancelled before it starts");
+    assert!(matches!(e, InvokeError::Cancelled { .. }), "{e:?}");
+    assert_eq!(last_record(&rt).status, RunStatus::Cancelled);
+    assert_eq!(
+        THOUSANDS_STARTED.load(Ordering::SeqCst),
+        started_before + 1,
+        "a job cancelled before it starts never runs its handler"
+    );
+}

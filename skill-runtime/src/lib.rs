@@ -156,8 +156,8 @@ pub mod record {
     pub use crate::exec::sink::{FanOut, JsonLinesSink, MemorySink, RecordSink};
     pub use crate::exec::stats::{SkillStats, stats_from_records};
     pub use crate::model::record::{
-        AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, RuleNote, RunRecord, RunStatus, Step,
-        StepOutcome, StepRecord, StepRun, Steps,
+        AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RuleNote, RunRecord,
+        RunStatus, Step, StepOutcome, StepRecord, StepRun, Steps,
     };
     pub use crate::model::time::format_time;
 }
@@ -230,6 +230,7 @@ pub use contract::skill::Ctx;
 pub use contract::skill::{
     InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,
 };
+pub use contract::watch::{Cancel, PROGRESS_EVERY, Watch};
 pub use envelope::{
     Artifact, Caller, EntityType, Id, JobConstraints, JobEnvelope, Metrics, NextAction, OverBudget,
     Priority, RuleNote, Scope, SkillResult, Source,

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import anyio
 import jsonschema
@@ -107,7 +108,7 @@ async def approved_session(binary, log):
         return client.session.protocol_version
 
 
-async def http_session(url, mode, expected_tools):
+async def http_session(url, mode, expected_tools, records):
     async with Client(url, mode=mode) as client:
         version = client.session.protocol_version
         print(f"HTTP, mode {mode}: negotiated {version}")
@@ -119,13 +120,32 @@ async def http_session(url, mode, expected_tools):
         check(bad.is_error and "/page_data/url" in text_of(bad), "HTTP: invalid call is a tool error with the path")
         unknown = await protocol_error(client, "no_such_tool", {})
         check(unknown is not None and unknown.error.code == -32602, "HTTP: unknown tool is a protocol error")
+        reports = []
+
+        async def on_progress(progress, total, message):
+            reports.append(progress)
+
+        counted = await client.call_tool("count_slowly", {"to": 10, "step_ms": 60}, progress_callback=on_progress)
+        check(counted.structured_content == {"counted": 10}, "HTTP: count_slowly counts")
+        check(len(reports) >= 5 and reports[-1] == 10, f"HTTP: {len(reports)} progress notifications on the request's stream")
+        # Abandoned: notifications/cancelled (2025-11-25) or the request's
+        # stream closed (2026-07-28) cancels the job.
+        before = len(records_of(records, "cancelled"))
+        with anyio.move_on_after(0.5):
+            await client.call_tool("count_slowly", {"to": 100, "step_ms": 100})
+        deadline = time.monotonic() + 10
+        while len(records_of(records, "cancelled")) == before and time.monotonic() < deadline:
+            await anyio.sleep(0.02)
+        found = records_of(records, "cancelled")[before:]
+        check(len(found) == 1 and found[0]["duration_us"] < 700_000, f"HTTP {version}: the abandoned call is recorded cancelled")
         return version
 
 
-def with_http_server(binary, expected_tools):
+def with_http_server(binary, expected_tools, work):
     """Start the server on a loopback port the OS picks, read the endpoint it
     prints, and run the HTTP checks in both eras."""
-    args = [binary, "mcp", "--http", "127.0.0.1:0"]
+    records = os.path.join(work, "runs-http.jsonl")
+    args = [binary, "mcp", "--http", "127.0.0.1:0", "--record", records]
     for g in GRANTS:
         args += ["--grant", g]
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -133,7 +153,7 @@ def with_http_server(binary, expected_tools):
         line = proc.stderr.readline()
         check("http://127.0.0.1:" in line, f"HTTP server announces its endpoint: {line.strip()}")
         url = line.strip().split(" at ")[-1]
-        versions = {anyio.run(http_session, url, mode, expected_tools) for mode in ["legacy", "auto"]}
+        versions = {anyio.run(http_session, url, mode, expected_tools, records) for mode in ["legacy", "auto"]}
         check(versions == set(SCHEMAS), "HTTP: both protocol eras")
     finally:
         proc.terminate()
@@ -195,6 +215,49 @@ def validate_log(log, version):
     check(counted > 0, f"all {counted} server messages of {os.path.basename(log)} conform to the {version} schema")
 
 
+def records_of(path, status):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if r["skill"] == "count_slowly" and r["status"] == status]
+
+
+async def long_running(binary, mode, log, records):
+    """Progress and cancellation of `count_slowly`, as a client sees them."""
+    async with Client(server(binary, log, "--record", records), mode=mode) as client:
+        version = client.session.protocol_version
+        reports = []
+
+        async def on_progress(progress, total, message):
+            reports.append((progress, total, message))
+
+        r = await client.call_tool("count_slowly", {"to": 20, "step_ms": 100}, progress_callback=on_progress)
+        check(not r.is_error and r.structured_content["counted"] == 20, f"{version}: count_slowly counts to 20")
+        check(len(reports) >= 10, f"{version}: {len(reports)} progress notifications before the result")
+        done = [p for p, _, _ in reports]
+        check(done == sorted(done) and reports[-1][:2] == (20, 20), f"{version}: progress grows to 20 of 20")
+        check(reports[-1][2] == "counted 20 of 20", f"{version}: progress carries the handler's message")
+
+        # Abandoned after 0.5 s: the client cancels, the server stops the job.
+        with anyio.move_on_after(0.5):
+            await client.call_tool("count_slowly", {"to": 100, "step_ms": 100})
+        cancelled_at = time.monotonic()
+        found = []
+        while not found and time.monotonic() - cancelled_at < 10:
+            found = records_of(records, "cancelled")
+            await anyio.sleep(0.02)
+        check(len(found) == 1, f"{version}: the cancelled call's record says cancelled")
+        rec = found[0]
+        check(rec["error"]["code"] == "cancelled", f"{version}: its error is `cancelled`")
+        # Started, cancelled 0.5 s in: stopped within 200 ms of that.
+        check(rec["duration_us"] < 700_000, f"{version}: stopped {rec['duration_us'] / 1000:.0f} ms after it started")
+        check(rec["progress"]["done"] < 10, f"{version}: the record keeps the last progress, {rec['progress']}")
+        check([a["outcome"] for a in rec["attempts"]] == ["stopped"], f"{version}: one attempt, stopped, not retried")
+        r = await client.call_tool("echo", {"message": "still serving"})
+        check(not r.is_error, f"{version}: the server goes on serving")
+    return version
+
+
 def main():
     binary, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -211,6 +274,10 @@ def main():
     log = os.path.join(work, "mcp-approved.jsonl")
     logs.append((log, anyio.run(approved_session, binary, log)))
     check({v for _, v in logs} == set(SCHEMAS), "both protocol eras were exercised")
+    for mode in ["legacy", "auto"]:
+        log = os.path.join(work, f"mcp-long-{mode}.jsonl")
+        records = os.path.join(work, f"runs-long-{mode}.jsonl")
+        logs.append((log, anyio.run(long_running, binary, mode, log, records)))
 
     # The exact tool definitions on the wire are the exported ones.
     for log, version in logs[:2]:
@@ -221,7 +288,7 @@ def main():
                 check(result["tools"] == expected, f"{version}: tools/list on the wire equals `export --format mcp` for the granted permissions")
     for log, version in logs:
         validate_log(log, version)
-    with_http_server(binary, expected)
+    with_http_server(binary, expected, work)
     print("all MCP client checks passed")
 
 

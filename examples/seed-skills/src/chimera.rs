@@ -1,4 +1,5 @@
-//! The Chimera workflow examples: `echo` (a checkpoint) and `normalize_handle`.
+//! The Chimera workflow examples: `echo` (a checkpoint) and `normalize_handle`;
+//! `count_slowly`, long-running work in miniature (progress, cancellation).
 
 use skill_runtime::prelude::*;
 
@@ -25,6 +26,51 @@ pub async fn echo(input: EchoInput) -> EchoOutput {
     EchoOutput {
         message: input.message,
     }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CountSlowlyInput {
+    /// Count from 1 to this.
+    #[schemars(range(min = 1, max = 500))]
+    pub to: u32,
+    /// Milliseconds between two numbers.
+    #[schemars(range(max = 1000))]
+    pub step_ms: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CountSlowlyOutput {
+    /// The last number counted.
+    pub counted: u32,
+}
+
+/// Count to `to`, one number every `step_ms`: long-running work in
+/// miniature. Reports progress at each number and stops when cancelled.
+#[skill(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("chimera"),
+    idempotent,
+    retries = 0,
+    timeout_ms = 600_000,
+    mcp
+)]
+pub async fn count_slowly(ctx: Ctx, input: CountSlowlyInput) -> CountSlowlyOutput {
+    let step = std::time::Duration::from_millis(u64::from(input.step_ms));
+    let mut counted = 0;
+    for n in 1..=input.to {
+        // The runtime drops the handler at this await once the job is
+        // cancelled; a loop without awaits would check `ctx.is_cancelled()`.
+        tokio::time::sleep(step).await;
+        counted = n;
+        ctx.report_items(1);
+        ctx.report_progress(
+            u64::from(n),
+            Some(u64::from(input.to)),
+            Some(&format!("counted {n} of {}", input.to)),
+        );
+    }
+    CountSlowlyOutput { counted }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -3,7 +3,8 @@
 //! - AI-COS skill model: [`seo_role_audit`], [`rag_reindex`], [`vlevel_calculator`],
 //!   [`routes_sync`];
 //! - Brain OS registry v2: [`search_notes`], [`read_note`], [`summarize_text`];
-//! - Chimera workflows: [`echo`], [`normalize_handle`];
+//! - Chimera workflows: [`echo`], [`normalize_handle`]; and [`count_slowly`],
+//!   long-running work in miniature (progress, cancellation);
 //! - AI-COS agent model: the agents [`vlevel_agent`] (`agent.seo.vlevel`) and
 //!   [`seo_architect_agent`] (`agent.seo.architect`), and the skill
 //!   [`canonical_check`] the first one lists.

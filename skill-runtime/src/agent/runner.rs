@@ -315,6 +315,7 @@ impl AgentRunner {
             }),
             notes,
             pipeline_steps: Vec::new(),
+            progress: None,
         };
         self.runtime.record(record);
         Ok(AgentResult {

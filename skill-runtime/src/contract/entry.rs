@@ -273,7 +273,6 @@ mod tests {
         InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
     };
     use crate::model::caller::Caller;
-    use crate::model::id::Id;
     use skill_core::failure::Never;
     use skill_core::manifest::Severity;
 
@@ -401,24 +400,7 @@ mod tests {
     }
 
     fn invocation() -> Invocation {
-        Invocation {
-            resources: Default::default(),
-            caller: Caller::default(),
-            trace_id: Id::new_v4(),
-            job_id: Id::new_v4(),
-            parent_job_id: None,
-            started_at: std::time::SystemTime::now(),
-            constraints: Default::default(),
-            intent: None,
-            scope: None,
-            rag_context: None,
-            attempt: Default::default(),
-            dry_run_read: Default::default(),
-            report: Default::default(),
-            stop: Default::default(),
-            pipeline: Default::default(),
-            fence: Default::default(),
-        }
+        Invocation::fresh(Default::default())
     }
 
     #[test]

@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 use std::time::SystemTime;
 
+use crate::contract::watch::{Halt, ProgressState, Watch};
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, JobEnvelope, RagContext, Scope};
 use crate::model::error::{InvokeError, OverBudget};
 use crate::model::id::Id;
+use crate::model::record::Progress;
 use crate::model::record::StepRun;
 use crate::model::result::{Artifact, NextAction, SkillResult};
 use crate::sync::lock;
@@ -98,6 +100,10 @@ pub(crate) struct Invocation {
     pub(crate) pipeline: OnceLock<Box<PipelineRun>>,
     /// The job's hold on its idempotency key, once it has one.
     pub(crate) fence: OnceLock<Fence>,
+    /// Who hears the job's progress and may cancel it.
+    pub(crate) watch: Watch,
+    /// The handler's last progress report.
+    pub(crate) progress: Mutex<ProgressState>,
 }
 
 /// A job's hold on its idempotency key ([`Ctx::fence`]): the key, and a
@@ -228,6 +234,8 @@ pub(crate) fn in_handler() -> bool {
 pub(crate) enum StopReason {
     /// A report crossed one of the job's budgets.
     Budget,
+    /// The job's watcher cancelled it.
+    Cancelled,
 }
 
 /// A request that the job's handler stop, and the waker of the task that
@@ -257,7 +265,8 @@ impl Stop {
     pub(crate) fn reason(&self) -> Option<StopReason> {
         match self.reason.load(Ordering::Acquire) {
             0 => None,
-            _ => Some(StopReason::Budget),
+            1 => Some(StopReason::Budget),
+            _ => Some(StopReason::Cancelled),
         }
     }
 
@@ -304,6 +313,8 @@ impl Invocation {
             stop: Stop::default(),
             pipeline: OnceLock::new(),
             fence: OnceLock::new(),
+            watch: Watch::default(),
+            progress: Mutex::default(),
         }
     }
 
@@ -369,6 +380,37 @@ impl Invocation {
     }
 }
 
+impl Halt for Invocation {
+    fn halt(&self) {
+        self.stop.request(StopReason::Cancelled);
+    }
+}
+
+impl Invocation {
+    /// Keep `p` as the job's progress, and pass it to the watcher unless the
+    /// coalescing holds it back ([`ProgressState::offer`]).
+    pub(crate) fn progress(&self, p: Progress) {
+        let Some(hook) = &self.watch.progress else {
+            lock(&self.progress).last = Some(p);
+            return;
+        };
+        let pass = lock(&self.progress).offer(&p, std::time::Instant::now());
+        if pass {
+            hook(&p);
+        }
+    }
+
+    /// The last report, passed on now if the coalescing held it back (the
+    /// job has ended: its watcher hears where it stopped).
+    pub(crate) fn flush_progress(&self) -> Option<Progress> {
+        let (last, held) = lock(&self.progress).take_last();
+        if held && let (Some(hook), Some(p)) = (&self.watch.progress, &last) {
+            hook(p);
+        }
+        last
+    }
+}
+
 /// Dollars spent, in whole cents rounded up.
 pub(crate) fn cents_up(dollars: f64) -> u64 {
     (dollars * 100.0).ceil() as u64
@@ -377,4 +419,43 @@ pub(crate) fn cents_up(dollars: f64) -> u64 {
 /// A budget in dollars, in whole cents rounded down.
 pub(crate) fn cents_down(dollars: f64) -> u64 {
     (dollars * 100.0).floor() as u64
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::*;
+    use crate::contract::watch::Cancel;
+
+    #[test]
+    fn a_tight_loop_reaches_the_watcher_coalesced_and_its_last_report_always() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut inv = Invocation::fresh(Arc::new(Resources::new()));
+        inv.watch = Watch::new().on_progress(move |p| lock(&sink).push(p.done));
+        for done in 1..=10_000 {
+            inv.progress(Progress {
+                done,
+                total: None,
+                message: None,
+            });
+        }
+        assert_eq!(inv.flush_progress().map(|p| p.done), Some(10_000));
+        let seen = lock(&seen);
+        assert!(seen.len() < 100, "{} reports passed", seen.len());
+        assert_eq!(seen.first(), Some(&1));
+        assert_eq!(seen.last(), Some(&10_000));
+    }
+
+    #[test]
+    fn a_cancel_stops_jobs_attached_before_and_after() {
+        let cancel = Cancel::new();
+        let before = Arc::new(Invocation::fresh(Arc::new(Resources::new())));
+        cancel.attach(before.clone());
+        assert_eq!(before.stop.reason(), None);
+        cancel.cancel();
+        assert_eq!(before.stop.reason(), Some(StopReason::Cancelled));
+        let after = Arc::new(Invocation::fresh(Arc::new(Resources::new())));
+        cancel.attach(after.clone());
+        assert_eq!(after.stop.reason(), Some(StopReason::Cancelled));
+    }
 }

@@ -12,3 +12,4 @@ pub mod direct;
 pub mod entry;
 pub mod invocation;
 pub mod skill;
+pub mod watch;

@@ -312,6 +312,36 @@ impl<S> Ctx<S> {
         r.items = r.items.saturating_add(n);
     }
 
+    /// Report how far the job has come: `done` of `total` (when known), and
+    /// what it is doing. The run record keeps the last report; the job's
+    /// watcher (an MCP client that sent a progress token) receives reports
+    /// at most every [`PROGRESS_EVERY`](crate::PROGRESS_EVERY), and always
+    /// the last. Cheap enough to call per item.
+    pub fn report_progress(&self, done: u64, total: Option<u64>, message: Option<&str>) {
+        self.inv.progress(crate::model::record::Progress {
+            done,
+            total,
+            message: message.map(str::to_owned),
+        });
+    }
+
+    /// Whether the job's caller cancelled it. The runtime stops the handler
+    /// at its next await in any case; a loop that does not await between
+    /// items checks this to stop sooner.
+    pub fn is_cancelled(&self) -> bool {
+        self.inv.stop.reason() == Some(crate::contract::invocation::StopReason::Cancelled)
+    }
+
+    /// Completes when the job's caller cancels it (never, for a job nobody
+    /// can cancel). The handler itself is dropped at its next await; this is
+    /// for work it hands to tasks of its own, which should stop too.
+    pub async fn cancelled(&self) {
+        match &self.inv.watch.cancel {
+            Some(cancel) => cancel.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Count `n` more tokens used (the result's `metrics.tokens_used`). Past
     /// the job's `maxTokens` the job fails `budget_exceeded`: this returns
     /// the error, and the runtime stops the handler at its next await

@@ -134,6 +134,9 @@ impl Runtime {
         // The handler's context is usually gone by now; a spawned task that
         // kept a clone of it leaves the invocation shared, and then the ids are
         // copied.
+        // Where the job stopped, told to its watcher if the coalescing held
+        // the last report back.
+        let progress = st.inv.flush_progress();
         let (job_id, trace_id, parent_job_id, caller, constraints, intent, scope) =
             match Arc::try_unwrap(st.inv) {
                 Ok(inv) => (
@@ -156,6 +159,7 @@ impl Runtime {
                 ),
             };
         let record = RunRecord {
+            progress,
             job_id,
             trace_id,
             parent_job_id,
@@ -175,10 +179,10 @@ impl Runtime {
             started_at: st.started_at,
             completed_at: st.started_at + duration,
             duration_us: micros(duration),
-            status: if result.is_ok() {
-                RunStatus::Succeeded
-            } else {
-                RunStatus::Failed
+            status: match &result {
+                Ok(_) => RunStatus::Succeeded,
+                Err(InvokeError::Cancelled { .. }) => RunStatus::Cancelled,
+                Err(_) => RunStatus::Failed,
             },
             steps,
             attempts,

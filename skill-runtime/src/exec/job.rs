@@ -19,6 +19,7 @@ use skill_core::manifest::{Kind, Severity};
 use crate::contract::boxed::Boxed;
 use crate::contract::invocation::{Fence, JobFuture, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
+use crate::contract::watch::Watch;
 use crate::exec::policy::idempotency::Claimed;
 use crate::exec::runtime::Runtime;
 use crate::exec::stages::idempotency::Keyed;
@@ -43,6 +44,28 @@ impl Runtime {
         job: JobEnvelope,
     ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
         self.run(self.state(job, None, None), |d| Ok(d.result))
+    }
+
+    /// [`Runtime::invoke`], watched: the handler's progress reports go to
+    /// `watch`'s callback, and cancelling its [`Cancel`](crate::Cancel)
+    /// stops the job at the handler's next await (before the handler starts,
+    /// it never runs). A cancelled job fails `cancelled`, is not retried,
+    /// gives its idempotency key back, and its record says `cancelled`.
+    pub fn invoke_watched(
+        &self,
+        job: JobEnvelope,
+        watch: Watch,
+    ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
+        let mut st = self.state(job, None, None);
+        let cancel = watch.cancel.clone();
+        // The state was made just now: nothing else holds its invocation.
+        if let Some(inv) = Arc::get_mut(&mut st.inv) {
+            inv.watch = watch;
+        }
+        if let Some(cancel) = cancel {
+            cancel.attach(st.inv.clone());
+        }
+        self.run(st, |d| Ok(d.result))
     }
 
     /// Run skill `reference` (`name` or `name@version`) on `params`.

@@ -140,6 +140,8 @@ impl State {
             stop: Default::default(),
             pipeline: OnceLock::new(),
             fence: OnceLock::new(),
+            watch: Default::default(),
+            progress: Default::default(),
         });
         Box::new(State {
             span,

@@ -6,9 +6,14 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use std::future::Future;
+
+use crate::contract::watch::{Cancel, Watch};
+use crate::model::record::Progress;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -273,6 +278,19 @@ impl McpServer {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
+        self.call_watched(caller, name, arguments, Watch::new())
+            .await
+    }
+
+    /// [`McpServer::call_as`], the job watched by `watch` (its progress
+    /// reports, its cancellation); an agent's run is not watched.
+    pub async fn call_watched(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+        watch: Watch,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(listed) = self.listed(name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`"),
@@ -304,7 +322,7 @@ impl McpServer {
         };
         let params = Value::Object(arguments.unwrap_or_default());
         let job = JobEnvelope::of(skill.into(), Some(version.into()), params, caller.clone());
-        Ok(match self.runtime.invoke(job).await {
+        Ok(match self.runtime.invoke_watched(job, watch).await {
             Ok(result) => {
                 let text = serde_json::to_string(&*result.data).unwrap_or_default();
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -403,8 +421,67 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller_of(&context);
-        self.call_as(caller, &request.name, request.arguments)
-            .await
-            .map(CallToolResponse::from)
+        watched(&context, |watch| {
+            self.call_watched(caller, &request.name, request.arguments, watch)
+        })
+        .await
+        .map(CallToolResponse::from)
+    }
+}
+
+/// Run `call` watched for the request of `context`: the handler's progress
+/// reports become `notifications/progress` when the request carried a
+/// progress token (sent in order, before the result), and the client's
+/// cancellation (`notifications/cancelled`, or the request's stream closed)
+/// cancels the job.
+async fn watched<F, Fut>(
+    context: &RequestContext<RoleServer>,
+    call: F,
+) -> Result<CallToolResult, ErrorData>
+where
+    F: FnOnce(Watch) -> Fut,
+    Fut: Future<Output = Result<CallToolResult, ErrorData>>,
+{
+    let cancel = Cancel::new();
+    let mut watch = Watch::new().cancel_with(cancel.clone());
+    let token = context.meta.get_progress_token();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    if token.is_some() {
+        // Coalesced by the runtime (one report per PROGRESS_EVERY at most),
+        // so the channel stays short.
+        watch = watch.on_progress(move |p| {
+            let _ = tx.send(p.clone());
+        });
+    }
+    let notify = |p: Progress| {
+        let peer = context.peer.clone();
+        let token = token.clone();
+        async move {
+            let Some(token) = token else { return };
+            let mut param = ProgressNotificationParam::new(token, p.done as f64);
+            param.total = p.total.map(|t| t as f64);
+            param.message = p.message;
+            // A client gone is the call's end, seen there.
+            let _ = peer.notify_progress(param).await;
+        }
+    };
+    let mut call = std::pin::pin!(call(watch));
+    let mut cancelled = std::pin::pin!(context.ct.cancelled());
+    let mut cancel_sent = false;
+    loop {
+        tokio::select! {
+            biased;
+            Some(p) = rx.recv() => notify(p).await,
+            result = &mut call => {
+                while let Ok(p) = rx.try_recv() {
+                    notify(p).await;
+                }
+                return result;
+            }
+            () = &mut cancelled, if !cancel_sent => {
+                cancel.cancel();
+                cancel_sent = true;
+            }
+        }
     }
 }

@@ -246,6 +246,13 @@ pub enum InvokeError {
         /// The skill the job named (`name@version` once resolved).
         skill: String,
     },
+    #[error("skill `{skill}` was cancelled by its caller")]
+    /// The job's watcher cancelled it ([`Cancel`](crate::Cancel)): its
+    /// handler was stopped at its next await, or never started.
+    Cancelled {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+    },
     #[error("skill `{skill}` could not run: {store} is unavailable: {message}")]
     /// A shared store (idempotency, rate limits, queue) could not be reached.
     Unavailable {
@@ -348,6 +355,7 @@ impl InvokeError {
             InvokeError::BudgetExceeded { .. } => "budget_exceeded",
             InvokeError::SandboxUnavailable { .. } => "sandbox_unavailable",
             InvokeError::Abandoned { .. } => "abandoned",
+            InvokeError::Cancelled { .. } => "cancelled",
             InvokeError::Unavailable { .. } => "unavailable",
             InvokeError::Internal { .. } => "internal",
         }
@@ -395,6 +403,8 @@ impl InvokeError {
             | InvokeError::Unavailable { .. } => NextAction::Retry,
             InvokeError::Failed { retryable, .. } if *retryable => NextAction::Retry,
             InvokeError::TimedOut { .. } => NextAction::Retry,
+            // The caller chose to stop it: nothing to escalate.
+            InvokeError::Cancelled { .. } => NextAction::Continue,
             _ => NextAction::Escalate,
         }
     }

@@ -81,6 +81,9 @@ pub struct RunRecord {
     pub error: Option<ErrorRecord>,
     /// Validation-rule warnings and runtime notes.
     pub notes: Vec<RuleNote>,
+    /// The handler's last progress report, if it made any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
     /// A pipeline's steps, in the order they ran (each step's output is in the
     /// step's own record, under its job id).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -113,6 +116,23 @@ pub struct StepRun {
     pub completed_at: SystemTime,
 }
 
+/// How far a job has come, as its handler reported it
+/// ([`Ctx::report_progress`](crate::Ctx::report_progress)): `done` of
+/// `total` (when known), and what it is doing. The run record keeps the last
+/// report; an MCP client that asked for progress receives reports as
+/// `notifications/progress`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Work done so far, in the handler's own unit (items, steps, bytes).
+    pub done: u64,
+    /// The work there is, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// What the handler is doing now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// The seed's run record status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -121,6 +141,8 @@ pub enum RunStatus {
     Succeeded,
     /// The job ended with an error.
     Failed,
+    /// The job's caller cancelled it (its error is `cancelled`).
+    Cancelled,
 }
 
 /// The steps of DESIGN §7, in the order they run.

@@ -56,6 +56,13 @@ pub(crate) async fn execute(
                 .decode(&st.job.params)
                 .map_err(|_| mismatch(m.name))?,
         };
+        // Cancelled before this attempt (or before the job reached its
+        // handler): the handler does not start.
+        if st.inv.stop.reason() == Some(StopReason::Cancelled) {
+            return Err(InvokeError::Cancelled {
+                skill: m.name.to_owned(),
+            });
+        }
         st.inv.begin_attempt(attempt);
         // The first attempt starts where the last timed step ended.
         let now = if attempt == 1 {
@@ -128,6 +135,12 @@ pub(crate) async fn execute(
                         skill: m.name.to_owned(),
                         message: "stopped for a budget the report is within".to_owned(),
                     },
+                };
+                ((AttemptOutcome::Stopped, error.to_string()), false, error)
+            }
+            Ok(Err(Stopped(StopReason::Cancelled))) => {
+                let error = InvokeError::Cancelled {
+                    skill: m.name.to_owned(),
                 };
                 ((AttemptOutcome::Stopped, error.to_string()), false, error)
             }

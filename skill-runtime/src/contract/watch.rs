@@ -1,0 +1,169 @@
+//! What the code that starts a job hears from it while it runs (progress)
+//! and how it stops it (cancellation): a [`Watch`] given to
+//! [`Runtime::invoke_watched`](crate::Runtime::invoke_watched).
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::model::record::Progress;
+use crate::sync::lock;
+
+/// The least time between two reports passed on to a watcher: a handler
+/// reporting in a tight loop reaches its client at most this often (the last
+/// report of a job, and one that says the work is done, always pass).
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(50);
+
+/// A cancellation handle: [`Cancel::cancel`] stops every job watched with it
+/// (and the skills they call) at the handler's next await. A job cancelled
+/// before its handler starts never runs it. Cheap to clone; clones are the
+/// same handle.
+#[derive(Clone, Default)]
+pub struct Cancel {
+    inner: Arc<CancelInner>,
+}
+
+#[derive(Default)]
+struct CancelInner {
+    cancelled: AtomicBool,
+    /// The jobs to stop; weak, so a finished job is not kept.
+    jobs: Mutex<Vec<Weak<dyn Halt>>>,
+    notify: tokio::sync::Notify,
+}
+
+/// A job a [`Cancel`] can stop.
+pub(crate) trait Halt: Send + Sync + 'static {
+    /// Stop at the handler's next await (or before it starts).
+    fn halt(&self);
+}
+
+impl Cancel {
+    /// A handle nothing has cancelled yet.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Cancel: every job watched with this handle is stopped (now, or when
+    /// it starts).
+    pub fn cancel(&self) {
+        if self.inner.cancelled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let jobs = std::mem::take(&mut *lock(&self.inner.jobs));
+        for job in jobs.iter().filter_map(Weak::upgrade) {
+            job.halt();
+        }
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Completes once the handle is cancelled.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Stop `job` when this handle is cancelled (at once if it already is).
+    pub(crate) fn attach(&self, job: Arc<dyn Halt>) {
+        let mut jobs = lock(&self.inner.jobs);
+        if self.is_cancelled() {
+            drop(jobs);
+            job.halt();
+            return;
+        }
+        jobs.retain(|j| j.strong_count() > 0);
+        jobs.push(Arc::downgrade(&job));
+    }
+}
+
+impl fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancel")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+/// Where a job's progress reports go.
+pub(crate) type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// A job's watcher: where its progress goes, and the handle that cancels it.
+#[derive(Clone, Default)]
+pub struct Watch {
+    pub(crate) progress: Option<ProgressHook>,
+    pub(crate) cancel: Option<Cancel>,
+}
+
+impl Watch {
+    /// A watcher that hears nothing and cancels nothing.
+    pub fn new() -> Watch {
+        Watch::default()
+    }
+
+    /// Pass the job's progress reports to `f` (at most one per
+    /// [`PROGRESS_EVERY`], from the handler's task: `f` must not block).
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Watch {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Stop the job when `cancel` is cancelled.
+    pub fn cancel_with(mut self, cancel: Cancel) -> Watch {
+        self.cancel = Some(cancel);
+        self
+    }
+}
+
+impl fmt::Debug for Watch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+/// What an invocation keeps of its progress: the last report, and when one
+/// was last passed on.
+#[derive(Default)]
+pub(crate) struct ProgressState {
+    pub(crate) last: Option<Progress>,
+    passed_at: Option<Instant>,
+    /// The last report was held back by the coalescing.
+    held: bool,
+}
+
+impl ProgressState {
+    /// Keep `p`; whether to pass it on now: unless one was passed less than
+    /// [`PROGRESS_EVERY`] ago (a report of work done always passes).
+    pub(crate) fn offer(&mut self, p: &Progress, now: Instant) -> bool {
+        let finished = p.total.is_some_and(|t| p.done >= t);
+        let pass = finished
+            || self
+                .passed_at
+                .is_none_or(|at| now.saturating_duration_since(at) >= PROGRESS_EVERY);
+        if pass {
+            self.passed_at = Some(now);
+        }
+        self.held = !pass;
+        self.last = Some(p.clone());
+        pass
+    }
+
+    /// The last report, and whether it was held back (and is still to pass).
+    pub(crate) fn take_last(&mut self) -> (Option<Progress>, bool) {
+        (self.last.clone(), std::mem::take(&mut self.held))
+    }
+}
