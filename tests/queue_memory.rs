@@ -399,3 +399,56 @@ async fn values_out_of_bounds_are_refused_where_they_enter() {
     assert_eq!(o.status, OutcomeStatus::Succeeded);
     queue.shutdown().await;
 }
+
+/// Sleep a minute: a job that runs until it is cancelled.
+#[skill(version = "1.0.0", retries = 0, timeout_ms = 120_000)]
+pub async fn sleep_long(input: Tag) -> Tag {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    input
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_job_stops_or_never_runs() {
+    let queue = InProcessQueue::start(runtime(), options(1), Duration::from_secs(60))
+        .expect("options within bounds");
+    let running = queue
+        .enqueue(JobEnvelope::new("sleep_long", json!({"tag": "long"})))
+        .await
+        .unwrap();
+    let waiting = queue
+        .enqueue(tagged("cancelled-before-it-ran", Priority::Normal))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    use skill_runtime::queue::api::Cancelled;
+    assert_eq!(queue.cancel(&waiting).await.unwrap(), Cancelled::Requested);
+    assert_eq!(queue.cancel(&running).await.unwrap(), Cancelled::Requested);
+    for id in [&running, &waiting] {
+        let o = queue
+            .outcome(id, Duration::from_secs(5))
+            .await
+            .unwrap()
+            .expect("cancelled within the wait");
+        assert_eq!(o.status, OutcomeStatus::Cancelled, "{o:?}");
+        assert_eq!(o.error.unwrap().code, "cancelled");
+    }
+    assert!(
+        !ORDER
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|t| t == "cancelled-before-it-ran")
+    );
+    assert_eq!(
+        queue.cancel(&running).await.unwrap(),
+        Cancelled::AlreadyDone
+    );
+    assert_eq!(
+        queue
+            .cancel("00000000-0000-4000-8000-000000000000")
+            .await
+            .unwrap(),
+        Cancelled::Unknown
+    );
+    queue.shutdown().await;
+}

@@ -831,3 +831,57 @@ fn hand_made_trouble_is_contained_and_named() {
         "{e}"
     );
 }
+
+/// `cancel JOB_ID` from another process: a job still waiting never runs, a
+/// running one stops within a second (its worker polls the marks), each
+/// ends `cancelled` with a record that says so; a job with an outcome
+/// already, or an id nobody queued, is answered as such.
+#[test]
+fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
+    let redis = RedisServer::start("cancel");
+    let url = redis.url();
+    let data = data_copy("cancel");
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let _w = worker(&url, &["--concurrency", "1"], &data);
+    let long = |to: u32| JobEnvelope::new("count_slowly", json!({"to": to, "step_ms": 100}));
+    let ids = rt.block_on(enqueue_all(&b, [long(100), long(3)]));
+    let (running, waiting) = (&ids[0], &ids[1]);
+    until_in_flight(&rt, &b, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let cancel = |id: &str| {
+        Command::new(app())
+            .args(["cancel", id, "--redis", &url])
+            .output()
+            .unwrap()
+    };
+    // The one behind it first (one slot: it waits), then the running one.
+    assert!(cancel(waiting).status.success());
+    let asked = std::time::Instant::now();
+    assert!(cancel(running).status.success());
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(20)));
+    let heard = asked.elapsed();
+    assert!(
+        done.iter().all(|o| o.status == OutcomeStatus::Cancelled),
+        "{done:?}"
+    );
+    assert!(heard < Duration::from_secs(3), "stopped after {heard:?}");
+    let running_record = records_of(&rt, &b, running);
+    assert_eq!(
+        running_record[0]["status"], "cancelled",
+        "{running_record:?}"
+    );
+    assert!(running_record[0]["progress"]["done"].as_u64().unwrap() < 100);
+    let waiting_record = records_of(&rt, &b, waiting);
+    assert_eq!(waiting_record[0]["status"], "cancelled");
+    assert_eq!(
+        waiting_record[0]["attempts"],
+        json!([]),
+        "a job cancelled while it waited never ran its handler"
+    );
+    // Too late, and nobody's.
+    assert_eq!(cancel(running).status.code(), Some(3));
+    let unknown = cancel("00000000-0000-4000-8000-000000000000");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no job"));
+}

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skill_runtime::queue::api::{Bound, Outcome, OutcomeStatus, Queue, QueueError};
+use skill_runtime::queue::api::{Bound, Cancelled, Outcome, OutcomeStatus, Queue, QueueError};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
 use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
@@ -280,6 +280,52 @@ pub struct ResultArgs {
     wait_limit: Option<Duration>,
     #[command(flatten)]
     redis: RedisArgs,
+}
+
+#[derive(clap::Args)]
+pub struct CancelArgs {
+    /// The job id `enqueue` printed.
+    job_id: String,
+    #[command(flatten)]
+    redis: RedisArgs,
+}
+
+/// `cancel JOB_ID`: exit status 0 when the job will end `cancelled`, 3 when
+/// it has an outcome already, 2 when no such job is known.
+pub fn cancel(args: CancelArgs) -> ExitCode {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match args.redis.require("cancel").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        let id = &args.job_id;
+        match backend.cancel(id).await {
+            Ok(Cancelled::Requested) => {
+                eprintln!(
+                    "job {id} is cancelled: it will not run, or stops at its next await; `result {id} --wait` shows it ended"
+                );
+                ExitCode::SUCCESS
+            }
+            Ok(Cancelled::AlreadyDone) => {
+                eprintln!("job {id} has ended already: `result {id}` shows how");
+                ExitCode::from(3)
+            }
+            Ok(Cancelled::Unknown) => {
+                eprintln!(
+                    "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
+                );
+                ExitCode::from(2)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
 }
 
 /// `result JOB_ID`: the outcome, as `invoke` prints it; exit status 3 when

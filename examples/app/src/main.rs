@@ -149,6 +149,9 @@ enum Command {
     Enqueue(fleet::EnqueueArgs),
     /// The outcome of a queued job: its result, or its error.
     Result(fleet::ResultArgs),
+    /// Cancel a queued job: one still waiting never runs, one running is
+    /// stopped at its next await (its worker hears within a second).
+    Cancel(fleet::CancelArgs),
     /// The state of a queue on Redis.
     Queue {
         #[command(subcommand)]
@@ -222,6 +225,7 @@ fn main() -> ExitCode {
             json,
         } => return report::stats(records.as_deref(), &redis, json),
         Command::Result(args) => return fleet::result(args),
+        Command::Cancel(args) => return fleet::cancel(args),
         Command::Queue { command } => return fleet::queue(command),
         Command::ApiKey {
             command:
@@ -318,6 +322,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => fleet::worker(registry, args),
         Command::Stats { .. }
         | Command::Result(_)
+        | Command::Cancel(_)
         | Command::Queue { .. }
         | Command::ApiKey { .. }
         | Command::Enqueue(_)

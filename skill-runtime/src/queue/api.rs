@@ -37,6 +37,25 @@ pub trait Queue: Send + Sync {
 
     /// Jobs waiting per priority, in flight, dead letters, workers seen.
     fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>>;
+
+    /// Cancel job `id`: one still waiting is never run, one running is
+    /// stopped at its handler's next await (its worker hears of it within
+    /// [`CANCEL_HEARD_WITHIN`]); either way its outcome is `cancelled`.
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>>;
+}
+
+/// How often a worker asks whether its running jobs were cancelled.
+pub const CANCEL_HEARD_WITHIN: Duration = Duration::from_millis(500);
+
+/// What a cancellation found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancelled {
+    /// The job waits or runs: it will end `cancelled`.
+    Requested,
+    /// The job has an outcome already: too late.
+    AlreadyDone,
+    /// No job with that id is known (never queued, or long gone).
+    Unknown,
 }
 
 /// What became of a job.
@@ -72,6 +91,8 @@ pub enum OutcomeStatus {
     Failed,
     /// Past its `expiresAt` when a worker took it: not run.
     Expired,
+    /// Cancelled: not run, or stopped while it ran.
+    Cancelled,
 }
 
 impl std::fmt::Display for OutcomeStatus {
@@ -80,6 +101,7 @@ impl std::fmt::Display for OutcomeStatus {
             OutcomeStatus::Succeeded => "succeeded",
             OutcomeStatus::Failed => "failed",
             OutcomeStatus::Expired => "expired",
+            OutcomeStatus::Cancelled => "cancelled",
         })
     }
 }
@@ -104,10 +126,10 @@ impl Outcome {
         let (status, result, error) = match result {
             Ok(r) => (OutcomeStatus::Succeeded, Some(r), None),
             Err(e) => (
-                if matches!(e, InvokeError::Expired { .. }) {
-                    OutcomeStatus::Expired
-                } else {
-                    OutcomeStatus::Failed
+                match e {
+                    InvokeError::Expired { .. } => OutcomeStatus::Expired,
+                    InvokeError::Cancelled { .. } => OutcomeStatus::Cancelled,
+                    _ => OutcomeStatus::Failed,
                 },
                 None,
                 Some(OutcomeError {

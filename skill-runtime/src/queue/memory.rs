@@ -3,7 +3,7 @@
 //! do not share a fleet (and the reference the Redis backend is tested
 //! against).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use crate::exec::runtime::Runtime;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Bound, Outcome, Queue, QueueError, QueueStatus, check_job};
+use crate::queue::api::{Bound, Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job};
 use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
 use crate::sync::lock;
 
@@ -45,6 +45,8 @@ struct State {
     ids: Mutex<HashMap<Id, (String, Instant)>>,
     dead: Mutex<Vec<(String, String)>>,
     next_id: AtomicU64,
+    /// Ids of jobs cancelled before they ended.
+    cancelled: Mutex<HashSet<String>>,
 }
 
 /// The worker's side of the queue.
@@ -76,6 +78,7 @@ impl InProcessQueue {
             ids: Mutex::new(HashMap::new()),
             dead: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(0),
+            cancelled: Mutex::new(HashSet::new()),
         });
         let (tx, rx) = oneshot::channel();
         let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
@@ -193,6 +196,18 @@ impl Queue for InProcessQueue {
             })
         })
     }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
+        let answer = if lock(&self.state.outcomes).contains_key(id) {
+            Cancelled::AlreadyDone
+        } else if lock(&self.state.ids).contains_key(id) {
+            lock(&self.state.cancelled).insert(id.to_owned());
+            Cancelled::Requested
+        } else {
+            Cancelled::Unknown
+        };
+        Box::pin(std::future::ready(Ok(answer)))
+    }
 }
 
 impl WorkSource for Source {
@@ -238,6 +253,7 @@ impl WorkSource for Source {
         }
         outcomes.insert(outcome.job_id.clone(), (outcome.clone(), Instant::now()));
         drop(outcomes);
+        lock(&self.0.cancelled).remove(&outcome.job_id);
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
         self.0.completed.notify_waiters();
         Box::pin(std::future::ready(Ok(())))
@@ -261,6 +277,19 @@ impl WorkSource for Source {
 
     fn stopping(&self) -> BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
+    }
+
+    fn cancelled<'a>(
+        &'a self,
+        job_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>> {
+        let cancelled = lock(&self.0.cancelled);
+        let hit = job_ids
+            .iter()
+            .filter(|id| cancelled.contains(*id))
+            .cloned()
+            .collect();
+        Box::pin(std::future::ready(Ok(hit)))
     }
 }
 

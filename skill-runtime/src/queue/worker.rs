@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinSet};
 
+use crate::contract::watch::{Cancel, Watch};
 use crate::exec::lend;
 use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
@@ -19,7 +20,7 @@ use crate::exec::stages::execute::CatchUnwind;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
-use crate::queue::api::{Bound, Outcome, QueueError};
+use crate::queue::api::{Bound, CANCEL_HEARD_WITHIN, Outcome, QueueError};
 use crate::sync::lock;
 
 /// One job a worker took from a queue.
@@ -111,6 +112,12 @@ pub trait WorkSource: Send + Sync + 'static {
 
     /// The worker stops: write what is buffered, say it is gone.
     fn stopping(&self) -> BoxFuture<'_, ()>;
+
+    /// Which of `job_ids` were cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel)).
+    fn cancelled<'a>(
+        &'a self,
+        job_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>>;
 }
 
 /// How a worker works.
@@ -194,6 +201,8 @@ struct Shared {
     completed: AtomicU64,
     dead_lettered: AtomicU64,
     handed_back: AtomicU64,
+    /// The cancellation handle of each job running, by job id.
+    cancels: Mutex<HashMap<String, Cancel>>,
 }
 
 impl Worker {
@@ -222,12 +231,15 @@ impl Worker {
             completed: AtomicU64::new(0),
             dead_lettered: AtomicU64::new(0),
             handed_back: AtomicU64::new(0),
+            cancels: Mutex::new(HashMap::new()),
         });
         let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
         let mut tasks = JoinSet::new();
         // Bounded: at least a second of visibility (`WorkerOptions::check`).
         let mut sign = tokio::time::interval(options.visibility / 3);
         let mut look = tokio::time::interval(options.visibility / 2);
+        let mut hear = tokio::time::interval(CANCEL_HEARD_WITHIN);
+        hear.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut errors = Backoff::default();
         tokio::pin!(shutdown);
         loop {
@@ -246,6 +258,23 @@ impl Worker {
                     match shared.source.keep_alive(&held).await {
                         Ok(lost) => stop_lost(&shared, &lost),
                         Err(e) => tracing::warn!("cannot sign the jobs in flight: {e}"),
+                    }
+                }
+                // Cancellations of the jobs running here, asked for elsewhere.
+                _ = hear.tick() => {
+                    let running: Vec<String> = lock(&shared.cancels).keys().cloned().collect();
+                    if !running.is_empty() {
+                        match shared.source.cancelled(&running).await {
+                            Ok(ids) => {
+                                let cancels = lock(&shared.cancels);
+                                for id in ids {
+                                    if let Some(c) = cancels.get(&id) {
+                                        c.cancel();
+                                    }
+                                }
+                            }
+                            Err(e) => tracing::warn!("cannot read cancellations: {e}"),
+                        }
                     }
                 }
                 _ = look.tick() => {
@@ -388,6 +417,29 @@ struct InFlight<'a> {
     key: String,
 }
 
+/// A running job's cancellation handle, known to the worker's loop while the
+/// job runs.
+struct Watched<'a> {
+    shared: &'a Shared,
+    job_id: String,
+}
+
+impl<'a> Watched<'a> {
+    fn new(shared: &'a Shared, job_id: &str, cancel: &Cancel) -> Watched<'a> {
+        lock(&shared.cancels).insert(job_id.to_owned(), cancel.clone());
+        Watched {
+            shared,
+            job_id: job_id.to_owned(),
+        }
+    }
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.cancels).remove(&self.job_id);
+    }
+}
+
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         lock(&self.shared.in_flight).remove(&self.key);
@@ -412,10 +464,22 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
         Ok(job) => {
             let job_id = job.job_id.to_string();
             source.starting(&job_id);
+            let cancel = Cancel::new();
+            let _watched = Watched::new(&shared, &job_id, &cancel);
+            // Cancelled while it waited: it ends `cancelled`, never run. A
+            // store that cannot say is asked again within a second.
+            if source
+                .cancelled(std::slice::from_ref(&job_id))
+                .await
+                .is_ok_and(|ids| !ids.is_empty())
+            {
+                cancel.cancel();
+            }
             // A panic in the runtime itself (a handler's is caught where it
             // runs) is the job's failure, recorded like any other: the job
             // never stays in flight with no task working on it.
-            let result = CatchUnwind(Box::pin(shared.runtime.invoke(job.clone())))
+            let watch = Watch::new().cancel_with(cancel.clone());
+            let result = CatchUnwind(Box::pin(shared.runtime.invoke_watched(job.clone(), watch)))
                 .await
                 .unwrap_or_else(|panic| {
                     Err(InvokeError::Internal {

@@ -159,6 +159,11 @@ impl Keys {
     pub(super) fn queued(&self, job_id: &str) -> String {
         format!("{}:queued:{job_id}", self.ns)
     }
+
+    /// The mark that job `job_id` was cancelled.
+    pub(super) fn cancel(&self, job_id: &str) -> String {
+        format!("{}:cancel:{job_id}", self.ns)
+    }
 }
 
 pub(super) struct Scripts {

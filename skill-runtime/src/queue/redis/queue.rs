@@ -8,7 +8,7 @@ use crate::exec::policy::BoxFuture;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Outcome, Queue, QueueError, QueueStatus, check_job};
+use crate::queue::api::{Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
 use crate::queue::redis::reply::{int, items, text};
@@ -155,6 +155,25 @@ impl Queue for RedisBackend {
                 self.inner.blocking(Blocking::Cmd(&cmd), wait).await?
             };
             self.read_outcome(&reply)
+        })
+    }
+
+    fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
+        Box::pin(async move {
+            let keys = &self.inner.keys;
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(scripts::CANCEL)
+                .arg(3)
+                .arg(keys.result(id))
+                .arg(keys.queued(id))
+                .arg(keys.cancel(id))
+                .arg(self.inner.config.result_ttl.as_millis() as u64);
+            let reply: Value = self.inner.query(&cmd).await?;
+            Ok(match int(&reply) {
+                Some(1) => Cancelled::Requested,
+                Some(2) => Cancelled::AlreadyDone,
+                _ => Cancelled::Unknown,
+            })
         })
     }
 

@@ -21,6 +21,17 @@ if held == ARGV[3] then return 0 end
 return -1
 "#;
 
+/// Cancel a job: KEYS[1] its outcome, KEYS[2] the mark of its id
+/// (`ENQUEUE` sets it), KEYS[3] its cancellation mark, kept `ARGV[1]` ms.
+/// Returns 2 when it has an outcome already, 0 when its id is unknown, 1
+/// when the mark is set (its worker, or the one that takes it, reads it).
+pub(super) const CANCEL: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
+return 1
+"#;
+
 /// Take up to `ARGV[3]` new entries, highest priority first, for consumer
 /// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat: alive until
 /// now plus its visibility timeout `ARGV[4]` ms. KEYS: the four priority

@@ -336,4 +336,24 @@ impl WorkSource for RedisSource {
             let _: Result<(), _> = self.backend.inner.pipe(&pipe).await;
         })
     }
+
+    fn cancelled<'a>(
+        &'a self,
+        job_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>> {
+        Box::pin(async move {
+            let keys = &self.backend.inner.keys;
+            let mut cmd = redis::cmd("MGET");
+            for id in job_ids {
+                cmd.arg(keys.cancel(id));
+            }
+            let reply: Value = self.backend.inner.query(&cmd).await?;
+            Ok(job_ids
+                .iter()
+                .zip(items(&reply))
+                .filter(|(_, v)| !matches!(v, Value::Nil))
+                .map(|(id, _)| id.clone())
+                .collect())
+        })
+    }
 }
