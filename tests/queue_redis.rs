@@ -885,3 +885,101 @@ fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no job"));
 }
+
+/// `enqueue --delay`: not run early, run within a second of its time, once
+/// across three workers that all move due jobs; `queue status` counts the
+/// jobs not due yet; `--at` takes a time.
+#[test]
+fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
+    let redis = RedisServer::start("delayed");
+    let url = redis.url();
+    let data = data_copy("delayed");
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let _w = workers(3, "4", &url, &data);
+    let enqueue = |args: &[&str]| {
+        let out = Command::new(app())
+            .arg("enqueue")
+            .args(args)
+            .args(["--redis", &url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let queued_at = SystemTime::now();
+    let id = enqueue(&["echo", r#"{"message": "later"}"#, "--delay", "2s"]);
+    assert!(rt.block_on(b.status()).unwrap().delayed >= 1);
+    let one_second = queued_at + Duration::from_secs(1);
+    std::thread::sleep(
+        one_second
+            .duration_since(SystemTime::now())
+            .unwrap_or_default(),
+    );
+    assert!(
+        rt.block_on(b.outcome(&id, Duration::ZERO))
+            .unwrap()
+            .is_none(),
+        "not done after 1 s"
+    );
+    // Twenty more, due together: each runs once whoever moves it.
+    let many: Vec<String> = (0..20)
+        .map(|i| {
+            enqueue(&[
+                "echo",
+                &format!(r#"{{"message": "m{i}"}}"#),
+                "--delay",
+                "2s",
+            ])
+        })
+        .collect();
+    let done = rt.block_on(outcomes(
+        &b,
+        std::slice::from_ref(&id),
+        Duration::from_secs(10),
+    ));
+    assert_eq!(done[0].status, OutcomeStatus::Succeeded);
+    let ran_after = done[0]
+        .completed_at
+        .duration_since(queued_at)
+        .unwrap_or_default();
+    // Due 2 s after the command started: run within a second of that
+    // (the command's own start counts in too).
+    assert!(
+        ran_after >= Duration::from_secs(2) && ran_after < Duration::from_millis(3_500),
+        "ran {ran_after:?} after it was queued for 2 s"
+    );
+    let all = rt.block_on(outcomes(&b, &many, Duration::from_secs(10)));
+    assert!(all.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    for id in &many {
+        assert_eq!(records_of(&rt, &b, id).len(), 1, "job {id} ran once");
+    }
+    assert_eq!(rt.block_on(b.status()).unwrap().delayed, 0);
+    // --at: a time; one in the past runs now; one past 30 days is refused.
+    let soon = skill_runtime::record::format_time(SystemTime::now() + Duration::from_secs(1));
+    let at = enqueue(&["echo", r#"{"message": "at"}"#, "--at", &soon]);
+    let o = rt.block_on(outcomes(&b, &[at], Duration::from_secs(10)));
+    assert_eq!(o[0].status, OutcomeStatus::Succeeded);
+    let far = Command::new(app())
+        .args([
+            "enqueue",
+            "echo",
+            r#"{"message": "x"}"#,
+            "--delay",
+            "31d",
+            "--redis",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        far.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&far.stderr)
+    );
+}

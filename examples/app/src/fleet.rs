@@ -167,6 +167,14 @@ pub struct EnqueueArgs {
     /// Not run if no worker takes it within this long (e.g. 30s, 10m, 1h).
     #[arg(long, value_parser = within(Bound::EXPIRES_IN), value_name = "DURATION")]
     expires_in: Option<Duration>,
+    /// Run it this long from now, not before (e.g. 10s, 10m, 1h; at most 30
+    /// days): it waits apart until then, and moves to its line once.
+    #[arg(long, value_parser = within(Bound::DELAY), value_name = "DURATION", conflicts_with = "at")]
+    delay: Option<Duration>,
+    /// Run it at this time, not before (RFC 3339, e.g.
+    /// 2026-12-01T09:00:00Z; at most 30 days ahead).
+    #[arg(long, value_parser = parse_at, value_name = "TIME")]
+    at: Option<SystemTime>,
     /// Wait for the outcome and print it, as `invoke` does (and exit as it does).
     #[arg(long)]
     wait: bool,
@@ -197,6 +205,27 @@ pub fn enqueue(args: EnqueueArgs) -> ExitCode {
             Ok(b) => b,
             Err(code) => return code,
         };
+        let due = args
+            .at
+            .or_else(|| args.delay.map(|d| SystemTime::now() + d));
+        if let Some(due) = due {
+            let id = match backend.enqueue_at(job, due).await {
+                Ok(id) => id,
+                Err(e) => return refused(&e),
+            };
+            if !args.wait {
+                outln!("{id}");
+                return ExitCode::SUCCESS;
+            }
+            return match backend.outcome(&id, Duration::ZERO).await {
+                Ok(Some(o)) => print_outcome(o),
+                Ok(None) => wait_for(&backend, &id, args.wait_limit).await,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         if !args.wait {
             return match backend.enqueue(job).await {
                 Ok(id) => {
@@ -217,6 +246,13 @@ pub fn enqueue(args: EnqueueArgs) -> ExitCode {
             None => wait_for(&backend, &id, args.wait_limit).await,
         }
     })
+}
+
+/// `--at TIME`: RFC 3339, within 30 days from now.
+fn parse_at(s: &str) -> Result<SystemTime, String> {
+    let at = skill_runtime::envelope::parse_time(s)?;
+    skill_runtime::queue::api::delay_until(at).map_err(|e| e.to_string())?;
+    Ok(at)
 }
 
 /// A queue that did not take the job: 2 when the caller's envelope was at

@@ -38,6 +38,16 @@ pub trait Queue: Send + Sync {
     /// Jobs waiting per priority, in flight, dead letters, workers seen.
     fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>>;
 
+    /// Put `job` on the queue to run at `due` (now, when `due` has passed):
+    /// until then it waits apart, counted as delayed, and moves to its
+    /// priority's line once across the fleet. Refused past
+    /// [`Bound::DELAY`] from now.
+    fn enqueue_at(
+        &self,
+        job: JobEnvelope,
+        due: SystemTime,
+    ) -> BoxFuture<'_, Result<Id, QueueError>>;
+
     /// Cancel job `id`: one still waiting is never run, one running is
     /// stopped at its handler's next await (its worker hears of it within
     /// [`CANCEL_HEARD_WITHIN`]); either way its outcome is `cancelled`.
@@ -158,6 +168,9 @@ pub struct QueueStatus {
     pub queue: String,
     /// Jobs no worker has taken yet, by priority (highest first).
     pub waiting: Vec<(Priority, u64)>,
+    /// Jobs set to run later ([`Queue::enqueue_at`]), not due yet.
+    #[serde(default)]
+    pub delayed: u64,
     /// Jobs a worker has taken and not finished.
     pub in_flight: u64,
     /// Jobs given up on, with their reasons, in the dead-letter stream.
@@ -177,6 +190,7 @@ impl fmt::Display for QueueStatus {
         for (p, n) in &self.waiting {
             writeln!(f, "  waiting ({:<8}) {n}", p.as_str())?;
         }
+        writeln!(f, "  delayed            {}", self.delayed)?;
         writeln!(f, "  in flight          {}", self.in_flight)?;
         writeln!(f, "  dead letters       {}", self.dead_letters)?;
         write!(f, "  workers            {}", self.workers.len())?;
@@ -285,11 +299,22 @@ impl Bound {
     pub const EXPIRES_IN: Bound = Bound::new("expires-in", Duration::ZERO, DECADE);
     /// How long a caller waits for an outcome: up to 30 days.
     pub const WAIT: Bound = Bound::new("wait-limit", Duration::ZERO, MONTH);
+    /// How far ahead a job may be set to run: up to 30 days.
+    pub const DELAY: Bound = Bound::new("delay", Duration::ZERO, MONTH);
 }
 
 const DAY: Duration = Duration::from_secs(86_400);
 const MONTH: Duration = Duration::from_secs(30 * 86_400);
 const DECADE: Duration = Duration::from_secs(3650 * 86_400);
+
+/// How long from now until `due`, within [`Bound::DELAY`] (zero when it has
+/// passed).
+pub fn delay_until(due: SystemTime) -> Result<Duration, QueueError> {
+    Bound::DELAY.check(
+        due.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
 
 /// `d` as people write it: `250ms`, `30s`, `5m`, `2h`, `30d` when it is a
 /// whole number of the unit, else in seconds (`1.5s`).

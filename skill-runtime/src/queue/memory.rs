@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
@@ -16,7 +16,9 @@ use crate::exec::runtime::Runtime;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Bound, Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job};
+use crate::queue::api::{
+    Bound, Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+};
 use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
 use crate::sync::lock;
 
@@ -47,6 +49,8 @@ struct State {
     next_id: AtomicU64,
     /// Ids of jobs cancelled before they ended.
     cancelled: Mutex<HashSet<String>>,
+    /// Jobs set to run later, not due yet.
+    delayed: AtomicU64,
 }
 
 /// The worker's side of the queue.
@@ -79,6 +83,7 @@ impl InProcessQueue {
             dead: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(0),
             cancelled: Mutex::new(HashSet::new()),
+            delayed: AtomicU64::new(0),
         });
         let (tx, rx) = oneshot::channel();
         let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
@@ -111,44 +116,94 @@ impl InProcessQueue {
     }
 }
 
+/// A job the queue took: its id, and the message to put in line (none when
+/// the same job was queued already).
+struct Accepted {
+    id: Id,
+    message: Option<(usize, String)>,
+}
+
+impl InProcessQueue {
+    fn accept(&self, job: JobEnvelope) -> Result<Accepted, QueueError> {
+        if lock(&self.stop).is_none() {
+            return Err(QueueError::Closed);
+        }
+        check_job(&job, self.state.max_params_bytes)?;
+        let digest = job.digest();
+        {
+            let mut ids = lock(&self.state.ids);
+            let ttl = self.state.result_ttl;
+            if ids.len() % 1024 == 1023 {
+                ids.retain(|_, (_, at)| at.elapsed() < ttl);
+            }
+            match ids.get(&job.job_id) {
+                Some((held, at)) if at.elapsed() < ttl => {
+                    if *held == digest {
+                        return Ok(Accepted {
+                            id: job.job_id,
+                            message: None,
+                        });
+                    }
+                    return Err(QueueError::JobIdTaken {
+                        job_id: job.job_id.to_string(),
+                    });
+                }
+                _ => {
+                    ids.insert(job.job_id.clone(), (digest, Instant::now()));
+                }
+            }
+        }
+        let job = job.seal();
+        let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {
+            store: "in-process queue".into(),
+            what: "job",
+            message: e.to_string(),
+        })?;
+        Ok(Accepted {
+            message: Some((slot(job.caller.priority), raw)),
+            id: job.job_id,
+        })
+    }
+}
+
+impl State {
+    /// Put a message in line for the worker.
+    fn push(&self, slot: usize, raw: String) {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.waiting)[slot].push_back((n.to_string(), raw));
+        self.arrived.notify_one();
+    }
+}
+
 impl Queue for InProcessQueue {
     fn enqueue(&self, job: JobEnvelope) -> BoxFuture<'_, Result<Id, QueueError>> {
         Box::pin(async move {
-            if lock(&self.stop).is_none() {
-                return Err(QueueError::Closed);
+            let accepted = self.accept(job)?;
+            if let Some((slot, raw)) = accepted.message {
+                self.state.push(slot, raw);
             }
-            check_job(&job, self.state.max_params_bytes)?;
-            let digest = job.digest();
-            {
-                let mut ids = lock(&self.state.ids);
-                let ttl = self.state.result_ttl;
-                if ids.len() % 1024 == 1023 {
-                    ids.retain(|_, (_, at)| at.elapsed() < ttl);
-                }
-                match ids.get(&job.job_id) {
-                    Some((held, at)) if at.elapsed() < ttl => {
-                        if *held == digest {
-                            return Ok(job.job_id);
-                        }
-                        return Err(QueueError::JobIdTaken {
-                            job_id: job.job_id.to_string(),
-                        });
-                    }
-                    _ => {
-                        ids.insert(job.job_id.clone(), (digest, Instant::now()));
-                    }
-                }
+            Ok(accepted.id)
+        })
+    }
+
+    fn enqueue_at(
+        &self,
+        job: JobEnvelope,
+        due: SystemTime,
+    ) -> BoxFuture<'_, Result<Id, QueueError>> {
+        Box::pin(async move {
+            let delay = delay_until(due)?;
+            let accepted = self.accept(job)?;
+            if let Some((slot, raw)) = accepted.message {
+                let state = self.state.clone();
+                state.delayed.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    state.delayed.fetch_sub(1, Ordering::Relaxed);
+                    state.push(slot, raw);
+                });
             }
-            let job = job.seal();
-            let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {
-                store: "in-process queue".into(),
-                what: "job",
-                message: e.to_string(),
-            })?;
-            let n = self.state.next_id.fetch_add(1, Ordering::Relaxed);
-            lock(&self.state.waiting)[slot(job.caller.priority)].push_back((n.to_string(), raw));
-            self.state.arrived.notify_one();
-            Ok(job.job_id)
+            Ok(accepted.id)
         })
     }
 
@@ -189,6 +244,7 @@ impl Queue for InProcessQueue {
                     .iter()
                     .map(|&p| (p, waiting[slot(p)].len() as u64))
                     .collect(),
+                delayed: self.state.delayed.load(Ordering::Relaxed),
                 in_flight: self.state.in_flight.load(Ordering::Relaxed),
                 dead_letters: lock(&self.state.dead).len() as u64,
                 workers: vec!["in-process".to_owned()],

@@ -113,6 +113,12 @@ pub trait WorkSource: Send + Sync + 'static {
     /// The worker stops: write what is buffered, say it is gone.
     fn stopping(&self) -> BoxFuture<'_, ()>;
 
+    /// Move the jobs set to run later that are due to their lines; how
+    /// many moved. Every worker asks, each job moves once.
+    fn promote_due(&self) -> BoxFuture<'_, Result<u64, QueueError>> {
+        Box::pin(std::future::ready(Ok(0)))
+    }
+
     /// Which of `job_ids` were cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel)).
     fn cancelled<'a>(
         &'a self,
@@ -260,8 +266,12 @@ impl Worker {
                         Err(e) => tracing::warn!("cannot sign the jobs in flight: {e}"),
                     }
                 }
-                // Cancellations of the jobs running here, asked for elsewhere.
+                // Cancellations of the jobs running here, asked for
+                // elsewhere; and jobs set to run later that are due.
                 _ = hear.tick() => {
+                    if let Err(e) = shared.source.promote_due().await {
+                        tracing::warn!("cannot move due jobs: {e}");
+                    }
                     let running: Vec<String> = lock(&shared.cancels).keys().cloned().collect();
                     if !running.is_empty() {
                         match shared.source.cancelled(&running).await {

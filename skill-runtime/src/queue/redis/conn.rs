@@ -120,6 +120,8 @@ pub(super) struct Keys {
     /// One stream per priority, highest first.
     pub(super) streams: [String; 4],
     pub(super) dead: String,
+    /// Jobs set to run later, scored by when they are due.
+    pub(super) delayed: String,
     pub(super) workers: String,
     /// Every worker's last heartbeat, across the namespace's queues: what an
     /// idempotency lock's holder is checked against.
@@ -134,6 +136,7 @@ impl Keys {
         Keys {
             streams: Priority::SERVED.map(|p| format!("{ns}:q:{queue}:{}", p.as_str())),
             dead: format!("{ns}:q:{queue}:dead"),
+            delayed: format!("{ns}:q:{queue}:delayed"),
             workers: format!("{ns}:q:{queue}:workers"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),

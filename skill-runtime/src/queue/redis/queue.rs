@@ -1,6 +1,6 @@
 //! The caller's side of the Redis queue: enqueue, wait for an outcome, status.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::Value;
 
@@ -8,7 +8,9 @@ use crate::exec::policy::BoxFuture;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
-use crate::queue::api::{Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job};
+use crate::queue::api::{
+    Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
 use crate::queue::redis::reply::{int, items, text};
@@ -158,6 +160,47 @@ impl Queue for RedisBackend {
         })
     }
 
+    fn enqueue_at(
+        &self,
+        job: JobEnvelope,
+        due: SystemTime,
+    ) -> BoxFuture<'_, Result<Id, QueueError>> {
+        Box::pin(async move {
+            let delay = delay_until(due)?;
+            if delay.is_zero() {
+                return self.enqueue(job).await;
+            }
+            let priority = job.caller.priority;
+            let message = self.message(job)?;
+            let index = Priority::SERVED
+                .iter()
+                .position(|&p| p == priority)
+                .unwrap_or(2)
+                + 1;
+            let due_ms = due
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            // The id stays taken until the outcome's own lifetime runs out.
+            let ttl = self.inner.config.result_ttl.saturating_add(delay);
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(scripts::ENQUEUE_AT)
+                .arg(2)
+                .arg(&self.inner.keys.delayed)
+                .arg(self.inner.keys.queued(&message.id))
+                .arg(format!("{index}\n{}", message.raw))
+                .arg(ttl.as_millis() as u64)
+                .arg(&message.digest)
+                .arg(due_ms);
+            let reply: Value = self.inner.query(&cmd).await?;
+            if int(&reply) == Some(-1) {
+                return Err(QueueError::JobIdTaken {
+                    job_id: message.id.to_string(),
+                });
+            }
+            Ok(message.id)
+        })
+    }
+
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
         Box::pin(async move {
             let keys = &self.inner.keys;
@@ -199,8 +242,13 @@ impl Queue for RedisBackend {
                 .iter()
                 .map(|v| int(v).unwrap_or(0).max(0) as u64)
                 .collect();
+            let delayed: Value = self
+                .inner
+                .query(redis::cmd("ZCARD").arg(&keys.delayed))
+                .await?;
             let mut status = QueueStatus {
                 queue: self.inner.config.queue.clone(),
+                delayed: int(&delayed).unwrap_or(0).max(0) as u64,
                 ..QueueStatus::default()
             };
             // Acknowledged entries are deleted, so a stream holds what waits

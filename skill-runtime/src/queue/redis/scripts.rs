@@ -21,6 +21,48 @@ if held == ARGV[3] then return 0 end
 return -1
 "#;
 
+/// Queue a job to run later: KEYS[1] the queue's delayed set, KEYS[2] the
+/// mark of its id; ARGV[1] the member (its priority's index, a newline, the
+/// message), ARGV[2] the mark's lifetime in ms, ARGV[3] the job's digest,
+/// ARGV[4] when it is due (Unix ms). Returns 1 when queued, 0 when the same
+/// job was queued already, -1 when another job holds the id.
+pub(super) const ENQUEUE_AT: &str = r#"
+local held = redis.call('GET', KEYS[2])
+if not held then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  return 1
+end
+if held == ARGV[3] then return 0 end
+return -1
+"#;
+
+/// Move the jobs that are due (by Redis's clock) from the delayed set
+/// KEYS[1] to their priority's stream (KEYS[2..5], highest first), at most
+/// ARGV[1] of them. One script: a job moves once whichever workers run it at
+/// the same time. A stream key of the wrong type leaves its job delayed.
+/// Returns how many moved.
+pub(super) const PROMOTE: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local moved = 0
+for _, m in ipairs(due) do
+  local sep = string.find(m, '\n', 1, true)
+  local i = sep and tonumber(string.sub(m, 1, sep - 1))
+  if i and i >= 1 and i <= 4 then
+    local r = redis.pcall('XADD', KEYS[1 + i], '*', 'job', string.sub(m, sep + 1))
+    if type(r) ~= 'table' or not r.err then
+      redis.call('ZREM', KEYS[1], m)
+      moved = moved + 1
+    end
+  else
+    redis.call('ZREM', KEYS[1], m)
+  end
+end
+return moved
+"#;
+
 /// Cancel a job: KEYS[1] its outcome, KEYS[2] the mark of its id
 /// (`ENQUEUE` sets it), KEYS[3] its cancellation mark, kept `ARGV[1]` ms.
 /// Returns 2 when it has an outcome already, 0 when its id is unknown, 1

@@ -337,6 +337,23 @@ impl WorkSource for RedisSource {
         })
     }
 
+    fn promote_due(&self) -> BoxFuture<'_, Result<u64, QueueError>> {
+        Box::pin(async move {
+            let keys = &self.backend.inner.keys;
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(crate::queue::redis::scripts::PROMOTE)
+                .arg(5)
+                .arg(&keys.delayed)
+                .arg(&keys.streams[0])
+                .arg(&keys.streams[1])
+                .arg(&keys.streams[2])
+                .arg(&keys.streams[3])
+                .arg(100);
+            let reply: Value = self.backend.inner.query(&cmd).await?;
+            Ok(int(&reply).unwrap_or(0).max(0) as u64)
+        })
+    }
+
     fn cancelled<'a>(
         &'a self,
         job_ids: &'a [String],
