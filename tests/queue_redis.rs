@@ -983,3 +983,86 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
         String::from_utf8_lossy(&far.stderr)
     );
 }
+
+/// A cron schedule given to three workers queues each tick once: five ticks
+/// of `*/2 * * * * *`, five jobs, one record each, two seconds apart; a
+/// worker restarted mid-way queues no tick twice; `queue schedules` shows
+/// the next run and the last tick's job; a bad file is refused.
+#[test]
+fn a_cron_schedule_fires_once_per_tick_across_the_fleet() {
+    let redis = RedisServer::start("schedules");
+    let url = redis.url();
+    let data = data_copy("schedules");
+    let dir = skill_tests::temp_dir("schedules");
+    let file = dir.join("schedules.json");
+    std::fs::write(
+        &file,
+        r#"{"schedules": [{"id": "every-2s", "cron": "*/2 * * * * *", "skill": "echo", "input": {"message": "tick"}}]}"#,
+    )
+    .unwrap();
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let with = ["--schedules", file.to_str().unwrap()];
+    let mut fleet = vec![
+        worker(&url, &with, &data),
+        worker(&url, &with, &data),
+        worker(&url, &with, &data),
+    ];
+    std::thread::sleep(Duration::from_secs(5));
+    // One worker restarts: it must not queue again what the fleet queued.
+    fleet[0].stop();
+    fleet[0] = worker(&url, &with, &data);
+    std::thread::sleep(Duration::from_secs(6));
+    drop(fleet);
+    let records: Vec<Value> = rt
+        .block_on(b.records(100_000))
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r).unwrap())
+        .filter(|r| r["skill"] == "echo")
+        .collect();
+    let mut ticks: Vec<String> = records
+        .iter()
+        .map(|r| r["idempotency_key"].as_str().unwrap().to_owned())
+        .collect();
+    ticks.sort();
+    let distinct: BTreeSet<&String> = ticks.iter().collect();
+    assert_eq!(distinct.len(), ticks.len(), "a tick ran twice: {ticks:?}");
+    assert!(ticks.len() >= 5, "five ticks in 11 s: {ticks:?}");
+    let times: Vec<SystemTime> = ticks
+        .iter()
+        .map(|t| skill_runtime::envelope::parse_time(t.rsplit('@').next().unwrap()).unwrap())
+        .collect();
+    for w in times.windows(2) {
+        assert_eq!(
+            w[1].duration_since(w[0]).unwrap(),
+            Duration::from_secs(2),
+            "consecutive ticks: {ticks:?}"
+        );
+    }
+    assert!(records.iter().all(|r| r["caller"]["source"] == "cron"));
+    let listed = Command::new(app())
+        .args(["queue", "schedules", "--json", "--redis", &url])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed[0]["schedule"]["id"], "every-2s", "{listed}");
+    assert!(listed[0]["next_run"].is_string() && listed[0]["last_job_id"].is_string());
+    std::fs::write(
+        &file,
+        r#"{"schedules": [{"id": "x", "cron": "61 * * * *", "skill": "echo"}]}"#,
+    )
+    .unwrap();
+    let bad = Command::new(app())
+        .args([
+            "worker",
+            "--redis",
+            &url,
+            "--schedules",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("schedule `x`"));
+}

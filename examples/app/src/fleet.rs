@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skill_runtime::queue::api::{Bound, Cancelled, Outcome, OutcomeStatus, Queue, QueueError};
-use skill_runtime::queue::redis::{RedisBackend, RedisConfig, worker_name};
+use skill_runtime::queue::api::{Bound, Outcome, OutcomeStatus, Queue, QueueError};
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig, Schedules, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
 use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
 
@@ -41,6 +41,11 @@ pub struct WorkerArgs {
     /// seed's lockTTL): a worker that dies holding it blocks the key this long.
     #[arg(long, default_value = "5m", value_parser = within(Bound::LOCK_TTL), value_name = "DURATION")]
     lock_ttl: Duration,
+    /// Cron schedules to queue jobs by (`{"schedules": [{"id", "cron",
+    /// "skill", "input", "priority"}]}`; see docs/long-running.md): give
+    /// every worker the same file, each tick is queued once.
+    #[arg(long, value_name = "FILE")]
+    schedules: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeArgs,
 }
@@ -54,6 +59,36 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+    let schedules = match &args.schedules {
+        None => Schedules::default(),
+        Some(path) => match Schedules::load(path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: --schedules {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    for s in schedules.iter() {
+        let Some(skill) = registry.get(&s.skill) else {
+            eprintln!(
+                "error: schedule `{}` runs skill `{}`, which this worker does not have (`list` shows its skills)",
+                s.id, s.skill
+            );
+            return ExitCode::from(2);
+        };
+        let wrong = skill.input_violations(&s.input);
+        if !wrong.is_empty() {
+            eprintln!(
+                "error: schedule `{}`: its input does not fit `{}`:",
+                s.id, s.skill
+            );
+            for v in wrong {
+                eprintln!("  at `{}`: {}", v.instance_path, v.message);
+            }
+            return ExitCode::from(2);
+        }
+    }
     let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -106,7 +141,10 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let report = worker.run(shutdown()).await;
+        let (report, ()) = tokio::join!(
+            worker.run(shutdown()),
+            backend.run_schedules(&schedules, shutdown())
+        );
         eprintln!(
             "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to Redis",
             report.completed,
@@ -318,52 +356,6 @@ pub struct ResultArgs {
     redis: RedisArgs,
 }
 
-#[derive(clap::Args)]
-pub struct CancelArgs {
-    /// The job id `enqueue` printed.
-    job_id: String,
-    #[command(flatten)]
-    redis: RedisArgs,
-}
-
-/// `cancel JOB_ID`: exit status 0 when the job will end `cancelled`, 3 when
-/// it has an outcome already, 2 when no such job is known.
-pub fn cancel(args: CancelArgs) -> ExitCode {
-    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
-    rt.block_on(async move {
-        let backend = match args.redis.require("cancel").await {
-            Ok(b) => b,
-            Err(code) => return code,
-        };
-        let id = &args.job_id;
-        match backend.cancel(id).await {
-            Ok(Cancelled::Requested) => {
-                eprintln!(
-                    "job {id} is cancelled: it will not run, or stops at its next await; `result {id} --wait` shows it ended"
-                );
-                ExitCode::SUCCESS
-            }
-            Ok(Cancelled::AlreadyDone) => {
-                eprintln!("job {id} has ended already: `result {id}` shows how");
-                ExitCode::from(3)
-            }
-            Ok(Cancelled::Unknown) => {
-                eprintln!(
-                    "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
-                );
-                ExitCode::from(2)
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        }
-    })
-}
-
 /// `result JOB_ID`: the outcome, as `invoke` prints it; exit status 3 when
 /// there is none yet.
 pub fn result(args: ResultArgs) -> ExitCode {
@@ -441,49 +433,6 @@ fn print_outcome(o: Outcome) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-#[derive(clap::Subcommand)]
-pub enum QueueCommand {
-    /// Jobs waiting per priority, in flight, dead letters, and workers seen.
-    Status {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        redis: RedisArgs,
-    },
-}
-
-pub fn queue(command: QueueCommand) -> ExitCode {
-    let QueueCommand::Status { json, redis } = command;
-    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
-    rt.block_on(async move {
-        let backend = match redis.require("queue status").await {
-            Ok(b) => b,
-            Err(code) => return code,
-        };
-        match backend.status().await {
-            Ok(status) if json => {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&status).unwrap_or_default()
-                );
-                ExitCode::SUCCESS
-            }
-            Ok(status) => {
-                outln!("{status}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        }
-    })
 }
 
 fn parse_priority(s: &str) -> Result<Priority, String> {

@@ -20,6 +20,7 @@ macro_rules! out {
 mod agents;
 mod fleet;
 mod progress;
+mod queue_admin;
 mod redis_args;
 mod report;
 mod run;
@@ -151,11 +152,11 @@ enum Command {
     Result(fleet::ResultArgs),
     /// Cancel a queued job: one still waiting never runs, one running is
     /// stopped at its next await (its worker hears within a second).
-    Cancel(fleet::CancelArgs),
+    Cancel(queue_admin::CancelArgs),
     /// The state of a queue on Redis.
     Queue {
         #[command(subcommand)]
-        command: fleet::QueueCommand,
+        command: queue_admin::QueueCommand,
     },
     /// API keys for `mcp --http ADDR --auth api-keys FILE`.
     ApiKey {
@@ -225,8 +226,8 @@ fn main() -> ExitCode {
             json,
         } => return report::stats(records.as_deref(), &redis, json),
         Command::Result(args) => return fleet::result(args),
-        Command::Cancel(args) => return fleet::cancel(args),
-        Command::Queue { command } => return fleet::queue(command),
+        Command::Cancel(args) => return queue_admin::cancel(args),
+        Command::Queue { command } => return queue_admin::queue(command),
         Command::ApiKey {
             command:
                 ApiKeyCommand::New {

@@ -122,6 +122,8 @@ pub(super) struct Keys {
     pub(super) dead: String,
     /// Jobs set to run later, scored by when they are due.
     pub(super) delayed: String,
+    /// The schedules workers registered, and each one's last tick.
+    pub(super) schedules: String,
     pub(super) workers: String,
     /// Every worker's last heartbeat, across the namespace's queues: what an
     /// idempotency lock's holder is checked against.
@@ -137,6 +139,7 @@ impl Keys {
             streams: Priority::SERVED.map(|p| format!("{ns}:q:{queue}:{}", p.as_str())),
             dead: format!("{ns}:q:{queue}:dead"),
             delayed: format!("{ns}:q:{queue}:delayed"),
+            schedules: format!("{ns}:q:{queue}:schedules"),
             workers: format!("{ns}:q:{queue}:workers"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),

@@ -16,7 +16,7 @@
 //! Inside, lowest first: `reply` and `scripts` (no imports of their own),
 //! `conn` (the server, its keys and every request), `records`, `backend`,
 //! then the parts built on it: `queue` (callers), `source` (workers),
-//! `policy` (idempotency and rate limits).
+//! `policy` (idempotency and rate limits), `schedule` (cron schedules).
 
 mod backend;
 mod conn;
@@ -24,6 +24,7 @@ mod policy;
 mod queue;
 mod records;
 mod reply;
+mod schedule;
 mod scripts;
 mod source;
 
@@ -31,4 +32,5 @@ pub use self::backend::{RedisBackend, worker_name};
 pub use self::conn::RedisConfig;
 pub use self::policy::{RedisIdempotency, RedisRateLimits};
 pub use self::records::RedisSink;
+pub use self::schedule::{FIRE_WINDOW, Schedule, ScheduleState, Schedules, next_run};
 pub use self::source::RedisSource;
