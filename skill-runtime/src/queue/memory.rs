@@ -335,17 +335,9 @@ impl WorkSource for Source {
         Box::pin(std::future::ready(()))
     }
 
-    fn cancelled<'a>(
-        &'a self,
-        job_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>> {
-        let cancelled = lock(&self.0.cancelled);
-        let hit = job_ids
-            .iter()
-            .filter(|id| cancelled.contains(*id))
-            .cloned()
-            .collect();
-        Box::pin(std::future::ready(Ok(hit)))
+    fn cancellations(&self) -> BoxFuture<'_, Result<HashSet<String>, QueueError>> {
+        let ids = lock(&self.0.cancelled).clone();
+        Box::pin(std::future::ready(Ok(ids)))
     }
 }
 

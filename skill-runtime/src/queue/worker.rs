@@ -3,7 +3,7 @@
 //! it; keeps what it holds from being reclaimed while it runs, takes over what
 //! dead workers held, and stops gracefully.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -119,11 +119,11 @@ pub trait WorkSource: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(0)))
     }
 
-    /// Which of `job_ids` were cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel)).
-    fn cancelled<'a>(
-        &'a self,
-        job_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>>;
+    /// The jobs cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel))
+    /// that may not have ended yet. A worker reads them every
+    /// [`CANCEL_HEARD_WITHIN`]: the jobs it runs that are among them are
+    /// stopped, and a job it takes that is among them never starts.
+    fn cancellations(&self) -> BoxFuture<'_, Result<HashSet<String>, QueueError>>;
 }
 
 /// How a worker works.
@@ -209,6 +209,8 @@ struct Shared {
     handed_back: AtomicU64,
     /// The cancellation handle of each job running, by job id.
     cancels: Mutex<HashMap<String, Cancel>>,
+    /// The queue's cancellations, as last read.
+    cancelled: Mutex<HashSet<String>>,
 }
 
 impl Worker {
@@ -238,6 +240,7 @@ impl Worker {
             dead_lettered: AtomicU64::new(0),
             handed_back: AtomicU64::new(0),
             cancels: Mutex::new(HashMap::new()),
+            cancelled: Mutex::new(HashSet::new()),
         });
         let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
         let mut tasks = JoinSet::new();
@@ -272,19 +275,16 @@ impl Worker {
                     if let Err(e) = shared.source.promote_due().await {
                         tracing::warn!("cannot move due jobs: {e}");
                     }
-                    let running: Vec<String> = lock(&shared.cancels).keys().cloned().collect();
-                    if !running.is_empty() {
-                        match shared.source.cancelled(&running).await {
-                            Ok(ids) => {
-                                let cancels = lock(&shared.cancels);
-                                for id in ids {
-                                    if let Some(c) = cancels.get(&id) {
-                                        c.cancel();
-                                    }
+                    match shared.source.cancellations().await {
+                        Ok(ids) => {
+                            for (id, c) in lock(&shared.cancels).iter() {
+                                if ids.contains(id) {
+                                    c.cancel();
                                 }
                             }
-                            Err(e) => tracing::warn!("cannot read cancellations: {e}"),
+                            *lock(&shared.cancelled) = ids;
                         }
+                        Err(e) => tracing::warn!("cannot read cancellations: {e}"),
                     }
                 }
                 _ = look.tick() => {
@@ -476,18 +476,11 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             source.starting(&job_id);
             let cancel = Cancel::new();
             let _watched = Watched::new(&shared, &job_id, &cancel);
-            // Cancelled while it waited: it ends `cancelled`, never run. A
-            // store that cannot say is asked again within a second.
-            if source
-                .cancelled(std::slice::from_ref(&job_id))
-                .await
-                .is_ok_and(|ids| !ids.is_empty())
-            {
+            // Cancelled while it waited (as of the last reading, at most
+            // CANCEL_HEARD_WITHIN ago): it ends `cancelled`, never run.
+            if lock(&shared.cancelled).contains(&job_id) {
                 cancel.cancel();
             }
-            // A panic in the runtime itself (a handler's is caught where it
-            // runs) is the job's failure, recorded like any other: the job
-            // never stays in flight with no task working on it.
             let watch = Watch::new().cancel_with(cancel.clone());
             let result = CatchUnwind(Box::pin(shared.runtime.invoke_watched(job.clone(), watch)))
                 .await

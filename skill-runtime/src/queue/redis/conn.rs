@@ -124,6 +124,8 @@ pub(super) struct Keys {
     pub(super) delayed: String,
     /// The schedules workers registered, and each one's last tick.
     pub(super) schedules: String,
+    /// Jobs cancelled, scored by when their marks lapse.
+    pub(super) cancelled: String,
     pub(super) workers: String,
     /// Every worker's last heartbeat, across the namespace's queues: what an
     /// idempotency lock's holder is checked against.
@@ -140,6 +142,7 @@ impl Keys {
             dead: format!("{ns}:q:{queue}:dead"),
             delayed: format!("{ns}:q:{queue}:delayed"),
             schedules: format!("{ns}:q:{queue}:schedules"),
+            cancelled: format!("{ns}:q:{queue}:cancelled"),
             workers: format!("{ns}:q:{queue}:workers"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),
@@ -164,11 +167,6 @@ impl Keys {
     /// nothing).
     pub(super) fn queued(&self, job_id: &str) -> String {
         format!("{}:queued:{job_id}", self.ns)
-    }
-
-    /// The mark that job `job_id` was cancelled.
-    pub(super) fn cancel(&self, job_id: &str) -> String {
-        format!("{}:cancel:{job_id}", self.ns)
     }
 }
 

@@ -209,7 +209,8 @@ impl Queue for RedisBackend {
                 .arg(3)
                 .arg(keys.result(id))
                 .arg(keys.queued(id))
-                .arg(keys.cancel(id))
+                .arg(&keys.cancelled)
+                .arg(id)
                 .arg(self.inner.config.result_ttl.as_millis() as u64);
             let reply: Value = self.inner.query(&cmd).await?;
             Ok(match int(&reply) {

@@ -64,14 +64,26 @@ return moved
 "#;
 
 /// Cancel a job: KEYS[1] its outcome, KEYS[2] the mark of its id
-/// (`ENQUEUE` sets it), KEYS[3] its cancellation mark, kept `ARGV[1]` ms.
-/// Returns 2 when it has an outcome already, 0 when its id is unknown, 1
-/// when the mark is set (its worker, or the one that takes it, reads it).
+/// (`ENQUEUE` sets it), KEYS[3] the queue's cancellations (a sorted set of
+/// job ids scored by when their mark lapses); ARGV[1] the id, ARGV[2] how
+/// long the mark is kept (ms). Returns 2 when the job has an outcome
+/// already, 0 when its id is unknown, 1 when it is marked.
 pub(super) const CANCEL: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
 return 1
+"#;
+
+/// The queue's cancellations whose marks have not lapsed: KEYS[1] the
+/// sorted set `CANCEL` writes.
+pub(super) const CANCELLATIONS: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, 100000)
 "#;
 
 /// Take up to `ARGV[3]` new entries, highest priority first, for consumer

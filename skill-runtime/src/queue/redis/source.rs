@@ -1,6 +1,7 @@
 //! The worker's side of the Redis queue: take jobs (highest priority first),
 //! sign for those in flight, take over a dead worker's, store outcomes.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use redis::{ScriptInvocation, Value};
@@ -354,23 +355,15 @@ impl WorkSource for RedisSource {
         })
     }
 
-    fn cancelled<'a>(
-        &'a self,
-        job_ids: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<String>, QueueError>> {
+    fn cancellations(&self) -> BoxFuture<'_, Result<HashSet<String>, QueueError>> {
         Box::pin(async move {
             let keys = &self.backend.inner.keys;
-            let mut cmd = redis::cmd("MGET");
-            for id in job_ids {
-                cmd.arg(keys.cancel(id));
-            }
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(crate::queue::redis::scripts::CANCELLATIONS)
+                .arg(1)
+                .arg(&keys.cancelled);
             let reply: Value = self.backend.inner.query(&cmd).await?;
-            Ok(job_ids
-                .iter()
-                .zip(items(&reply))
-                .filter(|(_, v)| !matches!(v, Value::Nil))
-                .map(|(id, _)| id.clone())
-                .collect())
+            Ok(items(&reply).iter().filter_map(text).collect())
         })
     }
 }
