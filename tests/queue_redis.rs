@@ -1066,3 +1066,58 @@ fn a_cron_schedule_fires_once_per_tick_across_the_fleet() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("schedule `x`"));
 }
+
+/// A running job's progress is stored with it: `Queue::progress` and `queue
+/// status --json` show the last report (twice a second at most), and it is
+/// gone once the job ends (its last report is in its record).
+#[test]
+fn a_running_jobs_progress_is_stored_and_listed() {
+    let redis = RedisServer::start("progress");
+    let url = redis.url();
+    let data = data_copy("progress");
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let _w = worker(&url, &[], &data);
+    let ids = rt.block_on(enqueue_all(
+        &b,
+        [JobEnvelope::new(
+            "count_slowly",
+            json!({"to": 20, "step_ms": 100}),
+        )],
+    ));
+    let id = &ids[0];
+    let seen = rt.block_on(async {
+        for _ in 0..100 {
+            if let Some(p) = b.progress(id).await.unwrap()
+                && p.progress.done >= 5
+            {
+                return p;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no progress of job {id}");
+    });
+    assert_eq!(seen.progress.total, Some(20));
+    assert!(
+        seen.progress
+            .message
+            .as_deref()
+            .unwrap()
+            .starts_with("counted ")
+    );
+    let status = Command::new(app())
+        .args(["queue", "status", "--json", "--redis", &url])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["running"][0]["job_id"], id.as_str(), "{status}");
+    assert!(status["running"][0]["progress"]["done"].as_u64().unwrap() >= 5);
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(20)));
+    assert_eq!(done[0].status, OutcomeStatus::Succeeded);
+    assert_eq!(
+        rt.block_on(b.progress(id)).unwrap(),
+        None,
+        "forgotten once it ended"
+    );
+    assert_eq!(records_of(&rt, &b, id)[0]["progress"]["done"], 20);
+}

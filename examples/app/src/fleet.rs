@@ -405,7 +405,15 @@ async fn wait_for(backend: &RedisBackend, id: &str, limit: Option<Duration>) -> 
                 spinner.clear();
                 return print_outcome(o);
             }
-            Ok(None) => spinner.tick(),
+            Ok(None) => {
+                // How far it has come, when it reports it.
+                if spinner.is_on()
+                    && let Ok(Some(p)) = backend.progress(id).await
+                {
+                    spinner.say(format!("job {id}: {} on {}", p.progress, p.worker));
+                }
+                spinner.tick();
+            }
             Err(e) => {
                 spinner.clear();
                 eprintln!("error: {e}");

@@ -23,6 +23,15 @@ impl Spinner {
         }
     }
 
+    /// Say something else from the next redraw on.
+    pub fn say(&mut self, what: String) {
+        if self.on && what.len() < self.what.len() {
+            // The line is redrawn in place: erase the longer one first.
+            self.clear();
+        }
+        self.what = what;
+    }
+
     pub fn is_on(&self) -> bool {
         self.on
     }

@@ -133,6 +133,20 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+impl fmt::Display for Progress {
+    /// `12 of 20 (counted 12 of 20)`, `12`, `12 (reading)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.done)?;
+        if let Some(t) = self.total {
+            write!(f, " of {t}")?;
+        }
+        if let Some(m) = &self.message {
+            write!(f, " ({m})")?;
+        }
+        Ok(())
+    }
+}
+
 /// The seed's run record status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

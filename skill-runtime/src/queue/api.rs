@@ -15,6 +15,7 @@ use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
+use crate::model::record::Progress;
 use crate::model::result::{NextAction, SkillResult};
 use crate::model::time::{deserialize_time, serialize_time};
 
@@ -48,6 +49,14 @@ pub trait Queue: Send + Sync {
         due: SystemTime,
     ) -> BoxFuture<'_, Result<Id, QueueError>>;
 
+    /// How far running job `id` has come, as its worker last reported
+    /// (every [`CANCEL_HEARD_WITHIN`] at most); `None` for a job that has
+    /// not reported progress, or has ended.
+    fn progress<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<JobProgress>, QueueError>>;
+
     /// Cancel job `id`: one still waiting is never run, one running is
     /// stopped at its handler's next await (its worker hears of it within
     /// [`CANCEL_HEARD_WITHIN`]); either way its outcome is `cancelled`.
@@ -56,6 +65,17 @@ pub trait Queue: Send + Sync {
 
 /// How often a worker asks whether its running jobs were cancelled.
 pub const CANCEL_HEARD_WITHIN: Duration = Duration::from_millis(500);
+
+/// A running job's last progress report, and its worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobProgress {
+    /// The job.
+    pub job_id: String,
+    /// The worker running it.
+    pub worker: String,
+    /// Its handler's last report.
+    pub progress: Progress,
+}
 
 /// What a cancellation found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +197,9 @@ pub struct QueueStatus {
     pub dead_letters: u64,
     /// Workers alive (their heartbeat has not run out), by name.
     pub workers: Vec<String>,
+    /// Running jobs that report progress, with their last report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running: Vec<JobProgress>,
     /// The queue's keys that hold something other than a stream (written by
     /// hand): their jobs cannot be queued or taken until they are deleted or
     /// renamed.
@@ -196,6 +219,13 @@ impl fmt::Display for QueueStatus {
         write!(f, "  workers            {}", self.workers.len())?;
         for w in &self.workers {
             write!(f, "\n    {w}")?;
+        }
+        for r in &self.running {
+            write!(
+                f,
+                "\n  running            {} on {}: {}",
+                r.job_id, r.worker, r.progress
+            )?;
         }
         for k in &self.not_streams {
             write!(

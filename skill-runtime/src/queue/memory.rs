@@ -16,8 +16,9 @@ use crate::exec::runtime::Runtime;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
+use crate::model::record::Progress;
 use crate::queue::api::{
-    Bound, Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+    Bound, Cancelled, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
 };
 use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
 use crate::sync::lock;
@@ -51,6 +52,8 @@ struct State {
     cancelled: Mutex<HashSet<String>>,
     /// Jobs set to run later, not due yet.
     delayed: AtomicU64,
+    /// Running jobs' last progress reports.
+    progress: Mutex<HashMap<String, Progress>>,
 }
 
 /// The worker's side of the queue.
@@ -84,6 +87,7 @@ impl InProcessQueue {
             next_id: AtomicU64::new(0),
             cancelled: Mutex::new(HashSet::new()),
             delayed: AtomicU64::new(0),
+            progress: Mutex::new(HashMap::new()),
         });
         let (tx, rx) = oneshot::channel();
         let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
@@ -248,9 +252,33 @@ impl Queue for InProcessQueue {
                 in_flight: self.state.in_flight.load(Ordering::Relaxed),
                 dead_letters: lock(&self.state.dead).len() as u64,
                 workers: vec!["in-process".to_owned()],
+                running: {
+                    let mut running: Vec<JobProgress> = lock(&self.state.progress)
+                        .iter()
+                        .map(|(id, p)| JobProgress {
+                            job_id: id.clone(),
+                            worker: "in-process".to_owned(),
+                            progress: p.clone(),
+                        })
+                        .collect();
+                    running.sort_by(|a, b| a.job_id.cmp(&b.job_id));
+                    running
+                },
                 not_streams: Vec::new(),
             })
         })
+    }
+
+    fn progress<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<JobProgress>, QueueError>> {
+        let found = lock(&self.state.progress).get(id).map(|p| JobProgress {
+            job_id: id.to_owned(),
+            worker: "in-process".to_owned(),
+            progress: p.clone(),
+        });
+        Box::pin(std::future::ready(Ok(found)))
     }
 
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
@@ -332,6 +360,22 @@ impl WorkSource for Source {
     }
 
     fn stopping(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn report_progress<'a>(
+        &'a self,
+        reports: &'a [(String, Progress)],
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        let mut progress = lock(&self.0.progress);
+        for (id, p) in reports {
+            progress.insert(id.clone(), p.clone());
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn progress_done<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, ()> {
+        lock(&self.0.progress).remove(job_id);
         Box::pin(std::future::ready(()))
     }
 

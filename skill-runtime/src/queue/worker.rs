@@ -20,6 +20,7 @@ use crate::exec::stages::execute::CatchUnwind;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
+use crate::model::record::Progress;
 use crate::queue::api::{Bound, CANCEL_HEARD_WITHIN, Outcome, QueueError};
 use crate::sync::lock;
 
@@ -119,6 +120,16 @@ pub trait WorkSource: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(0)))
     }
 
+    /// Store the last progress of running jobs, for
+    /// [`Queue::progress`](crate::queue::api::Queue::progress).
+    fn report_progress<'a>(
+        &'a self,
+        reports: &'a [(String, Progress)],
+    ) -> BoxFuture<'a, Result<(), QueueError>>;
+
+    /// Job `job_id`, which reported progress, has ended: forget its report.
+    fn progress_done<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, ()>;
+
     /// The jobs cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel))
     /// that may not have ended yet. A worker reads them every
     /// [`CANCEL_HEARD_WITHIN`]: the jobs it runs that are among them are
@@ -211,6 +222,9 @@ struct Shared {
     cancels: Mutex<HashMap<String, Cancel>>,
     /// The queue's cancellations, as last read.
     cancelled: Mutex<HashSet<String>>,
+    /// The last progress report of each running job that made one, and
+    /// whether it is still to be stored.
+    progress: Mutex<HashMap<String, (Progress, bool)>>,
 }
 
 impl Worker {
@@ -241,6 +255,7 @@ impl Worker {
             handed_back: AtomicU64::new(0),
             cancels: Mutex::new(HashMap::new()),
             cancelled: Mutex::new(HashSet::new()),
+            progress: Mutex::new(HashMap::new()),
         });
         let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
         let mut tasks = JoinSet::new();
@@ -274,6 +289,19 @@ impl Worker {
                 _ = hear.tick() => {
                     if let Err(e) = shared.source.promote_due().await {
                         tracing::warn!("cannot move due jobs: {e}");
+                    }
+                    let reports: Vec<(String, Progress)> = lock(&shared.progress)
+                        .iter_mut()
+                        .filter(|(_, (_, fresh))| *fresh)
+                        .map(|(id, (p, fresh))| {
+                            *fresh = false;
+                            (id.clone(), p.clone())
+                        })
+                        .collect();
+                    if !reports.is_empty()
+                        && let Err(e) = shared.source.report_progress(&reports).await
+                    {
+                        tracing::warn!("cannot store progress: {e}");
                     }
                     match shared.source.cancellations().await {
                         Ok(ids) => {
@@ -447,6 +475,8 @@ impl<'a> Watched<'a> {
 impl Drop for Watched<'_> {
     fn drop(&mut self) {
         lock(&self.shared.cancels).remove(&self.job_id);
+        // A task stopped before its end (taken over) reports no more.
+        lock(&self.shared.progress).remove(&self.job_id);
     }
 }
 
@@ -481,7 +511,13 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             if lock(&shared.cancelled).contains(&job_id) {
                 cancel.cancel();
             }
-            let watch = Watch::new().cancel_with(cancel.clone());
+            let reports = shared.clone();
+            let reporting = job_id.clone();
+            let watch = Watch::new()
+                .cancel_with(cancel.clone())
+                .on_progress(move |p| {
+                    lock(&reports.progress).insert(reporting.clone(), (p.clone(), true));
+                });
             let result = CatchUnwind(Box::pin(shared.runtime.invoke_watched(job.clone(), watch)))
                 .await
                 .unwrap_or_else(|panic| {
@@ -490,6 +526,10 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
                         message: format!("the runtime panicked running the job: {panic}"),
                     })
                 });
+            // Its last report is in its record now.
+            if lock(&shared.progress).remove(&job_id).is_some() {
+                source.progress_done(&job_id).await;
+            }
             // A store the job needed (its idempotency key, its rate limit)
             // could not be reached: the job did not run, and goes back for
             // later rather than fail for good.

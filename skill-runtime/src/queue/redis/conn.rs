@@ -126,6 +126,8 @@ pub(super) struct Keys {
     pub(super) schedules: String,
     /// Jobs cancelled, scored by when their marks lapse.
     pub(super) cancelled: String,
+    /// Running jobs' last progress reports, by job id.
+    pub(super) progress: String,
     pub(super) workers: String,
     /// Every worker's last heartbeat, across the namespace's queues: what an
     /// idempotency lock's holder is checked against.
@@ -143,6 +145,7 @@ impl Keys {
             delayed: format!("{ns}:q:{queue}:delayed"),
             schedules: format!("{ns}:q:{queue}:schedules"),
             cancelled: format!("{ns}:q:{queue}:cancelled"),
+            progress: format!("{ns}:q:{queue}:progress"),
             workers: format!("{ns}:q:{queue}:workers"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),

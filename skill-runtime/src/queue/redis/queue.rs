@@ -9,7 +9,7 @@ use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::queue::api::{
-    Cancelled, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+    Cancelled, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
 };
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
@@ -201,6 +201,25 @@ impl Queue for RedisBackend {
         })
     }
 
+    fn progress<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<JobProgress>, QueueError>> {
+        Box::pin(async move {
+            let cmd = redis::cmd("HGET")
+                .arg(&self.inner.keys.progress)
+                .arg(id)
+                .clone();
+            let reply: Value = self.inner.query(&cmd).await?;
+            match text(&reply) {
+                None => Ok(None),
+                Some(t) => serde_json::from_str(&t)
+                    .map(Some)
+                    .map_err(|e| self.inner.corrupt("progress", e)),
+            }
+        })
+    }
+
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
         Box::pin(async move {
             let keys = &self.inner.keys;
@@ -270,6 +289,20 @@ impl Queue for RedisBackend {
                 .filter_map(|p| p.first().and_then(text))
                 .collect();
             workers.sort();
+            // Reports of workers still alive (a dead worker's job goes to
+            // another, which reports afresh).
+            let reports: Value = self
+                .inner
+                .query(redis::cmd("HVALS").arg(&keys.progress))
+                .await?;
+            let mut running: Vec<JobProgress> = items(&reports)
+                .iter()
+                .filter_map(text)
+                .filter_map(|t| serde_json::from_str::<JobProgress>(&t).ok())
+                .filter(|r| workers.contains(&r.worker))
+                .collect();
+            running.sort_by(|a, b| a.job_id.cmp(&b.job_id));
+            status.running = running;
             status.workers = workers;
             status.not_streams = items(broken).iter().filter_map(text).collect();
             Ok(status)

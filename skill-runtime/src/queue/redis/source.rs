@@ -8,7 +8,8 @@ use redis::{ScriptInvocation, Value};
 
 use crate::exec::policy::BoxFuture;
 use crate::model::caller::Priority;
-use crate::queue::api::{Outcome, QueueError};
+use crate::model::record::Progress;
+use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
 use crate::queue::redis::reply::{field, int, items, stream_entries, text};
@@ -352,6 +353,40 @@ impl WorkSource for RedisSource {
                 .arg(100);
             let reply: Value = self.backend.inner.query(&cmd).await?;
             Ok(int(&reply).unwrap_or(0).max(0) as u64)
+        })
+    }
+
+    fn report_progress<'a>(
+        &'a self,
+        reports: &'a [(String, Progress)],
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("HSET");
+            cmd.arg(&self.backend.inner.keys.progress);
+            for (id, p) in reports {
+                let report = JobProgress {
+                    job_id: id.clone(),
+                    worker: self.worker.clone(),
+                    progress: p.clone(),
+                };
+                let json = serde_json::to_string(&report)
+                    .map_err(|e| self.backend.inner.corrupt("progress", e))?;
+                cmd.arg(id).arg(json);
+            }
+            self.backend.inner.query::<Value>(&cmd).await?;
+            Ok(())
+        })
+    }
+
+    fn progress_done<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let cmd = redis::cmd("HDEL")
+                .arg(&self.backend.inner.keys.progress)
+                .arg(job_id)
+                .clone();
+            if let Err(e) = self.backend.inner.query::<Value>(&cmd).await {
+                tracing::warn!("cannot forget job {job_id}'s progress: {e}");
+            }
         })
     }
 
