@@ -87,6 +87,17 @@ impl RedisBackend {
     }
 }
 
+/// The job's id, unless the enqueue script answered that another job holds
+/// it (-1).
+fn taken_or(reply: &Value, id: Id) -> Result<Id, QueueError> {
+    if int(reply) == Some(-1) {
+        return Err(QueueError::JobIdTaken {
+            job_id: id.to_string(),
+        });
+    }
+    Ok(id)
+}
+
 /// A job as queued: its id, its message, its priority's stream, and the
 /// digest that tells it from another job brought with the same id.
 struct Message {
@@ -125,12 +136,7 @@ impl Queue for RedisBackend {
                     e => e,
                 })?,
             };
-            if int(&reply) == Some(-1) {
-                return Err(QueueError::JobIdTaken {
-                    job_id: message.id.to_string(),
-                });
-            }
-            Ok(message.id)
+            taken_or(&reply, message.id)
         })
     }
 
@@ -192,12 +198,7 @@ impl Queue for RedisBackend {
                 .arg(&message.digest)
                 .arg(due_ms);
             let reply: Value = self.inner.query(&cmd).await?;
-            if int(&reply) == Some(-1) {
-                return Err(QueueError::JobIdTaken {
-                    job_id: message.id.to_string(),
-                });
-            }
-            Ok(message.id)
+            taken_or(&reply, message.id)
         })
     }
 
