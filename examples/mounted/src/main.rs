@@ -16,6 +16,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use clap::Parser;
 use serde_json::json;
 use skill_runtime::Registry;
@@ -107,6 +108,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_state(Arc::new(App { redis }));
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     eprintln!("serving at http://{}", listener.local_addr()?);
+    // A response's head and body go out at once: without TCP_NODELAY, every
+    // call on a kept-alive connection waits out the client's delayed ACK
+    // (40 ms), and axum's `serve` does not set it.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -218,6 +218,8 @@ async fn http(url: &str, input: &Value) -> Result<Value, OpFailed> {
     let stream = tokio::net::TcpStream::connect((host, port))
         .await
         .map_err(|e| failed(format!("cannot connect to `{url}`: {e}")))?;
+    // The request's head and body go out at once, not a delayed ACK apart.
+    let _ = stream.set_nodelay(true);
     let (mut sender, conn) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
             .await

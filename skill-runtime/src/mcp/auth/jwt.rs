@@ -357,12 +357,17 @@ async fn fetch(url: &str) -> Result<Vec<u8>, String> {
         .parse()
         .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    // No Nagle delay on any write of the fetch (every HTTP path of the crate
+    // sets TCP_NODELAY).
+    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.enforce_http(false);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
         .with_provider_and_webpki_roots(provider)
         .map_err(|e| e.to_string())?
         .https_or_http()
         .enable_http1()
-        .build();
+        .wrap_connector(tcp);
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build::<_, Empty<Bytes>>(https);
     let response = client
