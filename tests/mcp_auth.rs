@@ -6,62 +6,26 @@
 //! authentication. Real clients too: the Python `mcp` client with a bearer
 //! token, the MCP Inspector CLI with a header.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use skill_tests::fleet::app;
 use skill_tests::issuer::{self, JwksServer, Key, claims};
+use skill_tests::mcp_http::{Server, launch};
 use skill_tests::{root, temp_dir};
 
 const AUDIENCE: &str = "http://mcp.test/mcp";
 
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `skill-examples mcp --http 127.0.0.1:0 ARGS...`, once it serves.
 fn serve(args: &[&str]) -> Server {
-    let child = Command::new(app())
-        .args(["mcp", "--http", "127.0.0.1:0"])
+    let mut cmd = Command::new(app());
+    cmd.args(["mcp", "--http", "127.0.0.1:0"])
         .args(args)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    // Owned by `Server` at once, whose drop kills and waits for it.
-    let mut server = Server {
-        child,
-        addr: String::new(),
-    };
-    let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server exited: {line}"
-        );
-        if let Some(rest) = line
-            .trim()
-            .strip_prefix("serving MCP (Streamable HTTP) at http://")
-        {
-            server.addr = rest.trim_end_matches("/mcp").to_owned();
-            std::thread::spawn(move || for _ in stderr.lines() {});
-            return server;
-        }
-    }
+        .current_dir(root());
+    launch(cmd).0
 }
 
 /// A server checking tokens of [`issuer::ISSUER`] for [`AUDIENCE`] against
@@ -526,4 +490,55 @@ fn each_caller_gets_its_own_rate_limit() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(line["caller"]["user_id"], "calm-bot", "{line}");
+}
+
+/// A remote client, as a remote client is: it names the server by an
+/// address that is not loopback, authenticates, and keeps its connection
+/// for several calls. Every call is served; without credentials, 401.
+#[test]
+fn a_remote_client_is_served_by_any_name_on_a_kept_alive_connection() {
+    let dir = temp_dir("remote");
+    let file = dir.join("keys.json");
+    let out = Command::new(app())
+        .args([
+            "api-key",
+            "new",
+            "remote-bot",
+            "--file",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let script = r#"
+import http.client, json, sys
+port, key = int(sys.argv[1]), sys.argv[2]
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
+base = {"Host": f"192.0.2.10:{port}", "Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+c = http.client.HTTPConnection("127.0.0.1", port)
+for auth in [True, True, True, False]:
+    h = dict(base, **({"Authorization": f"Bearer {key}"} if auth else {}))
+    c.request("POST", "/mcp", body, h)
+    r = c.getresponse()
+    d = r.read().decode()
+    print(r.status, '"isError":false' in d)
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, port, &key])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<&str> = said.lines().collect();
+    assert_eq!(
+        answers,
+        ["200 True", "200 True", "200 True", "401 False"],
+        "three calls on one connection by a non-loopback name, then one without credentials"
+    );
 }

@@ -5,24 +5,13 @@
 //! session is closed; a body that is not a JSON-RPC message gets a JSON-RPC
 //! error.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+
 use std::time::{Duration, Instant};
 
+use skill_tests::mcp_http::{Server, launch};
 use skill_tests::skill_examples;
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(extra: &[&str]) -> Server {
     start_at("127.0.0.1:0", extra)
@@ -32,37 +21,6 @@ fn start_at(addr: &str, extra: &[&str]) -> Server {
     let mut cmd = skill_examples(&["mcp", "--http", addr]);
     cmd.args(extra);
     launch(cmd).0
-}
-
-/// Start `cmd` (an MCP server over HTTP) and wait for it to say where it
-/// serves; what it said before that.
-fn launch(mut cmd: std::process::Command) -> (Server, String) {
-    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-    // Owned by `Server` at once, whose drop kills and waits for it.
-    let mut server = Server {
-        child: cmd.spawn().expect("skill-examples starts"),
-        addr: String::new(),
-    };
-    let mut stderr = BufReader::new(server.child.stderr.take().unwrap());
-    let mut said = String::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "server exited: {said}"
-        );
-        if let Some(rest) = line
-            .trim()
-            .strip_prefix("serving MCP (Streamable HTTP) at http://")
-        {
-            server.addr = rest.trim_end_matches("/mcp").to_owned();
-            // Keep draining stderr so the server never blocks on it.
-            std::thread::spawn(move || for _ in stderr.lines() {});
-            return (server, said);
-        }
-        said.push_str(&line);
-    }
 }
 
 /// POST `body` to `/mcp` with extra header lines, and read the whole answer:

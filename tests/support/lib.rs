@@ -3,6 +3,7 @@
 
 pub mod fleet;
 pub mod issuer;
+pub mod mcp_http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

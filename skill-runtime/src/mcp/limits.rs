@@ -17,6 +17,8 @@ pub struct HttpLimits {
     /// `127.0.0.1`, `::1`), as a request's `Host` says them, like
     /// `mcp.example.com` or `mcp.example.com:8443` (a name without a port
     /// accepts any). A request whose `Host` is none of them is answered 403.
+    /// A server with an authenticator and no names listed here accepts any
+    /// `Host`: credentials, not the name, decide who is served.
     pub allowed_hosts: Vec<String>,
     /// Connections served at once. Past the cap, the connection that has
     /// waited longest for (or in) a request is closed to admit the new one; a

@@ -445,14 +445,16 @@ where
     let cancel = Cancel::new();
     let mut watch = Watch::new().cancel_with(cancel.clone());
     let token = context.meta.get_progress_token();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    if token.is_some() {
-        // Coalesced by the runtime (one report per PROGRESS_EVERY at most),
-        // so the channel stays short.
-        watch = watch.on_progress(move |p| {
+    // Only a request that asked for progress gets a channel for it. Reports
+    // are coalesced by the runtime (one per PROGRESS_EVERY at most), so the
+    // channel stays short.
+    let mut reports = token.as_ref().map(|_| {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        watch = std::mem::take(&mut watch).on_progress(move |p| {
             let _ = tx.send(p.clone());
         });
-    }
+        rx
+    });
     let notify = |p: Progress| {
         let peer = context.peer.clone();
         let token = token.clone();
@@ -467,21 +469,23 @@ where
     };
     let mut call = std::pin::pin!(call(watch));
     let mut cancelled = std::pin::pin!(context.ct.cancelled());
-    let mut cancel_sent = false;
     loop {
+        let report = async {
+            match reports.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
-            Some(p) = rx.recv() => notify(p).await,
+            Some(p) = report => notify(p).await,
             result = &mut call => {
-                while let Ok(p) = rx.try_recv() {
+                while let Some(p) = reports.as_mut().and_then(|rx| rx.try_recv().ok()) {
                     notify(p).await;
                 }
                 return result;
             }
-            () = &mut cancelled, if !cancel_sent => {
-                cancel.cancel();
-                cancel_sent = true;
-            }
+            () = &mut cancelled, if !cancel.is_cancelled() => cancel.cancel(),
         }
     }
 }

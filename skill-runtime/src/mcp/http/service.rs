@@ -59,14 +59,20 @@ impl McpService {
             .chain(limits.allowed_hosts.iter().cloned());
         let sessions = CappedSessions::new(&limits);
         let served = server.clone();
-        let rmcp = StreamableHttpService::new(
-            move || Ok(served.clone()),
-            Arc::new(sessions),
-            StreamableHttpServerConfig::default()
-                .with_allowed_origins(origins)
-                .with_allowed_hosts(hosts)
-                .with_max_request_body_bytes(limits.max_body_bytes),
-        );
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(origins)
+            .with_allowed_hosts(hosts)
+            .with_max_request_body_bytes(limits.max_body_bytes);
+        // The `Host` check stops a page whose name was rebound to this
+        // server's address from calling it as the server's own caller. With
+        // an authenticator every request needs credentials a browser does
+        // not add on its own, so clients may reach the server by any name
+        // or address, unless the operator listed the names it serves.
+        if server.front.authenticator.is_some() && limits.allowed_hosts.is_empty() {
+            config = config.disable_allowed_hosts();
+        }
+        let rmcp =
+            StreamableHttpService::new(move || Ok(served.clone()), Arc::new(sessions), config);
         McpService {
             shared: Arc::new(Shared {
                 rmcp,
