@@ -1121,3 +1121,127 @@ fn a_running_jobs_progress_is_stored_and_listed() {
     );
     assert_eq!(records_of(&rt, &b, id)[0]["progress"]["done"], 20);
 }
+
+/// A destructive job on the fleet waits `awaiting_approval`, holding no slot
+/// (a job behind it runs meanwhile on the one slot); parked jobs survive
+/// their worker being killed; `approve` from another process releases one
+/// and its record names the approver and the time; `deny` ends one
+/// `not_approved`; one nobody decides fails `approval_expired` at its
+/// deadline.
+#[test]
+fn a_job_that_needs_a_person_waits_for_one() {
+    use skill_runtime::Caller;
+    use skill_runtime::manifest::{AgentRole, PermissionLevel};
+
+    let redis = RedisServer::start("approvals");
+    let url = redis.url();
+    let data = data_copy("approvals");
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let admin = Caller::agent(AgentRole::Orchestrator, PermissionLevel::Admin);
+    let purge = |ns: &str| {
+        JobEnvelope::new("rag_cache_purge", json!({ "namespace": ns })).with_caller(admin.clone())
+    };
+    let mut first = worker(
+        &url,
+        &["--concurrency", "1", "--approval-timeout", "1h"],
+        &data,
+    );
+    let ids = rt.block_on(enqueue_all(
+        &b,
+        [
+            purge("knowledge:faq"),
+            purge("knowledge:diagnostic"),
+            JobEnvelope::new("echo", json!({"message": "behind"})),
+        ],
+    ));
+    let echo = rt.block_on(outcomes(&b, &ids[2..], Duration::from_secs(20)));
+    assert_eq!(echo[0].status, OutcomeStatus::Succeeded, "{echo:?}");
+    let awaiting = |n: usize| {
+        rt.block_on(async {
+            for _ in 0..400 {
+                let s = b.status().await.unwrap();
+                if s.awaiting_approval.len() == n {
+                    return s;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("never {n} jobs awaiting approval");
+        })
+    };
+    let status = awaiting(2);
+    assert_eq!(
+        status.in_flight, 0,
+        "a parked job holds no slot: {status:?}"
+    );
+    let listed: BTreeSet<&str> = status
+        .awaiting_approval
+        .iter()
+        .map(|a| a.job_id.as_str())
+        .collect();
+    assert_eq!(listed, BTreeSet::from([ids[0].as_str(), ids[1].as_str()]));
+    let text = Command::new(app())
+        .args(["queue", "status", "--redis", &url])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("awaiting approval"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
+
+    // The worker dies; the parked jobs wait on for the next one.
+    first.kill_hard();
+    let _second = worker(
+        &url,
+        &["--concurrency", "1", "--approval-timeout", "1s"],
+        &data,
+    );
+    let decide = |args: &[&str]| {
+        Command::new(app())
+            .args(args)
+            .args(["--redis", &url])
+            .output()
+            .unwrap()
+    };
+    let approved = decide(&["approve", &ids[0], "--by", "alice"]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let denied = decide(&["deny", &ids[1], "--by", "bob", "--reason", "not today"]);
+    assert!(denied.status.success());
+    let done = rt.block_on(outcomes(&b, &ids[..2], Duration::from_secs(20)));
+    assert_eq!(done[0].status, OutcomeStatus::Succeeded, "{done:?}");
+    assert_eq!(done[1].status, OutcomeStatus::Failed);
+    let error = done[1].error.as_ref().unwrap();
+    assert_eq!(error.code, "not_approved");
+    assert!(error.message.contains("denied by bob"), "{}", error.message);
+    let step = |id: &str| {
+        let record = records_of(&rt, &b, id);
+        record[0]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["step"] == "approval")
+            .cloned()
+            .unwrap()
+    };
+    let approval = step(&ids[0]);
+    assert_eq!(approval["outcome"], "passed");
+    let detail = approval["detail"].as_str().unwrap();
+    assert!(detail.starts_with("approved by alice at 20"), "{detail}");
+    // Decided once: a second answer is refused.
+    assert_eq!(
+        decide(&["deny", &ids[0], "--reason", "late"]).status.code(),
+        Some(3)
+    );
+
+    // Nobody answers this one within its second.
+    let late = rt.block_on(enqueue_all(&b, [purge("knowledge:reference")]));
+    let expired = rt.block_on(outcomes(&b, &late, Duration::from_secs(20)));
+    assert_eq!(expired[0].status, OutcomeStatus::Failed);
+    assert_eq!(expired[0].error.as_ref().unwrap().code, "approval_expired");
+    assert_eq!(step(&late[0])["outcome"], "failed");
+}

@@ -202,6 +202,7 @@ pub mod policy {
     pub use crate::exec::policy::limits::Limits;
     pub use crate::exec::policy::rate::{RateLimitStore, Refusal};
     pub use crate::exec::policy::rollback::{Rollback, RollbackRequest};
+    pub use crate::model::approval::Decision;
     pub use crate::model::error::RollbackError;
 }
 

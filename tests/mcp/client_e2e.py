@@ -19,6 +19,7 @@ import jsonschema
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
+from mcp.types import ElicitResult
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMAS = {
@@ -203,6 +204,10 @@ def validate_log(log, version):
         any_message.validate(message)
         if "id" not in message:
             notification.validate(message)
+        elif "method" in message:
+            # A request to the client (2025-11-25 only: elicitation).
+            check(version == "2025-11-25", f"{version}: the server sends requests to the client only before 2026-07-28")
+            validator_for(schema, "ServerRequest").validate(message)
         elif "error" in message:
             error_response.validate(message)
         else:
@@ -258,6 +263,37 @@ async def long_running(binary, mode, log, records):
     return version
 
 
+async def asked_session(binary, mode, log, records):
+    """Approval asked of the client's user by elicitation: a request to the
+    client on 2025-11-25, an `input_required` round trip on 2026-07-28; the
+    Python client answers both through the same callback."""
+    asked = []
+
+    async def answer(context, params):
+        asked.append(params.message)
+        if "knowledge:faq" in params.message:
+            return ElicitResult(action="accept", content={"approve": True})
+        return ElicitResult(action="decline")
+
+    async with Client(server(binary, log, "--record", records), mode=mode, elicitation_callback=answer) as client:
+        version = client.session.protocol_version
+        r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
+        check(not r.is_error and r.structured_content["applied"], f"{version}: the user approved: the destructive tool runs: {text_of(r)!r}")
+        check(len(asked) == 1 and "ai_cos_rag_cache_purge" in asked[0] and "destructive" in asked[0],
+              f"{version}: the user was asked once, told the tool and why: {asked}")
+        r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:reference"})
+        check(r.is_error and "not_approved" in text_of(r) and "declined" in text_of(r),
+              f"{version}: the user declined: refused, saying so: {text_of(r)!r}")
+        r = await client.call_tool("echo", {"message": "no question"})
+        check(not r.is_error and len(asked) == 2, f"{version}: a tool that needs no approval asks nothing")
+    runs = [json.loads(line) for line in open(records, encoding="utf-8")]
+    steps = [s for rec in runs for s in rec["steps"] if s["step"] == "approval" and s["outcome"] != "skipped"]
+    check(len(steps) == 2 and steps[0]["detail"].startswith("approved by the user of MCP client")
+          and steps[1]["detail"].startswith("denied by"),
+          f"{version}: the records name who decided and when: {[s['detail'] for s in steps]}")
+    return version
+
+
 def main():
     binary, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -273,6 +309,10 @@ def main():
         logs.append((log, version))
     log = os.path.join(work, "mcp-approved.jsonl")
     logs.append((log, anyio.run(approved_session, binary, log)))
+    for mode in ["legacy", "auto"]:
+        log = os.path.join(work, f"mcp-asked-{mode}.jsonl")
+        records = os.path.join(work, f"runs-asked-{mode}.jsonl")
+        logs.append((log, anyio.run(asked_session, binary, mode, log, records)))
     check({v for _, v in logs} == set(SCHEMAS), "both protocol eras were exercised")
     for mode in ["legacy", "auto"]:
         log = os.path.join(work, f"mcp-long-{mode}.jsonl")

@@ -46,6 +46,12 @@ pub struct WorkerArgs {
     /// every worker the same file, each tick is queued once.
     #[arg(long, value_name = "FILE")]
     schedules: Option<PathBuf>,
+    /// How long a job that needs a person's approval (`requires_hitl`, or a
+    /// destructive skill) waits parked for `approve` or `deny` before it
+    /// fails `approval_expired`. It holds no slot while it waits. With
+    /// --approve, such jobs run at once instead.
+    #[arg(long, default_value = "24h", value_parser = within(Bound::APPROVAL), value_name = "DURATION")]
+    approval_timeout: Duration,
     #[command(flatten)]
     runtime: RuntimeArgs,
 }
@@ -127,6 +133,7 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             concurrency: usize::from(args.concurrency),
             visibility: args.visibility,
             grace: args.grace,
+            approvals: (!args.runtime.approve).then_some(args.approval_timeout),
             ..WorkerOptions::default()
         };
         eprintln!(

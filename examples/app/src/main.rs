@@ -153,6 +153,11 @@ enum Command {
     /// Cancel a queued job: one still waiting never runs, one running is
     /// stopped at its next await (its worker hears within a second).
     Cancel(queue_admin::CancelArgs),
+    /// Approve a queued job that waits for a person (`requires_hitl`, or a
+    /// destructive skill): it runs, and its record names you.
+    Approve(queue_admin::DecideArgs),
+    /// Deny a queued job that waits for a person: it ends `not_approved`.
+    Deny(queue_admin::DenyArgs),
     /// The state of a queue on Redis.
     Queue {
         #[command(subcommand)]
@@ -227,6 +232,8 @@ fn main() -> ExitCode {
         } => return report::stats(records.as_deref(), &redis, json),
         Command::Result(args) => return fleet::result(args),
         Command::Cancel(args) => return queue_admin::cancel(args),
+        Command::Approve(args) => return queue_admin::approve(args),
+        Command::Deny(args) => return queue_admin::deny(args),
         Command::Queue { command } => return queue_admin::queue(command),
         Command::ApiKey {
             command:
@@ -324,6 +331,8 @@ fn main() -> ExitCode {
         Command::Stats { .. }
         | Command::Result(_)
         | Command::Cancel(_)
+        | Command::Approve(_)
+        | Command::Deny(_)
         | Command::Queue { .. }
         | Command::ApiKey { .. }
         | Command::Enqueue(_)

@@ -1,9 +1,10 @@
-//! Commands about jobs already queued: `cancel`, `queue status`, `queue
-//! schedules`.
+//! Commands about jobs already queued: `cancel`, `approve`, `deny`, `queue
+//! status`, `queue schedules`.
 
 use std::process::ExitCode;
 
-use skill_runtime::queue::api::{Cancelled, Queue};
+use skill_runtime::policy::Decision;
+use skill_runtime::queue::api::{Cancelled, Decided, Queue};
 
 use crate::redis_args::RedisArgs;
 use crate::run::async_runtime;
@@ -41,6 +42,96 @@ pub fn cancel(args: CancelArgs) -> ExitCode {
                 ExitCode::from(3)
             }
             Ok(Cancelled::Unknown) => {
+                eprintln!(
+                    "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
+                );
+                ExitCode::from(2)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+#[derive(clap::Args)]
+pub struct DecideArgs {
+    /// The job id `enqueue` printed (`queue status` lists the jobs awaiting
+    /// approval).
+    job_id: String,
+    /// Who decides, as the job's record will name them (default: `$USER`).
+    #[arg(long, value_name = "NAME")]
+    by: Option<String>,
+    #[command(flatten)]
+    redis: RedisArgs,
+}
+
+#[derive(clap::Args)]
+pub struct DenyArgs {
+    #[command(flatten)]
+    decide: DecideArgs,
+    /// Why, for the job's record and its caller.
+    #[arg(long, value_name = "TEXT")]
+    reason: String,
+}
+
+/// `approve JOB_ID`: the job runs.
+pub fn approve(args: DecideArgs) -> ExitCode {
+    let by = decider(&args);
+    decide(args, Decision::approved(by))
+}
+
+/// `deny JOB_ID --reason TEXT`: the job ends `not_approved`.
+pub fn deny(args: DenyArgs) -> ExitCode {
+    let by = decider(&args.decide);
+    decide(args.decide, Decision::denied(by, args.reason))
+}
+
+fn decider(args: &DecideArgs) -> String {
+    args.by
+        .clone()
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "an operator".to_owned())
+}
+
+/// Record `decision`: exit status 0 when it is the job's, 3 when the job was
+/// decided or has ended already, 2 when no such job is known.
+fn decide(args: DecideArgs, decision: Decision) -> ExitCode {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match args.redis.require("approve").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        let id = &args.job_id;
+        let what = match &decision {
+            Decision::Approved { .. } => "approved: it runs",
+            _ => "denied: it ends `not_approved`",
+        };
+        match backend.decide(id, decision).await {
+            Ok(Decided::Released) => {
+                eprintln!("job {id} is {what} now; `result {id} --wait` shows its outcome");
+                ExitCode::SUCCESS
+            }
+            Ok(Decided::Recorded) => {
+                eprintln!(
+                    "job {id} is {what} when a worker takes it (it was not waiting yet); `result {id} --wait` shows its outcome"
+                );
+                ExitCode::SUCCESS
+            }
+            Ok(Decided::AlreadyDecided) => {
+                eprintln!("job {id} was decided already; that decision stands");
+                ExitCode::from(3)
+            }
+            Ok(Decided::AlreadyDone) => {
+                eprintln!("job {id} has ended already: `result {id}` shows how");
+                ExitCode::from(3)
+            }
+            Ok(Decided::Unknown) => {
                 eprintln!(
                     "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
                 );

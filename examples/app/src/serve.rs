@@ -268,6 +268,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             // The ids lead to the records, which only a record file or the
             // fleet's stream keeps where someone can read them.
             .result_ids(args.runtime.record.is_some() || redis.is_some())
+            .ask_approvals(!args.runtime.approve)
             .http(http);
         let options = match authenticated(&args, &mode, options).await {
             Ok(o) => o,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use crate::model::approval::Decision;
 use crate::model::record::Progress;
 use crate::sync::lock;
 
@@ -99,11 +100,13 @@ impl fmt::Debug for Cancel {
 /// Where a job's progress reports go.
 pub(crate) type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
 
-/// A job's watcher: where its progress goes, and the handle that cancels it.
+/// A job's watcher: where its progress goes, the handle that cancels it, and
+/// a person's decision on it when it needs approval.
 #[derive(Clone, Default)]
 pub struct Watch {
     pub(crate) progress: Option<ProgressHook>,
     pub(crate) cancel: Option<Cancel>,
+    pub(crate) decision: Option<Decision>,
 }
 
 impl Watch {
@@ -124,6 +127,15 @@ impl Watch {
         self.cancel = Some(cancel);
         self
     }
+
+    /// A person decided on the job already (an MCP client's user, or
+    /// `approve` / `deny` on the queue): a job that needs approval takes
+    /// `decision` instead of asking the runtime's approver, and its record
+    /// says who decided and when. A job that needs no approval ignores it.
+    pub fn decided(mut self, decision: Decision) -> Watch {
+        self.decision = Some(decision);
+        self
+    }
 }
 
 impl fmt::Debug for Watch {
@@ -131,6 +143,7 @@ impl fmt::Debug for Watch {
         f.debug_struct("Watch")
             .field("progress", &self.progress.is_some())
             .field("cancel", &self.cancel)
+            .field("decision", &self.decision)
             .finish()
     }
 }

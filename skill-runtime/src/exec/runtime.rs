@@ -17,7 +17,7 @@ use crate::exec::policy::rate::{RateLimitStore, RateLimiter};
 use crate::exec::policy::rollback::Rollback;
 use crate::exec::sink::{MemorySink, RecordSink};
 use crate::exec::stats::{SkillStats, StatsCell};
-use crate::model::envelope::split_reference;
+use crate::model::envelope::{JobEnvelope, split_reference};
 use crate::model::error::StartError;
 use crate::registry::contract::Contract;
 use crate::registry::index::Registry;
@@ -200,12 +200,7 @@ impl RuntimeBuilder {
                 SkillState {
                     stats: StatsCell::new(),
                     limiter: m.rate_limit.map(|r| RateLimiter::new(r.max_per_minute)),
-                    approval: match (m.constraints.requires_hitl, m.constraints.is_destructive) {
-                        (true, true) => Some("requires_hitl, destructive"),
-                        (true, false) => Some("requires_hitl"),
-                        (false, true) => Some("destructive"),
-                        (false, false) => None,
-                    },
+                    approval: approval_reason(m),
                     effectful: m.side_effects.iter().any(|e| e.capability.is_effectful()),
                 }
             })
@@ -328,8 +323,36 @@ impl Runtime {
         self.inner.sink.lost()
     }
 
+    /// Why `job` must wait for a person's decision before it runs
+    /// (`requires_hitl`, `destructive`, or both), as its manifest says; `None`
+    /// when it needs none, or names nothing registered (it fails on its own
+    /// when it runs). A queue parks such a job until someone decides; an MCP
+    /// server asks its client's user.
+    pub fn needs_approval(&self, job: &JobEnvelope) -> Option<&'static str> {
+        let registry = &self.inner.registry;
+        let i = match (job.skill.is_empty(), job.intent.as_deref()) {
+            (true, Some(intent)) => registry.index_of_intent(intent)?,
+            (true, None) => return None,
+            (false, _) => registry
+                .index_of_kind(job.kind, &job.skill, job.version.as_deref())
+                .ok()?,
+        };
+        self.inner.skills[i].approval
+    }
+
     /// Invocations that named no registered skill.
     pub fn unresolved(&self) -> u64 {
         self.inner.unresolved.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a skill with manifest `m` needs a person's approval before it runs:
+/// `requires_hitl`, `destructive`, or both; `None` when it needs none.
+pub(crate) fn approval_reason(m: &skill_core::manifest::Manifest) -> Option<&'static str> {
+    match (m.constraints.requires_hitl, m.constraints.is_destructive) {
+        (true, true) => Some("requires_hitl, destructive"),
+        (true, false) => Some("requires_hitl"),
+        (false, true) => Some("destructive"),
+        (false, false) => None,
     }
 }

@@ -8,6 +8,7 @@
 //! Only requests that name no callable tool are protocol errors.
 
 mod agents;
+mod approval;
 #[cfg(feature = "mcp-http")]
 pub mod auth;
 mod error;

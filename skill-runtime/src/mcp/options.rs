@@ -46,6 +46,12 @@ pub struct McpOptions {
     /// records can be read (the app turns this on with `--record FILE`), and they
     /// cost a stdio round trip more than a tenth of its time.
     pub result_ids: bool,
+    /// Ask the client's user, by elicitation, before a tool whose skill
+    /// needs approval (`requires_hitl`, destructive) runs; on by default.
+    /// Off, or with a client that cannot ask, the runtime's approver decides
+    /// (the example app turns this off with `--approve`: the operator
+    /// approved everything).
+    pub ask_approvals: bool,
     /// Limits of the Streamable HTTP transport.
     pub http: HttpLimits,
     /// Who each HTTP request is from; `None`: every request is the server's
@@ -68,6 +74,7 @@ impl std::fmt::Debug for McpOptions {
             .field("server_name", &self.server_name)
             .field("server_version", &self.server_version)
             .field("result_ids", &self.result_ids)
+            .field("ask_approvals", &self.ask_approvals)
             .field("http", &self.http);
         #[cfg(feature = "mcp-http")]
         d.field("authenticated", &self.authenticator.is_some())
@@ -84,6 +91,7 @@ impl Default for McpOptions {
             server_name: "skill-runtime".to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             result_ids: false,
+            ask_approvals: true,
             http: HttpLimits::default(),
             #[cfg(feature = "mcp-http")]
             authenticator: None,
@@ -133,6 +141,13 @@ impl McpOptions {
     /// Put each result's job and trace ids in its `_meta`.
     pub fn result_ids(mut self, on: bool) -> Self {
         self.result_ids = on;
+        self
+    }
+
+    /// Whether to ask the client's user before a tool that needs approval
+    /// runs (see [`McpOptions::ask_approvals`]).
+    pub fn ask_approvals(mut self, on: bool) -> Self {
+        self.ask_approvals = on;
         self
     }
 

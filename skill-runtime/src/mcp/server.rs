@@ -19,7 +19,8 @@ use serde_json::{Value, json};
 
 use crate::agent::runner::AgentRunner;
 use crate::exec::policy::authorize::{missing_permissions, permission_list};
-use crate::exec::runtime::Runtime;
+use crate::exec::runtime::{Runtime, approval_reason};
+use crate::mcp::approval::{self, Asked};
 #[cfg(feature = "mcp-http")]
 use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::error::ToolError;
@@ -50,6 +51,8 @@ struct Listed {
     tool: Tool,
     needs: Arc<[&'static str]>,
     route: Route,
+    /// Why its skill needs a person's approval, if it does.
+    approval: Option<&'static str>,
 }
 
 /// What `caller` lacks of `needs` (nothing when its permissions are not
@@ -86,6 +89,9 @@ pub struct McpServer {
     tools: Arc<[Listed]>,
     info: Arc<ServerConfig>,
     result_ids: bool,
+    /// Seals the state of a 2026-07-28 approval round trip, when the server
+    /// asks its clients' users for approvals (`McpOptions::ask_approvals`).
+    asks: Option<Arc<[u8; 32]>>,
     #[cfg_attr(
         not(feature = "mcp-http"),
         expect(dead_code, reason = "read by serve_http, with feature mcp-http")
@@ -133,6 +139,7 @@ impl McpServer {
             tools.push(Listed {
                 tool,
                 needs: manifest.mcp.permissions.into(),
+                approval: approval_reason(manifest),
                 route: Route::Serve {
                     name: manifest.name,
                     version: manifest.version,
@@ -170,6 +177,12 @@ impl McpServer {
                 resource_url: options.resource_url.map(Into::into),
             },
             result_ids: options.result_ids,
+            asks: options.ask_approvals.then(|| {
+                let mut secret = [0u8; 32];
+                secret[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+                secret[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+                Arc::new(secret)
+            }),
             agents: None,
         })
     }
@@ -205,6 +218,8 @@ impl McpServer {
                 tool: agents::agent_tool(a)?,
                 needs: needs.into(),
                 route: Route::Agent { id },
+                // An agent's skills ask as they run, through its runner.
+                approval: None,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -421,7 +436,20 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller_of(&context);
+        let reason = self.listed(&request.name).and_then(|l| l.approval);
+        let mut decision = None;
+        if let (Some(reason), Some(secret)) = (reason, &self.asks) {
+            match approval::ask(&request, &context, reason, secret).await {
+                Asked::Decided(d) => decision = Some(d),
+                Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
+                Asked::CannotAsk => {}
+            }
+        }
         watched(&context, |watch| {
+            let watch = match decision {
+                Some(d) => watch.decided(d),
+                None => watch,
+            };
             self.call_watched(caller, &request.name, request.arguments, watch)
         })
         .await

@@ -139,6 +139,16 @@ pub enum InvokeError {
         /// What the approver said.
         detail: String,
     },
+    #[error("skill `{skill}` needs human approval ({reason}) and nobody decided before {}", crate::model::time::format_time(*.deadline))]
+    /// The job waited for a person's approval past its deadline.
+    ApprovalExpired {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// Why approval was needed.
+        reason: String,
+        /// The deadline that passed.
+        deadline: std::time::SystemTime,
+    },
     #[error("skill `{skill}` failed with `{code}`{} after {attempts} attempt{}: {message}",
         if *.retryable { " (retryable)" } else { "" }, if *.attempts == 1 { "" } else { "s" })]
     /// The handler returned one of its failure modes, after every attempt allowed.
@@ -346,6 +356,7 @@ impl InvokeError {
             InvokeError::MalformedInput { .. } => "malformed_input",
             InvokeError::Precondition { error_code, .. } => error_code,
             InvokeError::NotApproved { .. } => "not_approved",
+            InvokeError::ApprovalExpired { .. } => "approval_expired",
             InvokeError::Failed { code, .. } => code,
             InvokeError::TimedOut { .. } => "timed_out",
             InvokeError::Panicked { .. } => "panicked",

@@ -2,6 +2,7 @@
 //! sends, the result or the error it gets back, and the run record the job
 //! leaves. Plain data with serde; nothing here runs a job.
 
+pub mod approval;
 pub mod caller;
 pub mod envelope;
 pub mod error;

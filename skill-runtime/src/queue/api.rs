@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exec::policy::BoxFuture;
 use crate::exec::policy::limits::{Limits, measure};
+use crate::model::approval::Decision;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
@@ -61,6 +62,45 @@ pub trait Queue: Send + Sync {
     /// stopped at its handler's next await (its worker hears of it within
     /// [`CANCEL_HEARD_WITHIN`]); either way its outcome is `cancelled`.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>>;
+
+    /// Record a person's `decision` on job `id`, which needs approval: a job
+    /// parked `awaiting_approval` goes back in line at once, and a job no
+    /// worker has taken yet runs on the decision when one does. Approved, it
+    /// runs; denied, it ends `not_approved`; either way its record says who
+    /// decided and when. The first decision stands.
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+    ) -> BoxFuture<'a, Result<Decided, QueueError>>;
+}
+
+/// What a decision on a job found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// The job waited for it: it is back in line.
+    Released,
+    /// No worker has parked the job yet: the decision waits for it.
+    Recorded,
+    /// Someone decided already; that decision stands.
+    AlreadyDecided,
+    /// The job has an outcome already: too late.
+    AlreadyDone,
+    /// No job with that id is known (never queued, or long gone).
+    Unknown,
+}
+
+/// A job parked until a person decides on it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AwaitingApproval {
+    /// The job.
+    pub job_id: String,
+    /// When it fails `approval_expired` unless someone decides.
+    #[serde(
+        serialize_with = "serialize_time",
+        deserialize_with = "deserialize_time"
+    )]
+    pub deadline: SystemTime,
 }
 
 /// How often a worker asks whether its running jobs were cancelled.
@@ -200,11 +240,20 @@ pub struct QueueStatus {
     /// Running jobs that report progress, with their last report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub running: Vec<JobProgress>,
+    /// Jobs parked until a person decides (the first
+    /// [`QueueStatus::LISTED`], soonest deadline first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub awaiting_approval: Vec<AwaitingApproval>,
     /// The queue's keys that hold something other than a stream (written by
     /// hand): their jobs cannot be queued or taken until they are deleted or
     /// renamed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_streams: Vec<String>,
+}
+
+impl QueueStatus {
+    /// The most jobs awaiting approval a status lists.
+    pub const LISTED: usize = 100;
 }
 
 impl fmt::Display for QueueStatus {
@@ -225,6 +274,14 @@ impl fmt::Display for QueueStatus {
                 f,
                 "\n  running            {} on {}: {}",
                 r.job_id, r.worker, r.progress
+            )?;
+        }
+        for a in &self.awaiting_approval {
+            write!(
+                f,
+                "\n  awaiting approval  {} until {} (`approve` or `deny` it)",
+                a.job_id,
+                crate::model::time::format_time(a.deadline)
             )?;
         }
         for k in &self.not_streams {
@@ -331,6 +388,9 @@ impl Bound {
     pub const WAIT: Bound = Bound::new("wait-limit", Duration::ZERO, MONTH);
     /// How far ahead a job may be set to run: up to 30 days.
     pub const DELAY: Bound = Bound::new("delay", Duration::ZERO, MONTH);
+    /// How long a job that needs a person's approval waits parked for one:
+    /// 1 s to 30 days.
+    pub const APPROVAL: Bound = Bound::new("approval-timeout", Duration::from_secs(1), MONTH);
 }
 
 const DAY: Duration = Duration::from_secs(86_400);

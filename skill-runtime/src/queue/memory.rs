@@ -13,14 +13,17 @@ use tokio::task::JoinHandle;
 
 use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
+use crate::model::approval::Decision;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::model::record::Progress;
 use crate::queue::api::{
-    Bound, Cancelled, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+    AwaitingApproval, Bound, Cancelled, Decided, JobProgress, Outcome, Queue, QueueError,
+    QueueStatus, check_job, delay_until,
 };
-use crate::queue::worker::{Delivery, WorkSource, Worker, WorkerOptions, WorkerReport};
+use crate::queue::source::{Delivery, Parking, WorkSource};
+use crate::queue::worker::{Worker, WorkerOptions, WorkerReport};
 use crate::sync::lock;
 
 /// A queue in this process, served by its own worker.
@@ -54,6 +57,11 @@ struct State {
     delayed: AtomicU64,
     /// Running jobs' last progress reports.
     progress: Mutex<HashMap<String, Progress>>,
+    /// Jobs parked for approval, by job id: their line, message and
+    /// deadline.
+    parked: Mutex<HashMap<String, (usize, String, SystemTime)>>,
+    /// Decisions on jobs that need approval, until the job ends.
+    decisions: Mutex<HashMap<String, Decision>>,
 }
 
 /// The worker's side of the queue.
@@ -88,6 +96,8 @@ impl InProcessQueue {
             cancelled: Mutex::new(HashSet::new()),
             delayed: AtomicU64::new(0),
             progress: Mutex::new(HashMap::new()),
+            parked: Mutex::new(HashMap::new()),
+            decisions: Mutex::new(HashMap::new()),
         });
         let (tx, rx) = oneshot::channel();
         let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
@@ -177,6 +187,15 @@ impl State {
         lock(&self.waiting)[slot].push_back((n.to_string(), raw));
         self.arrived.notify_one();
     }
+
+    /// Put parked job `id` back in line, if it is parked.
+    fn unpark(&self, id: &str) -> bool {
+        let Some((slot, raw, _)) = lock(&self.parked).remove(id) else {
+            return false;
+        };
+        self.push(slot, raw);
+        true
+    }
 }
 
 impl Queue for InProcessQueue {
@@ -264,6 +283,18 @@ impl Queue for InProcessQueue {
                     running.sort_by(|a, b| a.job_id.cmp(&b.job_id));
                     running
                 },
+                awaiting_approval: {
+                    let mut awaiting: Vec<AwaitingApproval> = lock(&self.state.parked)
+                        .iter()
+                        .map(|(id, (_, _, deadline))| AwaitingApproval {
+                            job_id: id.clone(),
+                            deadline: *deadline,
+                        })
+                        .collect();
+                    awaiting.sort_by_key(|a| a.deadline);
+                    awaiting.truncate(QueueStatus::LISTED);
+                    awaiting
+                },
                 not_streams: Vec::new(),
             })
         })
@@ -286,9 +317,37 @@ impl Queue for InProcessQueue {
             Cancelled::AlreadyDone
         } else if lock(&self.state.ids).contains_key(id) {
             lock(&self.state.cancelled).insert(id.to_owned());
+            // A parked job goes back in line, where the worker ends it.
+            self.state.unpark(id);
             Cancelled::Requested
         } else {
             Cancelled::Unknown
+        };
+        Box::pin(std::future::ready(Ok(answer)))
+    }
+
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+    ) -> BoxFuture<'a, Result<Decided, QueueError>> {
+        let answer = if lock(&self.state.outcomes).contains_key(id) {
+            Decided::AlreadyDone
+        } else if !lock(&self.state.ids).contains_key(id) {
+            Decided::Unknown
+        } else {
+            let mut decisions = lock(&self.state.decisions);
+            if decisions.contains_key(id) {
+                Decided::AlreadyDecided
+            } else {
+                decisions.insert(id.to_owned(), decision);
+                drop(decisions);
+                if self.state.unpark(id) {
+                    Decided::Released
+                } else {
+                    Decided::Recorded
+                }
+            }
         };
         Box::pin(std::future::ready(Ok(answer)))
     }
@@ -338,6 +397,7 @@ impl WorkSource for Source {
         outcomes.insert(outcome.job_id.clone(), (outcome.clone(), Instant::now()));
         drop(outcomes);
         lock(&self.0.cancelled).remove(&outcome.job_id);
+        lock(&self.0.decisions).remove(&outcome.job_id);
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
         self.0.completed.notify_waiters();
         Box::pin(std::future::ready(Ok(())))
@@ -361,6 +421,40 @@ impl WorkSource for Source {
 
     fn stopping(&self) -> BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
+    }
+
+    fn park<'a>(
+        &'a self,
+        d: &'a Delivery,
+        job_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<Parking, QueueError>> {
+        let decisions = lock(&self.0.decisions);
+        if let Some(decision) = decisions.get(job_id) {
+            return Box::pin(std::future::ready(Ok(Parking::Decided(decision.clone()))));
+        }
+        // Under the decisions' lock: a decision comes before or after, never
+        // between the look and the parking.
+        let deadline = SystemTime::now() + wait;
+        lock(&self.0.parked).insert(
+            job_id.to_owned(),
+            (slot(d.priority), d.raw.clone(), deadline),
+        );
+        drop(decisions);
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let state = self.0.clone();
+        let id = job_id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let parked = lock(&state.parked).get(&id).map(|p| p.2);
+            if parked == Some(deadline) {
+                lock(&state.decisions)
+                    .entry(id.clone())
+                    .or_insert(Decision::Expired { deadline });
+                state.unpark(&id);
+            }
+        });
+        Box::pin(std::future::ready(Ok(Parking::Parked)))
     }
 
     fn report_progress<'a>(

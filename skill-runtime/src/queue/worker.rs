@@ -18,124 +18,11 @@ use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
 use crate::exec::stages::execute::CatchUnwind;
 use crate::model::caller::Priority;
-use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::record::Progress;
 use crate::queue::api::{Bound, CANCEL_HEARD_WITHIN, Outcome, QueueError};
+use crate::queue::source::{Delivery, Parking, WorkSource};
 use crate::sync::lock;
-
-/// One job a worker took from a queue.
-#[derive(Debug)]
-pub struct Delivery {
-    /// The backend's id of this delivery (a stream entry id).
-    pub id: String,
-    /// The priority it was queued under.
-    pub priority: Priority,
-    /// How many times it has been delivered, this time included.
-    pub deliveries: u64,
-    /// The message as queued: what a hand-back re-queues and a dead letter
-    /// keeps.
-    pub raw: String,
-    /// The job, or why the message is not one.
-    pub job: Result<JobEnvelope, String>,
-}
-
-impl Delivery {
-    /// Unique among the deliveries of a queue (an id is unique in its
-    /// priority's stream).
-    pub fn key(&self) -> String {
-        format!("{}:{}", self.priority.as_str(), self.id)
-    }
-
-    /// A delivery of message `raw`, read as a job envelope.
-    pub fn read(id: String, priority: Priority, deliveries: u64, raw: String) -> Delivery {
-        let job = serde_json::from_str::<JobEnvelope>(&raw)
-            .map(|mut job| {
-                job.delivered = true;
-                job
-            })
-            .map_err(|e| format!("not a job envelope: {e}"));
-        Delivery {
-            id,
-            priority,
-            deliveries,
-            raw,
-            job,
-        }
-    }
-}
-
-/// Where a worker takes its jobs from and puts their outcomes: the worker's
-/// side of a queue backend.
-pub trait WorkSource: Send + Sync + 'static {
-    /// Who this worker is, as the backend and the outcomes name it.
-    fn worker(&self) -> &str;
-
-    /// Up to `n` deliveries, highest priority first, waiting up to `wait` when
-    /// there are none.
-    fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;
-
-    /// Up to `n` deliveries whose worker stopped answering, taken over; those
-    /// delivered too many times go to the dead letters instead.
-    fn reclaim(&self, n: usize) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;
-
-    /// The worker is alive, and these deliveries are still being worked on:
-    /// not to be reclaimed. Called every third of the visibility timeout,
-    /// with nothing in flight too (a backend may note a heartbeat). Returns
-    /// the deliveries of `in_flight` that are no longer this worker's
-    /// (another worker took them over while this one did not answer): the
-    /// worker stops working on them.
-    fn keep_alive<'a>(
-        &'a self,
-        in_flight: &'a [(Priority, String)],
-    ) -> BoxFuture<'a, Result<Vec<(Priority, String)>, QueueError>>;
-
-    /// Job `job_id` is about to run (a backend may keep its run record, to
-    /// store it with the outcome).
-    fn starting(&self, _job_id: &str) {}
-
-    /// Store the outcome of `d` and acknowledge it: it is not delivered again.
-    fn complete<'a>(
-        &'a self,
-        d: &'a Delivery,
-        outcome: &'a Outcome,
-    ) -> BoxFuture<'a, Result<(), QueueError>>;
-
-    /// Give `d` back unrun, for another worker.
-    fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>>;
-
-    /// `d` cannot be run: to the dead letters, with `reason`.
-    fn dead_letter<'a>(
-        &'a self,
-        d: &'a Delivery,
-        reason: &'a str,
-    ) -> BoxFuture<'a, Result<(), QueueError>>;
-
-    /// The worker stops: write what is buffered, say it is gone.
-    fn stopping(&self) -> BoxFuture<'_, ()>;
-
-    /// Move the jobs set to run later that are due to their lines; how
-    /// many moved. Every worker asks, each job moves once.
-    fn promote_due(&self) -> BoxFuture<'_, Result<u64, QueueError>> {
-        Box::pin(std::future::ready(Ok(0)))
-    }
-
-    /// Store the last progress of running jobs, for
-    /// [`Queue::progress`](crate::queue::api::Queue::progress).
-    fn report_progress<'a>(
-        &'a self,
-        reports: &'a [(String, Progress)],
-    ) -> BoxFuture<'a, Result<(), QueueError>>;
-
-    /// Job `job_id`, which reported progress, has ended: forget its report.
-    fn progress_done<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, ()>;
-
-    /// The jobs cancelled ([`Queue::cancel`](crate::queue::api::Queue::cancel))
-    /// that may not have ended yet. A worker reads them every
-    /// [`CANCEL_HEARD_WITHIN`]: the jobs it runs that are among them are
-    /// stopped, and a job it takes that is among them never starts.
-    fn cancellations(&self) -> BoxFuture<'_, Result<HashSet<String>, QueueError>>;
-}
 
 /// How a worker works.
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +39,11 @@ pub struct WorkerOptions {
     /// How long one wait for new jobs lasts (the longest a shutdown waits for
     /// the worker to notice it).
     pub poll: Duration,
+    /// How long a job that needs a person's approval (`requires_hitl`,
+    /// destructive) waits parked for a decision before it fails
+    /// `approval_expired`. `None`: such a job is not parked, the runtime's
+    /// approver decides at once (the CLI's `--approve`).
+    pub approvals: Option<Duration>,
 }
 
 impl WorkerOptions {
@@ -172,6 +64,9 @@ impl WorkerOptions {
         Bound::VISIBILITY.check(self.visibility)?;
         Bound::GRACE.check(self.grace)?;
         Bound::POLL.check(self.poll)?;
+        if let Some(wait) = self.approvals {
+            Bound::APPROVAL.check(wait)?;
+        }
         Ok(self)
     }
 }
@@ -183,6 +78,7 @@ impl Default for WorkerOptions {
             visibility: Duration::from_secs(30),
             grace: Duration::from_secs(30),
             poll: Duration::from_secs(1),
+            approvals: Some(Duration::from_secs(86_400)),
         }
     }
 }
@@ -211,6 +107,8 @@ type Working = (Arc<Delivery>, Option<AbortHandle>);
 /// What the worker's tasks share.
 struct Shared {
     runtime: Runtime,
+    /// How long a job that needs approval waits parked for it.
+    approvals: Option<Duration>,
     source: Arc<dyn WorkSource>,
     /// Deliveries being worked on, by [`Delivery::key`], with the task that
     /// works on each (once it is started).
@@ -248,6 +146,7 @@ impl Worker {
         let options = self.options;
         let shared = Arc::new(Shared {
             runtime: self.runtime,
+            approvals: options.approvals,
             source: self.source,
             in_flight: Mutex::new(HashMap::new()),
             completed: AtomicU64::new(0),
@@ -511,13 +410,28 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             if lock(&shared.cancelled).contains(&job_id) {
                 cancel.cancel();
             }
+            let mut watch = Watch::new();
+            // A job that needs a person waits for one apart, holding no slot;
+            // it comes back with the decision (or its deadline passed).
+            if let Some(wait) = shared.approvals
+                && !cancel.is_cancelled()
+                && shared.runtime.needs_approval(job).is_some()
+            {
+                match source.park(&d, &job_id, wait).await {
+                    Ok(Parking::Decided(decision)) => watch = watch.decided(decision),
+                    Ok(Parking::Parked | Parking::Lost) => return,
+                    // Left unsigned: taken over once its visibility runs out.
+                    Err(e) => {
+                        tracing::warn!(job_id, "cannot park the job for approval: {e}");
+                        return;
+                    }
+                }
+            }
             let reports = shared.clone();
             let reporting = job_id.clone();
-            let watch = Watch::new()
-                .cancel_with(cancel.clone())
-                .on_progress(move |p| {
-                    lock(&reports.progress).insert(reporting.clone(), (p.clone(), true));
-                });
+            let watch = watch.cancel_with(cancel.clone()).on_progress(move |p| {
+                lock(&reports.progress).insert(reporting.clone(), (p.clone(), true));
+            });
             let result = CatchUnwind(Box::pin(shared.runtime.invoke_watched(job.clone(), watch)))
                 .await
                 .unwrap_or_else(|panic| {

@@ -1,15 +1,18 @@
 //! Approval: a skill that requires a human (`requires_hitl`) or is destructive
-//! runs only when the runtime's approver says yes.
+//! runs only when a person said yes: the one whose decision the job's watcher
+//! carries, else the runtime's approver.
 
 use crate::exec::policy::approval::{Approval, ApprovalRequest, Approver};
 use crate::exec::redact::redacted;
 use crate::exec::state::State;
+use crate::model::approval::Decision;
 use crate::model::error::InvokeError;
 use crate::model::record::{Step, StepOutcome};
 use crate::registry::skill::RegisteredSkill;
 
-/// Ask `approver`; a denial is the job's error. `reason` says why approval is
-/// needed (`requires_hitl`, `destructive`, or both).
+/// Take the decision the job's watcher carries, else ask `approver`; a
+/// denial is the job's error. `reason` says why approval is needed
+/// (`requires_hitl`, `destructive`, or both).
 pub(crate) async fn approval(
     approver: &dyn Approver,
     skill: &RegisteredSkill,
@@ -17,6 +20,9 @@ pub(crate) async fn approval(
     st: &mut State,
 ) -> Result<(), InvokeError> {
     let m = skill.entry.manifest;
+    if let Some(decision) = st.inv.watch.decision.clone() {
+        return decided(decision, skill, reason, st);
+    }
     let request = ApprovalRequest {
         skill: skill.label().to_owned(),
         job_id: st.inv.job_id.clone(),
@@ -40,6 +46,40 @@ pub(crate) async fn approval(
                 skill: m.name.to_owned(),
                 reason: reason.to_owned(),
                 detail,
+            })
+        }
+    }
+}
+
+/// Apply a decision made outside the job.
+fn decided(
+    decision: Decision,
+    skill: &RegisteredSkill,
+    reason: &'static str,
+    st: &mut State,
+) -> Result<(), InvokeError> {
+    let detail = decision.to_string();
+    let skill = skill.entry.manifest.name.to_owned();
+    let reason = reason.to_owned();
+    match decision {
+        Decision::Approved { .. } => {
+            st.step(Step::Approval, StepOutcome::Passed, Some(detail));
+            Ok(())
+        }
+        Decision::Denied { .. } => {
+            st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+            Err(InvokeError::NotApproved {
+                skill,
+                reason,
+                detail,
+            })
+        }
+        Decision::Expired { deadline } => {
+            st.step(Step::Approval, StepOutcome::Failed, Some(detail));
+            Err(InvokeError::ApprovalExpired {
+                skill,
+                reason,
+                deadline,
             })
         }
     }

@@ -128,6 +128,13 @@ pub(super) struct Keys {
     pub(super) cancelled: String,
     /// Running jobs' last progress reports, by job id.
     pub(super) progress: String,
+    /// Jobs parked for a person's approval, scored by their deadlines.
+    pub(super) awaiting: String,
+    /// Each parked job's message, by job id.
+    pub(super) parked: String,
+    /// People's decisions on jobs that need approval, by job id, until the
+    /// job ends.
+    pub(super) decisions: String,
     pub(super) workers: String,
     /// Every worker's last heartbeat, across the namespace's queues: what an
     /// idempotency lock's holder is checked against.
@@ -146,6 +153,9 @@ impl Keys {
             schedules: format!("{ns}:q:{queue}:schedules"),
             cancelled: format!("{ns}:q:{queue}:cancelled"),
             progress: format!("{ns}:q:{queue}:progress"),
+            awaiting: format!("{ns}:q:{queue}:awaiting"),
+            parked: format!("{ns}:q:{queue}:parked"),
+            decisions: format!("{ns}:q:{queue}:decisions"),
             workers: format!("{ns}:q:{queue}:workers"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),
@@ -177,6 +187,9 @@ pub(super) struct Scripts {
     pub(super) claim: Script,
     pub(super) sign: Script,
     pub(super) finish: Script,
+    pub(super) park: Script,
+    pub(super) decide: Script,
+    pub(super) expire_approvals: Script,
     pub(super) hand_back: Script,
     pub(super) dead_letter: Script,
     pub(super) reclaim: Script,
@@ -245,6 +258,9 @@ impl Conn {
                 claim: Script::new(scripts::CLAIM),
                 sign: Script::new(scripts::SIGN),
                 finish: Script::new(scripts::FINISH),
+                park: Script::new(scripts::PARK),
+                decide: Script::new(scripts::DECIDE),
+                expire_approvals: Script::new(scripts::EXPIRE_APPROVALS),
                 hand_back: Script::new(scripts::HAND_BACK),
                 dead_letter: Script::new(scripts::DEAD_LETTER),
                 reclaim: Script::new(scripts::RECLAIM),

@@ -11,13 +11,16 @@
 //! dead-letter stream with the reason. Keys, under a namespace (`skill` by
 //! default): `{ns}:q:{queue}:{priority}`, `{ns}:q:{queue}:dead`,
 //! `{ns}:q:{queue}:workers`, `{ns}:result:{job}`, `{ns}:records`,
-//! `{ns}:idem:{skill}:{key}`, `{ns}:rate:{skill}`.
+//! `{ns}:idem:{skill}:{key}`, `{ns}:rate:{skill}`; jobs waiting for a
+//! person's approval are parked apart (`approvals`).
 //!
 //! Inside, lowest first: `reply` and `scripts` (no imports of their own),
 //! `conn` (the server, its keys and every request), `records`, `backend`,
-//! then the parts built on it: `queue` (callers), `source` (workers),
+//! then the parts built on it: `approvals` (parked jobs and decisions),
+//! `queue` (callers), `source` (workers),
 //! `policy` (idempotency and rate limits), `schedule` (cron schedules).
 
+mod approvals;
 mod backend;
 mod conn;
 mod policy;

@@ -5,11 +5,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use redis::Value;
 
 use crate::exec::policy::BoxFuture;
+use crate::model::approval::Decision;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::queue::api::{
-    Cancelled, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job, delay_until,
+    Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job,
+    delay_until,
 };
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
@@ -226,10 +228,16 @@ impl Queue for RedisBackend {
             let keys = &self.inner.keys;
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(scripts::CANCEL)
-                .arg(3)
+                .arg(9)
                 .arg(keys.result(id))
                 .arg(keys.queued(id))
                 .arg(&keys.cancelled)
+                .arg(&keys.parked)
+                .arg(&keys.awaiting)
+                .arg(&keys.streams[0])
+                .arg(&keys.streams[1])
+                .arg(&keys.streams[2])
+                .arg(&keys.streams[3])
                 .arg(id)
                 .arg(self.inner.config.result_ttl.as_millis() as u64);
             let reply: Value = self.inner.query(&cmd).await?;
@@ -239,6 +247,14 @@ impl Queue for RedisBackend {
                 _ => Cancelled::Unknown,
             })
         })
+    }
+
+    fn decide<'a>(
+        &'a self,
+        id: &'a str,
+        decision: Decision,
+    ) -> BoxFuture<'a, Result<Decided, QueueError>> {
+        Box::pin(async move { self.decide_job(id, &decision).await })
     }
 
     fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>> {
@@ -305,6 +321,7 @@ impl Queue for RedisBackend {
             running.sort_by(|a, b| a.job_id.cmp(&b.job_id));
             status.running = running;
             status.workers = workers;
+            status.awaiting_approval = self.awaiting().await?;
             status.not_streams = items(broken).iter().filter_map(text).collect();
             Ok(status)
         })

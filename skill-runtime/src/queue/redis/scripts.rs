@@ -66,8 +66,11 @@ return moved
 /// Cancel a job: KEYS[1] its outcome, KEYS[2] the mark of its id
 /// (`ENQUEUE` sets it), KEYS[3] the queue's cancellations (a sorted set of
 /// job ids scored by when their mark lapses); ARGV[1] the id, ARGV[2] how
-/// long the mark is kept (ms). Returns 2 when the job has an outcome
-/// already, 0 when its id is unknown, 1 when it is marked.
+/// long the mark is kept (ms). A job parked for approval (KEYS[4] the
+/// parked jobs, KEYS[5] their deadlines, KEYS[6..9] the priority streams)
+/// goes back in line, where the next worker ends it `cancelled`. Returns 2
+/// when the job has an outcome already, 0 when its id is unknown, 1 when it
+/// is marked.
 pub(super) const CANCEL: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
@@ -75,7 +78,91 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
+local m = redis.call('HGET', KEYS[4], ARGV[1])
+if m then
+  local sep = string.find(m, '\n', 1, true)
+  local i = sep and tonumber(string.sub(m, 1, sep - 1))
+  if i and i >= 1 and i <= 4 then
+    redis.call('XADD', KEYS[5 + i], '*', 'job', string.sub(m, sep + 1))
+  end
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('ZREM', KEYS[5], ARGV[1])
+end
 return 1
+"#;
+
+/// Park entry `ARGV[2]` of stream KEYS[1] (group `ARGV[1]`), job `ARGV[3]`,
+/// until a person decides on it: unless a decision is recorded already
+/// (KEYS[4], the decisions by job id: returns `{1, decision}`, the entry
+/// stays this worker's), or the entry is pending to another worker (this one
+/// was taken over: returns `{2}`, nothing written), the entry is acknowledged
+/// and deleted, the job kept in KEYS[3] (job id to member `ARGV[4]`: its
+/// priority's index, a newline, the message) with its deadline, now plus
+/// `ARGV[6]` ms, in KEYS[2]. Returns `{0}` when parked.
+pub(super) const PARK: &str = r#"
+local d = redis.call('HGET', KEYS[4], ARGV[3])
+if d then return {1, d} end
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
+if p[1] and p[1][2] ~= ARGV[5] then return {2} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[6]), ARGV[3])
+if p[1] then redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) end
+redis.call('XDEL', KEYS[1], ARGV[2])
+return {0}
+"#;
+
+/// Record decision `ARGV[2]` on job `ARGV[1]`: KEYS[1] the decisions,
+/// KEYS[2] the parked jobs' deadlines, KEYS[3] the parked jobs, KEYS[4..7]
+/// the priority streams, KEYS[8] the job's outcome, KEYS[9] the mark of its
+/// id. A parked job goes back in line, where a worker runs it on the
+/// decision. Returns 1 when it was parked, 4 when it was not yet (the
+/// decision waits for it), 3 when it was decided already (the first
+/// decision stands), 2 when it has an outcome, 0 when its id is unknown.
+pub(super) const DECIDE: &str = r#"
+if redis.call('EXISTS', KEYS[8]) == 1 then return 2 end
+if redis.call('EXISTS', KEYS[9]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 3 end
+local m = redis.call('HGET', KEYS[3], ARGV[1])
+if not m then return 4 end
+local sep = string.find(m, '\n', 1, true)
+local i = sep and tonumber(string.sub(m, 1, sep - 1))
+if i and i >= 1 and i <= 4 then
+  redis.call('XADD', KEYS[3 + i], '*', 'job', string.sub(m, sep + 1))
+end
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+"#;
+
+/// The parked jobs whose deadline passed (by Redis's clock; KEYS[1] their
+/// deadlines, KEYS[2] the jobs, KEYS[3] the decisions, KEYS[4..7] the
+/// priority streams), at most `ARGV[1]` of them: each is decided `expired`
+/// (unless decided already) and goes back in line, where a worker ends it
+/// `approval_expired`. One script: a job moves once across the fleet.
+/// Returns how many moved.
+pub(super) const EXPIRE_APPROVALS: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+local moved = 0
+for k = 1, #due, 2 do
+  local id, deadline = due[k], due[k + 1]
+  redis.call('HSETNX', KEYS[3], id, '{"decision":"expired","deadline_ms":' .. deadline .. '}')
+  local m = redis.call('HGET', KEYS[2], id)
+  if m then
+    local sep = string.find(m, '\n', 1, true)
+    local i = sep and tonumber(string.sub(m, 1, sep - 1))
+    if i and i >= 1 and i <= 4 then
+      redis.call('XADD', KEYS[3 + i], '*', 'job', string.sub(m, sep + 1))
+    end
+  end
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[1], id)
+  moved = moved + 1
+end
+return moved
 "#;
 
 /// The queue's cancellations whose marks have not lapsed: KEYS[1] the
@@ -152,7 +239,8 @@ return lost
 /// `ARGV[7]`: acknowledge it, store outcome `ARGV[3]` as the job's result (a
 /// one-element list at KEYS[2], kept `ARGV[4]` ms: waiters block on it by
 /// rotating it onto itself) and run record `ARGV[5]` (when not empty) on
-/// stream KEYS[3], capped near `ARGV[6]` entries, all or nothing:
+/// stream KEYS[3], capped near `ARGV[6]` entries, and forget the decision
+/// on job `ARGV[8]` in KEYS[4] (it needed approval), all or nothing:
 ///
 /// - the entry is pending to this worker: finished, returns 1;
 /// - it is pending to another worker (this one was paused or cut off past
@@ -169,6 +257,7 @@ if owner and owner ~= ARGV[7] then return 0 end
 if not owner and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if owner then redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) end
 redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[8])
 redis.call('DEL', KEYS[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])

@@ -13,7 +13,7 @@ use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
 use crate::queue::redis::reply::{field, int, items, stream_entries, text};
-use crate::queue::worker::{Delivery, WorkSource};
+use crate::queue::source::{Delivery, Parking, WorkSource};
 
 impl RedisBackend {
     /// The worker side of the queue, for a worker named `worker` (unique in
@@ -269,8 +269,22 @@ impl WorkSource for RedisSource {
             let done = self
                 .run(
                     &b.scripts.finish,
-                    &[b.keys.stream(d.priority), &result_key, &records],
-                    &[GROUP, &d.id, &text, &ttl, &record, &max, &self.worker],
+                    &[
+                        b.keys.stream(d.priority),
+                        &result_key,
+                        &records,
+                        &b.keys.decisions,
+                    ],
+                    &[
+                        GROUP,
+                        &d.id,
+                        &text,
+                        &ttl,
+                        &record,
+                        &max,
+                        &self.worker,
+                        &outcome.job_id,
+                    ],
                 )
                 .await?;
             sink.release(&outcome.job_id);
@@ -352,8 +366,18 @@ impl WorkSource for RedisSource {
                 .arg(&keys.streams[3])
                 .arg(100);
             let reply: Value = self.backend.inner.query(&cmd).await?;
-            Ok(int(&reply).unwrap_or(0).max(0) as u64)
+            let expired = self.backend.expire_approvals().await?;
+            Ok(int(&reply).unwrap_or(0).max(0) as u64 + expired)
         })
+    }
+
+    fn park<'a>(
+        &'a self,
+        d: &'a Delivery,
+        job_id: &'a str,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<Parking, QueueError>> {
+        Box::pin(self.backend.park(d, job_id, wait, &self.worker))
     }
 
     fn report_progress<'a>(
