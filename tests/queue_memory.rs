@@ -452,3 +452,86 @@ async fn a_cancelled_job_stops_or_never_runs() {
     );
     queue.shutdown().await;
 }
+
+static ASKED_RUNS: AtomicU32 = AtomicU32::new(0);
+
+/// Needs a person: the in-process queue parks it like the fleet does.
+#[skill(version = "1.0.0", retries = 0, requires_hitl)]
+pub async fn ask_first(input: Tag) -> Tag {
+    ASKED_RUNS.fetch_add(1, Ordering::SeqCst);
+    input
+}
+
+/// The in-process queue parks a job that needs approval (listed in its
+/// status, holding no slot: a job behind it runs on the one slot), runs it
+/// once approved, ends one denied `not_approved` and one nobody decides
+/// `approval_expired`; a decision given before the job is parked waits for
+/// it, and the first decision stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_needs_a_person_waits_parked_for_one() {
+    use skill_runtime::policy::Decision;
+    use skill_runtime::queue::api::Decided;
+
+    let q = InProcessQueue::start(
+        runtime(),
+        WorkerOptions {
+            approvals: Some(Duration::from_secs(1)),
+            ..options(1)
+        },
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let ask = |tag: &str| JobEnvelope::new("ask_first", json!({ "tag": tag }));
+    let yes = q.enqueue(ask("yes")).await.unwrap();
+    let no = q.enqueue(ask("no")).await.unwrap();
+    let late = q.enqueue(ask("late")).await.unwrap();
+    let behind = q.enqueue(tagged("behind", Priority::Normal)).await.unwrap();
+    let ran = q
+        .outcome(behind.as_str(), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(ran.unwrap().status, OutcomeStatus::Succeeded);
+    let status = q.status().await.unwrap();
+    assert_eq!(status.awaiting_approval.len(), 3, "{status:?}");
+    assert_eq!(ASKED_RUNS.load(Ordering::SeqCst), 0);
+
+    let decided = q
+        .decide(yes.as_str(), Decision::approved("alice"))
+        .await
+        .unwrap();
+    assert_eq!(decided, Decided::Released);
+    let again = q
+        .decide(yes.as_str(), Decision::denied("bob", "no"))
+        .await
+        .unwrap();
+    assert_eq!(again, Decided::AlreadyDecided);
+    q.decide(no.as_str(), Decision::denied("bob", "not today"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(5);
+    let yes = q.outcome(yes.as_str(), wait).await.unwrap().unwrap();
+    assert_eq!(yes.status, OutcomeStatus::Succeeded, "{yes:?}");
+    let no = q.outcome(no.as_str(), wait).await.unwrap().unwrap();
+    assert_eq!(no.error.unwrap().code, "not_approved");
+    let late = q.outcome(late.as_str(), wait).await.unwrap().unwrap();
+    assert_eq!(late.error.unwrap().code, "approval_expired");
+    assert_eq!(
+        ASKED_RUNS.load(Ordering::SeqCst),
+        1,
+        "only the approved one ran"
+    );
+
+    // Approved before any worker took it: it runs without waiting.
+    let early = ask("early");
+    let id = early.job_id.to_string();
+    let accepted = q.decide(&id, Decision::approved("carol")).await.unwrap();
+    assert_eq!(accepted, Decided::Unknown, "not queued yet: unknown");
+    let id = q.enqueue(early).await.unwrap();
+    let _ = q
+        .decide(id.as_str(), Decision::approved("carol"))
+        .await
+        .unwrap();
+    let early = q.outcome(id.as_str(), wait).await.unwrap().unwrap();
+    assert_eq!(early.status, OutcomeStatus::Succeeded);
+    q.shutdown().await;
+}
