@@ -1245,3 +1245,167 @@ fn a_job_that_needs_a_person_waits_for_one() {
     assert_eq!(expired[0].error.as_ref().unwrap().code, "approval_expired");
     assert_eq!(step(&late[0])["outcome"], "failed");
 }
+
+/// An MCP server over stdio, spoken to in raw JSON-RPC on the 2026-07-28
+/// revision, as a client that declared the tasks extension.
+struct McpStdio {
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl McpStdio {
+    fn start(args: &[&str]) -> McpStdio {
+        let mut child = Command::new(app())
+            .arg("mcp")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        McpStdio {
+            child,
+            out,
+            next: 1,
+        }
+    }
+
+    fn request(&mut self, method: &str, mut params: Value) -> Value {
+        use std::io::{BufRead, Write};
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-tasks-client", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            }
+        });
+        let id = self.next;
+        self.next += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut answer = String::new();
+            assert!(
+                self.out.read_line(&mut answer).unwrap() > 0,
+                "the server closed"
+            );
+            let v: Value = serde_json::from_str(&answer).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// Poll task `id` until it ends; its last state.
+    fn until_done(&mut self, id: &str) -> Value {
+        for _ in 0..200 {
+            let got = self.request("tasks/get", json!({ "taskId": id }));
+            let status = got["result"]["status"].as_str().unwrap_or("").to_owned();
+            if status != "working" {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("task {id} never ended");
+    }
+}
+
+impl Drop for McpStdio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// MCP tasks on the fleet: a long call from a client that declared the
+/// extension is a task, run by the fleet's worker; polled, it shows
+/// progress, and its result survives the server that created it (another
+/// server answers for it); cancelled, it ends `cancelled`; a short tool
+/// answers inline; without Redis the server's own queue runs tasks.
+#[test]
+fn mcp_tasks_run_on_the_fleet_and_outlive_their_server() {
+    let redis = RedisServer::start("tasks");
+    let url = redis.url();
+    let data = data_copy("tasks");
+    let _w = worker(&url, &["--concurrency", "2"], &data);
+    let data_arg = data.display().to_string();
+    let server_args = ["--redis", &url, "--data", &data_arg];
+    let mut first = McpStdio::start(&server_args);
+    let created = first.request(
+        "tools/call",
+        json!({"name": "count_slowly", "arguments": {"to": 20, "step_ms": 100}}),
+    );
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task", "{created}");
+    assert_eq!(result["status"], "working");
+    let id = result["taskId"].as_str().unwrap().to_owned();
+    // Its worker stores progress every half second.
+    let mut working = Value::Null;
+    for _ in 0..30 {
+        working = first.request("tasks/get", json!({ "taskId": id }));
+        if working["result"]["statusMessage"].is_string() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    assert!(
+        working["result"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("of 20")),
+        "progress in the status: {working}"
+    );
+    // The server that created it goes; another reads it to its end.
+    drop(first);
+    let mut second = McpStdio::start(&server_args);
+    let done = second.until_done(&id);
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["structuredContent"],
+        json!({"counted": 20})
+    );
+    // A task id not of this caller's making is unknown.
+    let forged = second.request("tasks/get", json!({ "taskId": format!("{id}0") }));
+    assert!(
+        forged["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no task"),
+        "{forged}"
+    );
+
+    let long = second.request(
+        "tools/call",
+        json!({"name": "count_slowly", "arguments": {"to": 100, "step_ms": 100}}),
+    );
+    let long_id = long["result"]["taskId"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(300));
+    let cancelled = second.request("tasks/cancel", json!({ "taskId": long_id }));
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    let ended = second.until_done(&long_id);
+    assert_eq!(ended["result"]["status"], "cancelled", "{ended}");
+
+    let inline = second.request(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "now"}}),
+    );
+    assert!(inline["result"]["taskId"].is_null(), "{inline}");
+    assert_eq!(inline["result"]["structuredContent"]["message"], "now");
+
+    // No Redis: the server's own queue.
+    let mut alone = McpStdio::start(&["--data", &data_arg]);
+    let created = alone.request(
+        "tools/call",
+        json!({"name": "count_slowly", "arguments": {"to": 3, "step_ms": 10}}),
+    );
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = alone.until_done(&id);
+    assert_eq!(
+        done["result"]["result"]["structuredContent"],
+        json!({"counted": 3})
+    );
+}

@@ -298,6 +298,32 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        // Long calls of clients that declared the tasks extension: on the
+        // fleet with --redis (its workers run them, any server answers for
+        // them), else on a queue of this process, whose worker leaves
+        // approvals to the runtime's approver (nobody could `approve` here).
+        let tasks: std::sync::Arc<dyn skill_runtime::queue::api::Queue> = match &redis {
+            Some(r) => std::sync::Arc::new(r.clone()),
+            None => {
+                let options = skill_runtime::queue::worker::WorkerOptions {
+                    approvals: None,
+                    ..Default::default()
+                };
+                let ttl = std::time::Duration::from_secs(3600);
+                match skill_runtime::queue::memory::InProcessQueue::start(
+                    runtime.clone(),
+                    options,
+                    ttl,
+                ) {
+                    Ok(q) => std::sync::Arc::new(q),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        };
+        let server = server.with_tasks(tasks);
         let served = match args.http {
             None => server.serve_stdio().await,
             Some(addr) => match tokio::net::TcpListener::bind(addr).await {

@@ -18,6 +18,7 @@ mod limits;
 mod options;
 mod server;
 mod stdio;
+pub mod tasks;
 
 pub use self::error::ToolError;
 #[cfg(feature = "mcp-http")]

@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskMethod, CancelTaskParams,
+    ContentBlock, GetTaskMethod, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, TASKS_EXTENSION_ID, Tool,
 };
 use rmcp::service::RequestContext;
 use std::future::Future;
@@ -26,10 +27,13 @@ use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::options::McpOptions;
+use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::{agents, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
+use crate::model::result::SkillResult;
+use crate::queue::api::{Outcome, Queue};
 use crate::registry::views;
 
 /// Why `tools/call` names no tool this server serves.
@@ -53,6 +57,9 @@ struct Listed {
     route: Route,
     /// Why its skill needs a person's approval, if it does.
     approval: Option<&'static str>,
+    /// Whether it runs as a task for a client that declared the extension
+    /// (its skill may run past `tasks::TASK_AFTER`).
+    task: bool,
 }
 
 /// What `caller` lacks of `needs` (nothing when its permissions are not
@@ -92,6 +99,8 @@ pub struct McpServer {
     /// Seals the state of a 2026-07-28 approval round trip, when the server
     /// asks its clients' users for approvals (`McpOptions::ask_approvals`).
     asks: Option<Arc<[u8; 32]>>,
+    /// Where long calls of clients that declared the tasks extension go.
+    tasks: Option<Arc<Tasks>>,
     #[cfg_attr(
         not(feature = "mcp-http"),
         expect(dead_code, reason = "read by serve_http, with feature mcp-http")
@@ -140,6 +149,7 @@ impl McpServer {
                 tool,
                 needs: manifest.mcp.permissions.into(),
                 approval: approval_reason(manifest),
+                task: u128::from(manifest.execution.timeout_ms) > tasks::TASK_AFTER.as_millis(),
                 route: Route::Serve {
                     name: manifest.name,
                     version: manifest.version,
@@ -184,7 +194,24 @@ impl McpServer {
                 Arc::new(secret)
             }),
             agents: None,
+            tasks: None,
         })
+    }
+
+    /// Run long calls as MCP tasks on `queue` (see [`tasks`](crate::mcp::tasks)):
+    /// a client that declared the `io.modelcontextprotocol/tasks` extension
+    /// gets a task for a tool whose skill may run past
+    /// [`TASK_AFTER`](crate::mcp::tasks::TASK_AFTER), and reads it with
+    /// `tasks/get`; on a Redis queue, from any server of the fleet.
+    pub fn with_tasks(mut self, queue: Arc<dyn Queue>) -> McpServer {
+        let mut info = (*self.info).clone();
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        self.info = Arc::new(info);
+        self.tasks = Some(Arc::new(Tasks { queue }));
+        self
     }
 
     /// Serve the agents of `runner` too, one tool per agent named by its id
@@ -220,6 +247,7 @@ impl McpServer {
                 route: Route::Agent { id },
                 // An agent's skills ask as they run, through its runner.
                 approval: None,
+                task: false,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -306,22 +334,7 @@ impl McpServer {
         arguments: Option<JsonObject>,
         watch: Watch,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(listed) = self.listed(name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
-                Some(json!({ "tool": name })),
-            ));
-        };
-        let missing = lacking(caller, &listed.needs);
-        if !missing.is_empty() {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "tool `{name}` is not available: it needs MCP {} that this caller is not granted",
-                    permission_list(&missing)
-                ),
-                Some(json!({ "tool": name, "missing_permissions": missing })),
-            ));
-        }
+        let listed = self.admit(caller, name)?;
         let (skill, version) = match &listed.route {
             Route::Serve { name, version } => (*name, *version),
             Route::Agent { id } => {
@@ -338,46 +351,93 @@ impl McpServer {
         let params = Value::Object(arguments.unwrap_or_default());
         let job = JobEnvelope::of(skill.into(), Some(version.into()), params, caller.clone());
         Ok(match self.runtime.invoke_watched(job, watch).await {
-            Ok(result) => {
-                let text = serde_json::to_string(&*result.data).unwrap_or_default();
-                let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-                // The record may share the output; the result needs its own.
-                r.structured_content = Some(Value::clone(&result.data));
-                // Our extras, only when there are any: the ids when asked for,
-                // a replay, rule notes.
-                let mut ours = JsonObject::new();
-                if self.result_ids {
-                    ours.insert(
-                        "job_id".into(),
-                        Value::String(result.job_id.as_str().to_owned()),
-                    );
-                    ours.insert(
-                        "trace_id".into(),
-                        Value::String(result.trace_id.as_str().to_owned()),
-                    );
-                }
-                if result.replayed {
-                    ours.insert("replayed".into(), Value::Bool(true));
-                }
-                if !result.notes.is_empty() {
-                    ours.insert(
-                        "notes".into(),
-                        serde_json::to_value(&result.notes).unwrap_or_default(),
-                    );
-                }
-                if !ours.is_empty() {
-                    let mut meta = JsonObject::new();
-                    meta.insert(views::META_KEY.into(), Value::Object(ours));
-                    r.meta = Some(meta.into());
-                }
-                r
-            }
+            Ok(result) => self.tool_result(&result),
             Err(e) => error_result(&e),
         })
     }
 }
 
 impl McpServer {
+    /// The listed tool `name`, when `caller` may call it; else the protocol
+    /// error that says why not.
+    fn admit(&self, caller: &Caller, name: &str) -> Result<&Listed, ErrorData> {
+        let Some(listed) = self.listed(name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(json!({ "tool": name })),
+            ));
+        };
+        let missing = lacking(caller, &listed.needs);
+        if !missing.is_empty() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool `{name}` is not available: it needs MCP {} that this caller is not granted",
+                    permission_list(&missing)
+                ),
+                Some(json!({ "tool": name, "missing_permissions": missing })),
+            ));
+        }
+        Ok(listed)
+    }
+
+    /// A job's result as the tool's.
+    fn tool_result(&self, result: &SkillResult) -> CallToolResult {
+        let text = serde_json::to_string(&*result.data).unwrap_or_default();
+        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        // The record may share the output; the result needs its own.
+        r.structured_content = Some(Value::clone(&result.data));
+        // Our extras, only when there are any: the ids when asked for,
+        // a replay, rule notes.
+        let mut ours = JsonObject::new();
+        if self.result_ids {
+            ours.insert(
+                "job_id".into(),
+                Value::String(result.job_id.as_str().to_owned()),
+            );
+            ours.insert(
+                "trace_id".into(),
+                Value::String(result.trace_id.as_str().to_owned()),
+            );
+        }
+        if result.replayed {
+            ours.insert("replayed".into(), Value::Bool(true));
+        }
+        if !result.notes.is_empty() {
+            ours.insert(
+                "notes".into(),
+                serde_json::to_value(&result.notes).unwrap_or_default(),
+            );
+        }
+        if !ours.is_empty() {
+            let mut meta = JsonObject::new();
+            meta.insert(views::META_KEY.into(), Value::Object(ours));
+            r.meta = Some(meta.into());
+        }
+        r
+    }
+
+    /// A queued job's outcome as the tool's result.
+    fn outcome_result(&self, outcome: &Outcome) -> CallToolResult {
+        match (&outcome.result, &outcome.error) {
+            (Some(result), _) => self.tool_result(result),
+            (None, Some(e)) => {
+                let text = format!("{}\n(code: {})", e.message, e.code);
+                let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+                let meta = json!({
+                    "code": e.code,
+                    "input_error": e.input_error,
+                    "next_action": e.next_action,
+                });
+                r.meta = serde_json::from_value(json!({ views::META_KEY: meta })).ok();
+                r
+            }
+            (None, None) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "the job ended {} without a result",
+                outcome.status
+            ))]),
+        }
+    }
+
     /// The caller of a request: the one its transport authenticated (an
     /// HTTP request's, put in its extensions), else the server's own.
     fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
@@ -426,6 +486,33 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let Some(tasks) = &self.tasks else {
+            return Err(ErrorData::method_not_found::<GetTaskMethod>());
+        };
+        let caller = self.caller_of(&context);
+        tasks
+            .get(&request.task_id, caller, |o| self.outcome_result(o))
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(tasks) = &self.tasks else {
+            return Err(ErrorData::method_not_found::<CancelTaskMethod>());
+        };
+        tasks
+            .cancel(&request.task_id, self.caller_of(&context))
+            .await
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.listed(name).map(|t| t.tool.clone())
     }
@@ -444,6 +531,28 @@ impl ServerHandler for McpServer {
                 Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
                 Asked::CannotAsk => {}
             }
+        }
+        if let Some(tasks) = &self.tasks
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+            && let Some(Listed {
+                task: true,
+                route: Route::Serve { name, version },
+                ..
+            }) = self.listed(&request.name)
+        {
+            self.admit(caller, &request.name)?;
+            let params = Value::Object(request.arguments.unwrap_or_default());
+            let job = JobEnvelope::of(
+                (*name).into(),
+                Some((*version).into()),
+                params,
+                caller.clone(),
+            );
+            return Ok(CallToolResponse::Task(
+                tasks.create(job, caller, decision).await?,
+            ));
         }
         watched(&context, |watch| {
             let watch = match decision {

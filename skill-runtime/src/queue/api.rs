@@ -63,6 +63,9 @@ pub trait Queue: Send + Sync {
     /// [`CANCEL_HEARD_WITHIN`]); either way its outcome is `cancelled`.
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>>;
 
+    /// How long an outcome is kept after its job ended.
+    fn outcomes_kept(&self) -> Duration;
+
     /// Record a person's `decision` on job `id`, which needs approval: a job
     /// parked `awaiting_approval` goes back in line at once, and a job no
     /// worker has taken yet runs on the decision when one does. Approved, it

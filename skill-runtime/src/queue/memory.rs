@@ -326,6 +326,10 @@ impl Queue for InProcessQueue {
         Box::pin(std::future::ready(Ok(answer)))
     }
 
+    fn outcomes_kept(&self) -> Duration {
+        self.state.result_ttl
+    }
+
     fn decide<'a>(
         &'a self,
         id: &'a str,

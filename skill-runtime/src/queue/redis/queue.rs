@@ -249,6 +249,10 @@ impl Queue for RedisBackend {
         })
     }
 
+    fn outcomes_kept(&self) -> Duration {
+        self.inner.config.result_ttl
+    }
+
     fn decide<'a>(
         &'a self,
         id: &'a str,

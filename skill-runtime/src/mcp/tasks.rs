@@ -1,0 +1,218 @@
+//! MCP tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28,
+//! SEP-2663) backed by a job queue: a call to a long tool from a client that
+//! declared the extension is queued as a job, and answered at once with a
+//! task; `tasks/get` reads the job's state (working with its last progress,
+//! or its outcome as the tool's result), `tasks/cancel` cancels the job. On
+//! the Redis queue a task is the fleet's job: it outlives the server that
+//! created it and any server of the fleet answers for it.
+//!
+//! Which tools: those whose skill may run past [`TASK_AFTER`] (its
+//! `timeout_ms`), the silence after which clients give up on a call; shorter
+//! tools answer inline. Whose tasks: a task id is the job id, the creation
+//! time and a seal of both with the caller's identity (its `user_id`, the
+//! subject of its credentials), so a caller reaches its own tasks only, with
+//! no state kept by the server.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskPayload, TaskStatus,
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::model::approval::Decision;
+use crate::model::caller::Caller;
+use crate::model::envelope::JobEnvelope;
+use crate::model::time::format_time;
+use crate::queue::api::{Cancelled, Outcome, OutcomeStatus, Queue};
+
+/// A tool whose skill may run longer than this runs as a task for a client
+/// that declared the extension.
+pub const TASK_AFTER: Duration = Duration::from_secs(60);
+
+/// How often a client is told to poll.
+const POLL_MS: u64 = 500;
+
+/// The queue tasks run on.
+pub(crate) struct Tasks {
+    pub(crate) queue: std::sync::Arc<dyn Queue>,
+}
+
+impl Tasks {
+    /// Queue `job` for `caller` (with the decision a person gave already, if
+    /// any); the task that stands for it.
+    pub(crate) async fn create(
+        &self,
+        job: JobEnvelope,
+        caller: &Caller,
+        decision: Option<Decision>,
+    ) -> Result<CreateTaskResult, ErrorData> {
+        let created = SystemTime::now();
+        let id =
+            self.queue.enqueue(job).await.map_err(|e| {
+                ErrorData::internal_error(format!("cannot queue the task: {e}"), None)
+            })?;
+        if let Some(d) = decision {
+            // Given before any worker parks the job: it runs on it.
+            self.queue
+                .decide(id.as_str(), d)
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        }
+        let task_id = seal(id.as_str(), created, caller);
+        let at = format_time(created);
+        Ok(CreateTaskResult::new(self.kept(Task::new(
+            task_id,
+            TaskStatus::Working,
+            at.clone(),
+            at,
+        ))))
+    }
+
+    /// The state of task `task_id`, for `caller`; `result` turns an outcome's
+    /// result into the tool's.
+    pub(crate) async fn get(
+        &self,
+        task_id: &str,
+        caller: &Caller,
+        result: impl Fn(&Outcome) -> CallToolResult,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (job_id, created) = open(task_id, caller)?;
+        let outcome = self
+            .queue
+            .outcome(job_id, Duration::ZERO)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let created = format_time(created);
+        let task = |status, updated: SystemTime| {
+            self.kept(Task::new(
+                task_id,
+                status,
+                created.clone(),
+                format_time(updated),
+            ))
+        };
+        let detailed = match outcome {
+            None => {
+                let progress = self.queue.progress(job_id).await.ok().flatten();
+                let mut t = task(TaskStatus::Working, SystemTime::now());
+                if let Some(p) = progress {
+                    t = t.with_status_message(p.progress.to_string());
+                }
+                DetailedTask::new(t, TaskPayload::Working)
+            }
+            Some(o) if o.status == OutcomeStatus::Cancelled => DetailedTask::new(
+                task(TaskStatus::Cancelled, o.completed_at),
+                TaskPayload::Cancelled,
+            ),
+            Some(o) => {
+                let r = serde_json::to_value(result(&o)).unwrap_or_default();
+                let Value::Object(r) = r else {
+                    return Err(ErrorData::internal_error(
+                        "a result that is not an object",
+                        None,
+                    ));
+                };
+                DetailedTask::new(
+                    task(TaskStatus::Completed, o.completed_at),
+                    TaskPayload::Completed { result: r },
+                )
+            }
+        };
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `task` with the poll interval, and how long it is kept: as long as
+    /// the queue keeps outcomes after the job ends.
+    fn kept(&self, task: Task) -> Task {
+        let ttl = u64::try_from(self.queue.outcomes_kept().as_millis()).unwrap_or(u64::MAX);
+        task.with_poll_interval_ms(POLL_MS).with_ttl_ms(ttl)
+    }
+
+    /// Cancel task `task_id` for `caller`.
+    pub(crate) async fn cancel(&self, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
+        let (job_id, _) = open(task_id, caller)?;
+        match self.queue.cancel(job_id).await {
+            Ok(Cancelled::Requested | Cancelled::AlreadyDone) => Ok(()),
+            Ok(Cancelled::Unknown) => Err(unknown(task_id)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+/// `{job id}.{created, Unix ms}.{seal}`: the seal is SHA-256 of both and the
+/// caller's identity.
+fn seal(job_id: &str, created: SystemTime, caller: &Caller) -> String {
+    let ms = created
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    format!("{job_id}.{ms}.{}", digest(job_id, ms, caller))
+}
+
+fn digest(job_id: &str, ms: u128, caller: &Caller) -> String {
+    let mut h = Sha256::new();
+    h.update(b"skill-runtime task\0");
+    h.update(job_id.as_bytes());
+    h.update([0]);
+    h.update(ms.to_string().as_bytes());
+    h.update([0]);
+    h.update(caller.user_id.as_deref().unwrap_or("").as_bytes());
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The job id and creation time of `task_id`, when it is `caller`'s.
+fn open<'a>(task_id: &'a str, caller: &Caller) -> Result<(&'a str, SystemTime), ErrorData> {
+    let mut parts = task_id.splitn(3, '.');
+    let (Some(job_id), Some(ms), Some(seal)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(unknown(task_id));
+    };
+    let Ok(ms) = ms.parse::<u128>() else {
+        return Err(unknown(task_id));
+    };
+    if digest(job_id, ms, caller) != seal {
+        return Err(unknown(task_id));
+    }
+    let created = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    Ok((job_id, created))
+}
+
+/// The same answer for a task that does not exist and for another caller's.
+fn unknown(task_id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("no task `{task_id}` of yours is known here"),
+        Some(serde_json::json!({ "taskId": task_id })),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_id_opens_for_its_own_caller_only() {
+        let ann = Caller {
+            user_id: Some("ann".into()),
+            ..Caller::default()
+        };
+        let bob = Caller {
+            user_id: Some("bob".into()),
+            ..Caller::default()
+        };
+        let at = UNIX_EPOCH + Duration::from_millis(1_764_108_600_123);
+        let id = seal("0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21", at, &ann);
+        let (job, created) = open(&id, &ann).unwrap();
+        assert_eq!(job, "0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21");
+        assert_eq!(created, at);
+        assert!(open(&id, &bob).is_err(), "another caller's task is unknown");
+        assert!(open(&id, &Caller::default()).is_err());
+        assert!(open("not-a-task", &ann).is_err());
+        let moved = id.replacen(".1764108600123.", ".1764108600124.", 1);
+        assert!(open(&moved, &ann).is_err(), "the time is sealed too");
+    }
+}
