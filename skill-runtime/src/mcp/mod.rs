@@ -19,6 +19,7 @@ mod options;
 mod server;
 mod stdio;
 pub mod tasks;
+mod watched;
 
 pub use self::error::ToolError;
 #[cfg(feature = "mcp-http")]
