@@ -37,22 +37,28 @@ pub fn cancel(args: CancelArgs) -> ExitCode {
                 );
                 ExitCode::SUCCESS
             }
-            Ok(Cancelled::AlreadyDone) => {
-                eprintln!("job {id} has ended already: `result {id}` shows how");
-                ExitCode::from(3)
-            }
-            Ok(Cancelled::Unknown) => {
-                eprintln!(
-                    "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
-                );
-                ExitCode::from(2)
-            }
+            Ok(Cancelled::AlreadyDone) => ended(id),
+            Ok(Cancelled::Unknown) => unknown(id),
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
             }
         }
     })
+}
+
+/// Job `id` has an outcome already: exit status 3.
+fn ended(id: &str) -> ExitCode {
+    eprintln!("job {id} has ended already: `result {id}` shows how");
+    ExitCode::from(3)
+}
+
+/// No job `id` is known: exit status 2.
+fn unknown(id: &str) -> ExitCode {
+    eprintln!(
+        "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
+    );
+    ExitCode::from(2)
 }
 
 #[derive(clap::Args)]
@@ -127,16 +133,8 @@ fn decide(args: DecideArgs, decision: Decision) -> ExitCode {
                 eprintln!("job {id} was decided already; that decision stands");
                 ExitCode::from(3)
             }
-            Ok(Decided::AlreadyDone) => {
-                eprintln!("job {id} has ended already: `result {id}` shows how");
-                ExitCode::from(3)
-            }
-            Ok(Decided::Unknown) => {
-                eprintln!(
-                    "error: no job {id} is known to this queue (never queued here, or its outcome is no longer kept)"
-                );
-                ExitCode::from(2)
-            }
+            Ok(Decided::AlreadyDone) => ended(id),
+            Ok(Decided::Unknown) => unknown(id),
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::FAILURE

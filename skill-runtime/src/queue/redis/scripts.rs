@@ -63,6 +63,30 @@ end
 return moved
 "#;
 
+/// The Lua function the scripts that release a parked job share:
+/// `unpark(parked, deadlines, streams, id)` puts job `id` (its member in hash
+/// `parked`: its priority's index, a newline, the message) back on its
+/// priority's stream (`streams`, highest first) and forgets it in `parked`
+/// and in the sorted set `deadlines`; whether it was parked.
+macro_rules! unpark {
+    () => {
+        r#"
+local function unpark(parked, deadlines, streams, id)
+  local m = redis.call('HGET', parked, id)
+  if not m then return false end
+  local sep = string.find(m, '\n', 1, true)
+  local i = sep and tonumber(string.sub(m, 1, sep - 1))
+  if i and i >= 1 and i <= 4 then
+    redis.call('XADD', streams[i], '*', 'job', string.sub(m, sep + 1))
+  end
+  redis.call('HDEL', parked, id)
+  redis.call('ZREM', deadlines, id)
+  return true
+end
+"#
+    };
+}
+
 /// Cancel a job: KEYS[1] its outcome, KEYS[2] the mark of its id
 /// (`ENQUEUE` sets it), KEYS[3] the queue's cancellations (a sorted set of
 /// job ids scored by when their mark lapses); ARGV[1] the id, ARGV[2] how
@@ -71,25 +95,19 @@ return moved
 /// goes back in line, where the next worker ends it `cancelled`. Returns 2
 /// when the job has an outcome already, 0 when its id is unknown, 1 when it
 /// is marked.
-pub(super) const CANCEL: &str = r#"
+pub(super) const CANCEL: &str = concat!(
+    unpark!(),
+    r#"
 if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
-local m = redis.call('HGET', KEYS[4], ARGV[1])
-if m then
-  local sep = string.find(m, '\n', 1, true)
-  local i = sep and tonumber(string.sub(m, 1, sep - 1))
-  if i and i >= 1 and i <= 4 then
-    redis.call('XADD', KEYS[5 + i], '*', 'job', string.sub(m, sep + 1))
-  end
-  redis.call('HDEL', KEYS[4], ARGV[1])
-  redis.call('ZREM', KEYS[5], ARGV[1])
-end
+unpark(KEYS[4], KEYS[5], {KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[1])
 return 1
-"#;
+"#
+);
 
 /// Park entry `ARGV[2]` of stream KEYS[1] (group `ARGV[1]`), job `ARGV[3]`,
 /// until a person decides on it: unless a decision is recorded already
@@ -120,21 +138,16 @@ return {0}
 /// decision. Returns 1 when it was parked, 4 when it was not yet (the
 /// decision waits for it), 3 when it was decided already (the first
 /// decision stands), 2 when it has an outcome, 0 when its id is unknown.
-pub(super) const DECIDE: &str = r#"
+pub(super) const DECIDE: &str = concat!(
+    unpark!(),
+    r#"
 if redis.call('EXISTS', KEYS[8]) == 1 then return 2 end
 if redis.call('EXISTS', KEYS[9]) == 0 then return 0 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 3 end
-local m = redis.call('HGET', KEYS[3], ARGV[1])
-if not m then return 4 end
-local sep = string.find(m, '\n', 1, true)
-local i = sep and tonumber(string.sub(m, 1, sep - 1))
-if i and i >= 1 and i <= 4 then
-  redis.call('XADD', KEYS[3 + i], '*', 'job', string.sub(m, sep + 1))
-end
-redis.call('HDEL', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-return 1
-"#;
+if unpark(KEYS[3], KEYS[2], {KEYS[4], KEYS[5], KEYS[6], KEYS[7]}, ARGV[1]) then return 1 end
+return 4
+"#
+);
 
 /// The parked jobs whose deadline passed (by Redis's clock; KEYS[1] their
 /// deadlines, KEYS[2] the jobs, KEYS[3] the decisions, KEYS[4..7] the
@@ -142,7 +155,9 @@ return 1
 /// (unless decided already) and goes back in line, where a worker ends it
 /// `approval_expired`. One script: a job moves once across the fleet.
 /// Returns how many moved.
-pub(super) const EXPIRE_APPROVALS: &str = r#"
+pub(super) const EXPIRE_APPROVALS: &str = concat!(
+    unpark!(),
+    r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
@@ -150,20 +165,13 @@ local moved = 0
 for k = 1, #due, 2 do
   local id, deadline = due[k], due[k + 1]
   redis.call('HSETNX', KEYS[3], id, '{"decision":"expired","deadline_ms":' .. deadline .. '}')
-  local m = redis.call('HGET', KEYS[2], id)
-  if m then
-    local sep = string.find(m, '\n', 1, true)
-    local i = sep and tonumber(string.sub(m, 1, sep - 1))
-    if i and i >= 1 and i <= 4 then
-      redis.call('XADD', KEYS[3 + i], '*', 'job', string.sub(m, sep + 1))
-    end
-  end
-  redis.call('HDEL', KEYS[2], id)
+  unpark(KEYS[2], KEYS[1], {KEYS[4], KEYS[5], KEYS[6], KEYS[7]}, id)
   redis.call('ZREM', KEYS[1], id)
   moved = moved + 1
 end
 return moved
-"#;
+"#
+);
 
 /// The queue's cancellations whose marks have not lapsed: KEYS[1] the
 /// sorted set `CANCEL` writes.
