@@ -194,6 +194,17 @@ where
 criterion_group!(benches, bench);
 
 fn main() {
+    // `INVOKE_OTEL=1` (built with `--features otel`): spans exported to a
+    // collector that is not there (bench/otel-instructions.sh).
+    #[cfg(feature = "otel")]
+    let _otel = std::env::var_os("INVOKE_OTEL").map(|_| {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        let config = skill_runtime::otel::OtelConfig::default().endpoint("http://127.0.0.1:9");
+        let otel = skill_runtime::otel::Otel::start(config, "invoke-bench").unwrap();
+        tracing_subscriber::registry().with(otel.layer()).init();
+        otel
+    });
     if let Ok(spec) = std::env::var("INVOKE_COUNT") {
         return count(&spec);
     }

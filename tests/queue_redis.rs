@@ -12,6 +12,7 @@ use skill_runtime::JobEnvelope;
 use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
+use skill_tests::mcp_stdio::McpStdio;
 use skill_tests::root;
 
 /// Workers that give up on a silent peer quickly, and a short idempotency lock.
@@ -1244,81 +1245,6 @@ fn a_job_that_needs_a_person_waits_for_one() {
     assert_eq!(expired[0].status, OutcomeStatus::Failed);
     assert_eq!(expired[0].error.as_ref().unwrap().code, "approval_expired");
     assert_eq!(step(&late[0])["outcome"], "failed");
-}
-
-/// An MCP server over stdio, spoken to in raw JSON-RPC on the 2026-07-28
-/// revision, as a client that declared the tasks extension.
-struct McpStdio {
-    child: std::process::Child,
-    out: std::io::BufReader<std::process::ChildStdout>,
-    next: u64,
-}
-
-impl McpStdio {
-    fn start(args: &[&str]) -> McpStdio {
-        let mut child = Command::new(app())
-            .arg("mcp")
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = std::io::BufReader::new(child.stdout.take().unwrap());
-        McpStdio {
-            child,
-            out,
-            next: 1,
-        }
-    }
-
-    fn request(&mut self, method: &str, mut params: Value) -> Value {
-        use std::io::{BufRead, Write};
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw-tasks-client", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {
-                "extensions": {"io.modelcontextprotocol/tasks": {}}
-            }
-        });
-        let id = self.next;
-        self.next += 1;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut answer = String::new();
-            assert!(
-                self.out.read_line(&mut answer).unwrap() > 0,
-                "the server closed"
-            );
-            let v: Value = serde_json::from_str(&answer).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    /// Poll task `id` until it ends; its last state.
-    fn until_done(&mut self, id: &str) -> Value {
-        for _ in 0..200 {
-            let got = self.request("tasks/get", json!({ "taskId": id }));
-            let status = got["result"]["status"].as_str().unwrap_or("").to_owned();
-            if status != "working" {
-                return got;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("task {id} never ended");
-    }
-}
-
-impl Drop for McpStdio {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// MCP tasks on the fleet: a long call from a client that declared the

@@ -245,11 +245,21 @@ impl WorkerProcess {
 
     /// `BINARY worker --redis URL ARGS...` (a release build, for benchmarks).
     pub fn start_binary(binary: &Path, url: &str, args: &[&str]) -> WorkerProcess {
+        WorkerProcess::start_with(binary, url, args, &[])
+    }
+
+    /// `skill-examples worker --redis URL ARGS...` with variables `env` set.
+    pub fn start_env(url: &str, args: &[&str], env: &[(&str, &str)]) -> WorkerProcess {
+        WorkerProcess::start_with(&app(), url, args, env)
+    }
+
+    fn start_with(binary: &Path, url: &str, args: &[&str], env: &[(&str, &str)]) -> WorkerProcess {
         let mut child = Command::new(binary)
             .arg("worker")
             .arg("--redis")
             .arg(url)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

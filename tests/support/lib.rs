@@ -4,6 +4,7 @@
 pub mod fleet;
 pub mod issuer;
 pub mod mcp_http;
+pub mod mcp_stdio;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

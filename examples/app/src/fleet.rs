@@ -58,13 +58,15 @@ pub struct WorkerArgs {
 
 /// `worker`: serve the queue until SIGTERM or Ctrl-C.
 pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SKILL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    // Log lines on standard error; with --otel the subscriber is set
+    // already, with the same lines.
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        let _ = tracing_subscriber::registry()
+            .with(crate::telemetry::logs())
+            .try_init();
+    }
     let schedules = match &args.schedules {
         None => Schedules::default(),
         Some(path) => match Schedules::load(path) {

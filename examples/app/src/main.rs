@@ -25,6 +25,7 @@ mod redis_args;
 mod report;
 mod run;
 mod serve;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,11 @@ pub const EXPORTED_REGISTRY: &str = include_str!(concat!(env!("OUT_DIR"), "/skil
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Export traces and metrics over OTLP/HTTP to the collector the standard
+    /// variables name (`OTEL_EXPORTER_OTLP_ENDPOINT`, default
+    /// http://localhost:4318); setting that variable alone does the same.
+    #[arg(long, global = true)]
+    otel: bool,
 }
 
 #[derive(Subcommand)]
@@ -223,6 +229,11 @@ pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Flushes what is left when `main` returns.
+    let _otel = match telemetry::start(cli.otel) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     // Commands that do not run skills need no registry.
     match cli.command {
         Command::Stats {

@@ -121,6 +121,12 @@ impl Runtime {
         if !secrets.is_empty() {
             steps.map_details(&scrub);
         }
+        crate::exec::trace::ended(
+            &st.span,
+            skill.map(|s| s.label()),
+            error.as_ref().map(|e| e.code.as_str()),
+            duration,
+        );
         st.span.in_scope(|| match &error {
             None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
             Some(e) => {

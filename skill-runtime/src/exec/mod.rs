@@ -17,3 +17,4 @@ pub mod sink;
 pub mod stages;
 pub mod state;
 pub mod stats;
+pub(crate) mod trace;

@@ -17,6 +17,7 @@ use crate::contract::boxed::Boxed;
 use crate::contract::invocation::{Invocation, Resources};
 use crate::exec::clock::micros;
 use crate::exec::clock::wall_clock;
+use crate::exec::trace;
 use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::record::{Attempts, Step, StepOutcome, StepRun, Steps};
 use crate::model::result::SkillResult;
@@ -113,15 +114,18 @@ impl State {
             created_at,
             expires_at,
             rag_context,
+            traceparent,
             minted: _,
             delivered,
         } = job;
-        let span = tracing::info_span!(
-            "skill",
-            skill = %skill,
-            job_id = %job_id,
-            trace_id = %trace_id,
-        );
+        // A traceparent names the trace; the span the job runs under, if
+        // any, has the last word (see `exec/trace.rs`).
+        let trace_id = match &traceparent {
+            Some(tp) => tp.trace_id(),
+            None => trace_id,
+        };
+        let (span, joined) = trace::job_span(&skill, &job_id, &trace_id, traceparent.as_ref());
+        let trace_id = joined.unwrap_or(trace_id);
         // Moved once, here, and out again into the record.
         let inv = Arc::new(Invocation {
             resources: resources.clone(),

@@ -16,7 +16,10 @@ mod error;
 mod http;
 mod limits;
 mod options;
+mod results;
 mod server;
+#[cfg(feature = "otel")]
+mod spans;
 mod stdio;
 pub mod tasks;
 mod watched;

@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskMethod, CancelTaskParams,
-    ContentBlock, GetTaskMethod, GetTaskParams, GetTaskResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID,
-    Tool,
+    GetTaskMethod, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID, Tool,
 };
 use rmcp::service::RequestContext;
 
@@ -25,14 +24,15 @@ use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::options::McpOptions;
+use crate::mcp::results::{error_result, outcome_result, tool_result};
+#[cfg(feature = "otel")]
+use crate::mcp::spans;
 use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::watched::watched;
 use crate::mcp::{agents, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::envelope::JobEnvelope;
-use crate::model::error::InvokeError;
-use crate::model::result::SkillResult;
-use crate::queue::api::{Outcome, Queue};
+use crate::queue::api::Queue;
 use crate::registry::views;
 
 /// Why `tools/call` names no tool this server serves.
@@ -348,15 +348,71 @@ impl McpServer {
             }
         };
         let params = Value::Object(arguments.unwrap_or_default());
-        let job = JobEnvelope::of(skill.into(), Some(version.into()), params, caller.clone());
+        let job = traced(JobEnvelope::of(
+            skill.into(),
+            Some(version.into()),
+            params,
+            caller.clone(),
+        ));
         Ok(match self.runtime.invoke_watched(job, watch).await {
-            Ok(result) => self.tool_result(&result),
+            Ok(result) => tool_result(&result, self.result_ids),
             Err(e) => error_result(&e),
         })
     }
 }
 
 impl McpServer {
+    /// A `tools/call`: asked for approval first when it needs it, run as a
+    /// task when the client and the tool call for one, else run now.
+    async fn answer(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller_of(&context);
+
+        let reason = self.listed(&request.name).and_then(|l| l.approval);
+        let mut decision = None;
+        if let (Some(reason), Some(secret)) = (reason, &self.asks) {
+            match approval::ask(&request, &context, reason, secret).await {
+                Asked::Decided(d) => decision = Some(d),
+                Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
+                Asked::CannotAsk => {}
+            }
+        }
+        if let Some(tasks) = &self.tasks
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+            && let Some(Listed {
+                task: true,
+                route: Route::Serve { name, version },
+                ..
+            }) = self.listed(&request.name)
+        {
+            self.admit(caller, &request.name)?;
+            let params = Value::Object(request.arguments.unwrap_or_default());
+            let job = traced(JobEnvelope::of(
+                (*name).into(),
+                Some((*version).into()),
+                params,
+                caller.clone(),
+            ));
+            return Ok(CallToolResponse::Task(
+                tasks.create(job, caller, decision).await?,
+            ));
+        }
+        watched(&context, |watch| {
+            let watch = match decision {
+                Some(d) => watch.decided(d),
+                None => watch,
+            };
+            self.call_watched(caller, &request.name, request.arguments, watch)
+        })
+        .await
+        .map(CallToolResponse::from)
+    }
+
     /// The listed tool `name`, when `caller` may call it; else the protocol
     /// error that says why not.
     fn admit(&self, caller: &Caller, name: &str) -> Result<&Listed, ErrorData> {
@@ -379,64 +435,6 @@ impl McpServer {
         Ok(listed)
     }
 
-    /// A job's result as the tool's.
-    fn tool_result(&self, result: &SkillResult) -> CallToolResult {
-        let text = serde_json::to_string(&*result.data).unwrap_or_default();
-        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-        // The record may share the output; the result needs its own.
-        r.structured_content = Some(Value::clone(&result.data));
-        // Our extras, only when there are any: the ids when asked for,
-        // a replay, rule notes.
-        let mut ours = JsonObject::new();
-        if self.result_ids {
-            ours.insert(
-                "job_id".into(),
-                Value::String(result.job_id.as_str().to_owned()),
-            );
-            ours.insert(
-                "trace_id".into(),
-                Value::String(result.trace_id.as_str().to_owned()),
-            );
-        }
-        if result.replayed {
-            ours.insert("replayed".into(), Value::Bool(true));
-        }
-        if !result.notes.is_empty() {
-            ours.insert(
-                "notes".into(),
-                serde_json::to_value(&result.notes).unwrap_or_default(),
-            );
-        }
-        if !ours.is_empty() {
-            let mut meta = JsonObject::new();
-            meta.insert(views::META_KEY.into(), Value::Object(ours));
-            r.meta = Some(meta.into());
-        }
-        r
-    }
-
-    /// A queued job's outcome as the tool's result.
-    fn outcome_result(&self, outcome: &Outcome) -> CallToolResult {
-        match (&outcome.result, &outcome.error) {
-            (Some(result), _) => self.tool_result(result),
-            (None, Some(e)) => {
-                let text = format!("{}\n(code: {})", e.message, e.code);
-                let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-                let meta = json!({
-                    "code": e.code,
-                    "input_error": e.input_error,
-                    "next_action": e.next_action,
-                });
-                r.meta = serde_json::from_value(json!({ views::META_KEY: meta })).ok();
-                r
-            }
-            (None, None) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "the job ended {} without a result",
-                outcome.status
-            ))]),
-        }
-    }
-
     /// The caller of a request: the one its transport authenticated (an
     /// HTTP request's, put in its extensions), else the server's own.
     fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
@@ -453,22 +451,13 @@ impl McpServer {
     }
 }
 
-/// A refusal or failure as a tool error: the message (schema violations one per
-/// line, each with its instance path), the stable code, and what to do next.
-fn error_result(e: &InvokeError) -> CallToolResult {
-    let text = format!("{e}\n(code: {})", e.code());
-    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-    let mut meta = json!({
-        "code": e.code(),
-        "input_error": e.is_input_error(),
-        "next_action": e.next_action(),
-    });
-    // What a run produced before its checks rejected it: the client sees it.
-    if let Some(output) = e.rejected_output() {
-        meta["rejected_output"] = output.clone();
+/// `job` in the trace of the span now entered (the request's), when there is
+/// one.
+fn traced(job: JobEnvelope) -> JobEnvelope {
+    match crate::exec::trace::current_traceparent() {
+        Some(tp) => job.with_traceparent(tp),
+        None => job,
     }
-    r.meta = serde_json::from_value(json!({ views::META_KEY: meta })).ok();
-    r
 }
 
 impl ServerHandler for McpServer {
@@ -495,7 +484,9 @@ impl ServerHandler for McpServer {
         };
         let caller = self.caller_of(&context);
         tasks
-            .get(&request.task_id, caller, |o| self.outcome_result(o))
+            .get(&request.task_id, caller, |o| {
+                outcome_result(o, self.result_ids)
+            })
             .await
     }
 
@@ -521,46 +512,16 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = self.caller_of(&context);
-        let reason = self.listed(&request.name).and_then(|l| l.approval);
-        let mut decision = None;
-        if let (Some(reason), Some(secret)) = (reason, &self.asks) {
-            match approval::ask(&request, &context, reason, secret).await {
-                Asked::Decided(d) => decision = Some(d),
-                Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
-                Asked::CannotAsk => {}
-            }
-        }
-        if let Some(tasks) = &self.tasks
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
-            && let Some(Listed {
-                task: true,
-                route: Route::Serve { name, version },
-                ..
-            }) = self.listed(&request.name)
+        #[cfg(feature = "otel")]
         {
-            self.admit(caller, &request.name)?;
-            let params = Value::Object(request.arguments.unwrap_or_default());
-            let job = JobEnvelope::of(
-                (*name).into(),
-                Some((*version).into()),
-                params,
-                caller.clone(),
-            );
-            return Ok(CallToolResponse::Task(
-                tasks.create(job, caller, decision).await?,
-            ));
+            use tracing::Instrument;
+            let (span, started) = spans::call_span(&request, &context);
+            let name = request.name.clone();
+            let answer = self.answer(request, context).instrument(span.clone()).await;
+            spans::ended(&span, started, &name, &answer);
+            answer
         }
-        watched(&context, |watch| {
-            let watch = match decision {
-                Some(d) => watch.decided(d),
-                None => watch,
-            };
-            self.call_watched(caller, &request.name, request.arguments, watch)
-        })
-        .await
-        .map(CallToolResponse::from)
+        #[cfg(not(feature = "otel"))]
+        self.answer(request, context).await
     }
 }

@@ -18,6 +18,7 @@ use crate::model::caller::{Caller, serialize_context};
 use crate::model::hash::Hasher;
 use crate::model::id::Id;
 use crate::model::time;
+use crate::model::trace::TraceParent;
 
 /// One request to run a skill.
 ///
@@ -145,6 +146,11 @@ pub struct JobEnvelope {
     /// [`Ctx::rag_context`]: crate::contract::skill::Ctx::rag_context
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rag_context: Option<Box<RagContext>>,
+    /// The W3C trace context of what sent the job (an MCP request, an
+    /// enqueue): its span is the parent of the job's. When it is given, its
+    /// trace id is the job's `traceId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<TraceParent>,
     /// Whether this process made `job_id` (no other job can hold it), rather
     /// than the caller bringing it: a queue checks a brought id against the
     /// ids it holds before it waits on that id's outcome.
@@ -315,6 +321,7 @@ impl JobEnvelope {
             created_at: None,
             expires_at: None,
             rag_context: None,
+            traceparent: None,
             minted: true,
             delivered: false,
         }
@@ -364,6 +371,14 @@ impl JobEnvelope {
     /// Use this idempotency key instead of the default.
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// The job continues the trace of `parent` (W3C trace context): its
+    /// `traceId` becomes the trace's.
+    pub fn with_traceparent(mut self, parent: TraceParent) -> Self {
+        self.trace_id = parent.trace_id();
+        self.traceparent = Some(parent);
         self
     }
 
@@ -429,6 +444,9 @@ impl JobEnvelope {
         let mut h = Hasher::new();
         let mut unstamped = self.clone();
         unstamped.created_at = None;
+        // Where it was sent from is not what the job is: a retry from
+        // another span is the same job.
+        unstamped.traceparent = None;
         let _ = serde_json::to_writer(&mut h, &unstamped);
         h.key()
     }

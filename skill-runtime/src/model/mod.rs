@@ -11,3 +11,4 @@ pub mod id;
 pub mod record;
 pub mod result;
 pub mod time;
+pub mod trace;

@@ -167,7 +167,8 @@ impl InProcessQueue {
                 }
             }
         }
-        let job = job.seal();
+        let mut job = job.seal();
+        let _publish = crate::exec::trace::publish("in_process", "in-process", &mut job);
         let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {
             store: "in-process queue".into(),
             what: "job",

@@ -58,6 +58,12 @@ pub trait WorkSource: Send + Sync + 'static {
     /// Who this worker is, as the backend and the outcomes name it.
     fn worker(&self) -> &str;
 
+    /// The queue's name and its messaging system, as traces name them
+    /// (`process {queue}` spans).
+    fn queue(&self) -> (&'static str, &str) {
+        ("in_process", "in-process")
+    }
+
     /// Up to `n` deliveries, highest priority first, waiting up to `wait` when
     /// there are none.
     fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>>;

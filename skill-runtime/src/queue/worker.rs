@@ -432,7 +432,11 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             let watch = watch.cancel_with(cancel.clone()).on_progress(move |p| {
                 lock(&reports.progress).insert(reporting.clone(), (p.clone(), true));
             });
-            let result = CatchUnwind(Box::pin(shared.runtime.invoke_watched(job.clone(), watch)))
+            let (system, queue) = source.queue();
+            let process = crate::exec::trace::process(system, queue, job);
+            // The job (and its span) starts when called: under `process`.
+            let run = process.in_scope(|| shared.runtime.invoke_watched(job.clone(), watch));
+            let result = CatchUnwind(Box::pin(tracing::Instrument::instrument(run, process)))
                 .await
                 .unwrap_or_else(|panic| {
                     Err(InvokeError::Internal {

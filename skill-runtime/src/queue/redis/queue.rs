@@ -68,7 +68,8 @@ impl RedisBackend {
     fn message(&self, job: JobEnvelope) -> Result<Message, QueueError> {
         check_job(&job, self.inner.config.max_params_bytes)?;
         let digest = job.digest();
-        let job = job.seal();
+        let mut job = job.seal();
+        let _publish = crate::exec::trace::publish("redis", &self.inner.config.queue, &mut job);
         let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
         let stream = self.inner.keys.stream(job.caller.priority).to_owned();
         Ok(Message {

@@ -143,6 +143,10 @@ impl WorkSource for RedisSource {
         &self.worker
     }
 
+    fn queue(&self) -> (&'static str, &str) {
+        ("redis", &self.backend.inner.config.queue)
+    }
+
     fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
         Box::pin(async move {
             let keys = &self.backend.inner.keys;

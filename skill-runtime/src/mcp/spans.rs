@@ -1,0 +1,90 @@
+//! The span of an MCP `tools/call` (feature `otel`), as OpenTelemetry's MCP
+//! semantic conventions name it: `tools/call {tool}`, kind server, with
+//! `mcp.method.name`, `gen_ai.tool.name`, `jsonrpc.request.id`,
+//! `mcp.protocol.version`, `network.transport`, and `error.type` =
+//! `tool_error` when the result is a tool error. Its parent is the client's
+//! `_meta.traceparent` (SEP-414), when it sent one; the job's span is its
+//! child. The request's duration goes to `mcp.server.operation.duration`.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::Histogram;
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::{RequestContext, RoleServer};
+
+use crate::exec::trace::continue_from;
+use crate::model::trace::TraceParent;
+
+/// The span of `request`, and when it started.
+pub(crate) fn call_span(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> (tracing::Span, Instant) {
+    #[cfg(feature = "mcp-http")]
+    let http = context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .is_some();
+    #[cfg(not(feature = "mcp-http"))]
+    let http = false;
+    let version = context
+        .protocol_version()
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    let span = tracing::info_span!(
+        "mcp",
+        otel.name = %format_args!("tools/call {}", request.name),
+        otel.kind = "server",
+        mcp.method.name = "tools/call",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %request.name,
+        jsonrpc.request.id = %context.id,
+        mcp.protocol.version = %version,
+        network.transport = if http { "tcp" } else { "pipe" },
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    let parent = context
+        .meta
+        .get_traceparent()
+        .and_then(|t| TraceParent::parse(t).ok());
+    continue_from(&span, parent.as_ref());
+    (span, Instant::now())
+}
+
+/// Record how the call ended, on its span and in the duration metric.
+pub(crate) fn ended(
+    span: &tracing::Span,
+    started: Instant,
+    name: &str,
+    answer: &Result<CallToolResponse, ErrorData>,
+) {
+    let error = match answer {
+        Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Some("tool_error"),
+        Ok(_) => None,
+        Err(_) => Some("protocol_error"),
+    };
+    if let Some(e) = error {
+        span.record("error.type", e);
+        span.record("otel.status_code", "ERROR");
+    }
+    static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
+    let histogram = DURATION.get_or_init(|| {
+        opentelemetry::global::meter("skill-runtime")
+            .f64_histogram("mcp.server.operation.duration")
+            .with_unit("s")
+            .with_description("Duration of MCP requests, as the server saw them")
+            .build()
+    });
+    let mut attributes = vec![
+        KeyValue::new("mcp.method.name", "tools/call"),
+        KeyValue::new("gen_ai.tool.name", name.to_owned()),
+    ];
+    if let Some(e) = error {
+        attributes.push(KeyValue::new("error.type", e));
+    }
+    histogram.record(started.elapsed().as_secs_f64(), &attributes);
+}

@@ -1,0 +1,362 @@
+//! OpenTelemetry export against a real OTLP/HTTP receiver: a loopback
+//! server that speaks the protocol (JSON encoding, decoded with the
+//! published OTLP definitions, `opentelemetry-proto`). One trace from an MCP
+//! client's `_meta.traceparent` through the server's span to the job's and
+//! its run record; one from an enqueued envelope's traceparent through the
+//! `publish` span of the enqueueing process to the worker's `process` and
+//! job spans, through Redis; and a collector that is down or silent loses
+//! spans, never a job.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use serde_json::{Value, json};
+use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::mcp_stdio::McpStdio;
+
+/// What a receiver got: each request's path and body, in order.
+type Got = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// An OTLP/HTTP receiver on loopback: keeps every request's body by path,
+/// answers 200 (or never, when silent).
+struct Receiver {
+    port: u16,
+    got: Got,
+}
+
+impl Receiver {
+    fn start(silent: bool) -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let got: Got = Arc::default();
+        let keep = got.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().map_while(Result::ok) {
+                let keep = keep.clone();
+                std::thread::spawn(move || serve(conn, &keep, silent));
+            }
+        });
+        Receiver { port, got }
+    }
+
+    /// The variables that send a process's telemetry here, as `service`.
+    fn env(&self, service: &str) -> Vec<(String, String)> {
+        vec![
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT".into(),
+                format!("http://127.0.0.1:{}", self.port),
+            ),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL".into(), "http/json".into()),
+            ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
+            ("OTEL_METRIC_EXPORT_INTERVAL".into(), "300".into()),
+            ("OTEL_SERVICE_NAME".into(), service.into()),
+        ]
+    }
+
+    /// Every span received so far, with its service's name.
+    fn spans(&self) -> Vec<Span> {
+        let got = self.got.lock().unwrap().clone();
+        let mut out = Vec::new();
+        for (path, body) in got.iter().filter(|(p, _)| p == "/v1/traces") {
+            let request: ExportTraceServiceRequest = serde_json::from_slice(body)
+                .unwrap_or_else(|e| panic!("{path}: not OTLP/JSON: {e}"));
+            for rs in request.resource_spans {
+                let service = rs
+                    .resource
+                    .as_ref()
+                    .and_then(|r| attribute(&r.attributes, "service.name"))
+                    .unwrap_or_default();
+                for ss in rs.scope_spans {
+                    for s in ss.spans {
+                        out.push(Span {
+                            service: service.clone(),
+                            trace_id: hex(&s.trace_id),
+                            span_id: hex(&s.span_id),
+                            parent: hex(&s.parent_span_id),
+                            kind: s.kind,
+                            attributes: s
+                                .attributes
+                                .iter()
+                                .filter_map(|kv| Some((kv.key.clone(), text(kv.value.as_ref()?)?)))
+                                .collect(),
+                            name: s.name,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Wait up to 20 s for a span that `found` picks.
+    fn until(&self, what: &str, found: impl Fn(&Span) -> bool) -> Span {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.spans().into_iter().find(|s| found(s)) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no span {what} among {:#?}",
+                self.spans()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn metrics_text(&self) -> String {
+        let got = self.got.lock().unwrap();
+        got.iter()
+            .filter(|(p, _)| p == "/v1/metrics")
+            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Span {
+    service: String,
+    name: String,
+    trace_id: String,
+    span_id: String,
+    parent: String,
+    kind: i32,
+    attributes: HashMap<String, String>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn text(v: &opentelemetry_proto::tonic::common::v1::AnyValue) -> Option<String> {
+    match v.value.as_ref()? {
+        Any::StringValue(s) => Some(s.clone()),
+        Any::IntValue(i) => Some(i.to_string()),
+        Any::BoolValue(b) => Some(b.to_string()),
+        Any::DoubleValue(d) => Some(d.to_string()),
+        _ => None,
+    }
+}
+
+fn attribute(
+    attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<String> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| text(kv.value.as_ref()?))
+}
+
+/// One connection: HTTP/1.1 requests, kept alive.
+fn serve(conn: TcpStream, keep: &Mutex<Vec<(String, Vec<u8>)>>, silent: bool) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut conn = conn;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        if silent {
+            std::thread::sleep(Duration::from_secs(60));
+            return;
+        }
+        keep.lock().unwrap().push((path, body));
+        let answer =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+        if conn.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn env_refs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+const VLEVEL: &str = r#"{"page_data": {"url": "https://shop.example.com/p/1", "gamme": "plaquettes", "marque": "renault", "modele": "clio", "type": "1.5 dci", "ktypnr": "12345"}}"#;
+
+#[test]
+fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
+    let rx = Receiver::start(false);
+
+    // MCP: the client's traceparent is the parent of the server's span,
+    // whose child is the job's; the record names the same trace.
+    let work = tempdir("otel-mcp");
+    let records = work.join("runs.jsonl");
+    let env = rx.env("mcp-under-test");
+    let mut mcp = McpStdio::start_env(
+        &["--grant", "seo:read", "--record", records.to_str().unwrap()],
+        &env_refs(&env),
+    );
+    let trace = "0af7651916cd43dd8448eb211c80319c";
+    let answer = mcp.request(
+        "tools/call",
+        json!({
+            "name": "ai_cos_vlevel_calc",
+            "arguments": serde_json::from_str::<Value>(VLEVEL).unwrap(),
+            "_meta": {"traceparent": format!("00-{trace}-b7ad6b7169203331-01")}
+        }),
+    );
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    mcp.close();
+    let server = rx.until("tools/call ai_cos_vlevel_calc", |s| {
+        s.name == "tools/call ai_cos_vlevel_calc"
+    });
+    assert_eq!(server.kind, SpanKind::Server as i32, "{server:?}");
+    assert_eq!(server.trace_id, trace);
+    assert_eq!(server.parent, "b7ad6b7169203331");
+    assert_eq!(server.service, "mcp-under-test");
+    assert_eq!(server.attributes["mcp.method.name"], "tools/call");
+    assert_eq!(server.attributes["gen_ai.tool.name"], "ai_cos_vlevel_calc");
+    assert!(server.attributes.contains_key("jsonrpc.request.id"));
+    assert_eq!(server.attributes["mcp.protocol.version"], "2026-07-28");
+    let job = rx.until("skill vlevel_calculator", |s| {
+        s.name == "skill vlevel_calculator"
+    });
+    assert_eq!(job.trace_id, trace);
+    assert_eq!(
+        job.parent, server.span_id,
+        "the job's span is the request's child"
+    );
+    assert_eq!(job.attributes["outcome"], "succeeded");
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(&records)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["trace_id"].as_str().unwrap().replace('-', ""),
+        trace,
+        "the record names the trace"
+    );
+    let start = Instant::now();
+    while !rx.metrics_text().contains("mcp.server.operation.duration") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no MCP duration metric"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // The fleet: enqueue (one process) and worker (another) in one trace.
+    let redis = RedisServer::start("otel");
+    let url = redis.url();
+    let data = data_copy("otel");
+    let worker_env = rx.env("worker-under-test");
+    let _w = WorkerProcess::start_env(
+        &url,
+        &["--data", data.to_str().unwrap()],
+        &env_refs(&worker_env),
+    );
+    let fleet_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let envelope = work.join("job.json");
+    std::fs::write(
+        &envelope,
+        json!({
+            "skill": "echo",
+            "payload": {"message": "traced"},
+            "context": {"source": "manual"},
+            "traceparent": format!("00-{fleet_trace}-00f067aa0ba902b7-01"),
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(app())
+        .args([
+            "enqueue",
+            "--envelope",
+            envelope.to_str().unwrap(),
+            "--wait",
+            "--redis",
+            &url,
+        ])
+        .envs(rx.env("enqueue-under-test"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let publish = rx.until("publish", |s| s.kind == SpanKind::Producer as i32);
+    assert_eq!(publish.trace_id, fleet_trace);
+    assert_eq!(publish.parent, "00f067aa0ba902b7");
+    assert_eq!(publish.service, "enqueue-under-test");
+    assert_eq!(publish.attributes["messaging.system"], "redis");
+    let process = rx.until("process", |s| s.kind == SpanKind::Consumer as i32);
+    assert_eq!(process.trace_id, fleet_trace);
+    assert_eq!(
+        process.parent, publish.span_id,
+        "the worker continues the publisher's span"
+    );
+    assert_eq!(process.service, "worker-under-test");
+    let echo = rx.until("skill echo", |s| s.name == "skill echo");
+    assert_eq!(echo.trace_id, fleet_trace);
+    assert_eq!(echo.parent, process.span_id);
+}
+
+/// A collector that refuses connections, or accepts and never answers:
+/// spans are lost, the job is not.
+#[test]
+fn a_collector_down_or_silent_loses_spans_not_jobs() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let silent = Receiver::start(true);
+    for endpoint in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{}", silent.port),
+    ] {
+        let out = Command::new(app())
+            .args(["invoke", "echo", r#"{"message": "still here"}"#])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("still here"));
+    }
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("skill-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
