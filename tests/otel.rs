@@ -247,7 +247,7 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         job.parent, server.span_id,
         "the job's span is the request's child"
     );
-    assert_eq!(job.attributes["outcome"], "succeeded");
+    assert!(!job.attributes.contains_key("error.type"), "{job:?}");
     let record: Value = serde_json::from_str(
         std::fs::read_to_string(&records)
             .unwrap()

@@ -29,7 +29,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full, Limited};
 use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
@@ -115,9 +115,19 @@ impl Otel {
             .endpoint
             .as_deref()
             .map(|e| e.trim_end_matches('/').to_owned());
+        // Protobuf unless the variables say otherwise (the exporter's own
+        // default is JSON whenever JSON is compiled in).
+        let chosen = |signal: &str| {
+            let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+            set("OTEL_EXPORTER_OTLP_PROTOCOL")
+                || set(&format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL"))
+        };
         let mut spans = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_http_client(client.clone());
+        if !chosen("TRACES") {
+            spans = spans.with_protocol(Protocol::HttpBinary);
+        }
         if let Some(b) = &base {
             spans = spans.with_endpoint(format!("{b}/v1/traces"));
         }
@@ -125,6 +135,9 @@ impl Otel {
         let mut metrics = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_http_client(client);
+        if !chosen("METRICS") {
+            metrics = metrics.with_protocol(Protocol::HttpBinary);
+        }
         if let Some(b) = &base {
             metrics = metrics.with_endpoint(format!("{b}/v1/metrics"));
         }
@@ -137,10 +150,7 @@ impl Otel {
         let resource = resource.build();
         let undelivered = Arc::new(AtomicU64::new(0));
         let traces = SdkTracerProvider::builder()
-            .with_batch_exporter(Counting {
-                inner: spans,
-                undelivered: undelivered.clone(),
-            })
+            .with_batch_exporter(Counting::new(spans, undelivered.clone()))
             .with_id_generator(JobTraceIds::default())
             .with_resource(resource.clone())
             .build();
@@ -149,6 +159,7 @@ impl Otel {
             .with_resource(resource)
             .build();
         opentelemetry::global::set_meter_provider(metrics.clone());
+        crate::exec::trace::otel::EXPORTING.store(true, Ordering::Relaxed);
         Ok(Otel {
             traces,
             metrics,
@@ -158,12 +169,23 @@ impl Otel {
     }
 
     /// The `tracing` layer that turns spans into OpenTelemetry spans; add it
-    /// to the application's subscriber.
+    /// to the application's subscriber. Spans only: log events stay in the
+    /// logs (a run's facts are in its record), which keeps a job's cost down.
     pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S>
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
-        tracing_opentelemetry::layer().with_tracer(self.traces.tracer("skill-runtime"))
+        use tracing_subscriber::Layer as _;
+        // No source location, thread or busy/idle attributes: each is an
+        // allocation per span and bytes per export, and says nothing a
+        // job's record does not.
+        tracing_opentelemetry::layer()
+            .with_tracer(self.traces.tracer("skill-runtime"))
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
+            .with_context_activation(false)
+            .with_filter(tracing_subscriber::filter::filter_fn(|m| m.is_span()))
     }
 
     /// Spans sent but not delivered (the collector was down, slow or
@@ -198,19 +220,47 @@ impl IdGenerator for JobTraceIds {
     }
 }
 
-/// An exporter that counts the spans of batches it could not deliver.
+/// An exporter that counts the spans of batches it could not deliver, and
+/// stops encoding for a collector that is down: after a failed send, the
+/// batches of the next second are dropped unencoded (counted), then of the
+/// next two, doubling up to 30 s; a send that passes resets it.
 #[derive(Debug)]
 struct Counting<E> {
     inner: E,
     undelivered: Arc<AtomicU64>,
+    /// Until when batches are dropped, and the current wait.
+    down: std::sync::Mutex<(Option<std::time::Instant>, Duration)>,
+}
+
+impl<E> Counting<E> {
+    fn new(inner: E, undelivered: Arc<AtomicU64>) -> Counting<E> {
+        Counting {
+            inner,
+            undelivered,
+            down: std::sync::Mutex::new((None, Duration::ZERO)),
+        }
+    }
 }
 
 impl<E: SpanExporter> SpanExporter for Counting<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let n = batch.len() as u64;
-        let sent = self.inner.export(batch).await;
-        if sent.is_err() {
+        let until = crate::sync::lock(&self.down).0;
+        if until.is_some_and(|t| std::time::Instant::now() < t) {
             self.undelivered.fetch_add(n, Ordering::Relaxed);
+            return Err(opentelemetry_sdk::error::OTelSdkError::InternalFailure(
+                "the collector was unreachable a moment ago; batch dropped".to_owned(),
+            ));
+        }
+        let sent = self.inner.export(batch).await;
+        let mut down = crate::sync::lock(&self.down);
+        match &sent {
+            Ok(()) => *down = (None, Duration::ZERO),
+            Err(_) => {
+                self.undelivered.fetch_add(n, Ordering::Relaxed);
+                let wait = (down.1 * 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
+                *down = (Some(std::time::Instant::now() + wait), wait);
+            }
         }
         sent
     }

@@ -25,7 +25,6 @@ pub(crate) fn job_span(
         otel.name = %format_args!("skill {skill}"),
         skill = %skill,
         job_id = %job_id,
-        trace_id = %trace_id,
         outcome = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
@@ -37,7 +36,7 @@ pub(crate) fn job_span(
     }
     #[cfg(not(feature = "otel"))]
     {
-        let _ = parent;
+        let _ = (trace_id, parent);
         (span, None)
     }
 }
@@ -50,15 +49,12 @@ pub(crate) fn ended(
     error_code: Option<&str>,
     duration: std::time::Duration,
 ) {
-    match error_code {
-        None => {
-            span.record("outcome", "succeeded");
-        }
-        Some(code) => {
-            span.record("outcome", "failed");
-            span.record("error.type", code);
-            span.record("otel.status_code", "ERROR");
-        }
+    // A span's status says success already (unset); only a failure is
+    // recorded, which saves every successful job an attribute.
+    if let Some(code) = error_code {
+        span.record("outcome", "failed");
+        span.record("error.type", code);
+        span.record("otel.status_code", "ERROR");
     }
     #[cfg(feature = "otel")]
     otel::job_ended(skill, error_code, duration);
@@ -156,6 +152,15 @@ pub(crate) mod otel {
     use crate::model::id::Id;
     use crate::model::trace::TraceParent;
 
+    /// Whether export was started (`crate::otel::Otel::start`): until it
+    /// is, a build with the feature does what one without does.
+    pub(crate) static EXPORTING: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    pub(crate) fn exporting() -> bool {
+        EXPORTING.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     thread_local! {
         /// The trace id the next root span started on this thread takes
         /// (the job's `traceId`), read by `crate::otel`'s id generator.
@@ -168,6 +173,9 @@ pub(crate) mod otel {
         error_code: Option<&str>,
         duration: std::time::Duration,
     ) {
+        if !exporting() {
+            return;
+        }
         use opentelemetry::KeyValue;
         use opentelemetry::metrics::Histogram;
         static DURATION: std::sync::OnceLock<Histogram<f64>> = std::sync::OnceLock::new();
@@ -202,7 +210,7 @@ pub(crate) mod otel {
 
     /// `span`'s context as a traceparent, when it is a traced span.
     pub(crate) fn traceparent_of(span: &tracing::Span) -> Option<TraceParent> {
-        if span.is_disabled() {
+        if !exporting() || span.is_disabled() {
             return None;
         }
         let cx = span.context();
@@ -235,7 +243,7 @@ pub(crate) mod otel {
         parent: Option<&TraceParent>,
         local: Option<TraceParent>,
     ) -> Option<Id> {
-        if span.is_disabled() {
+        if !exporting() || span.is_disabled() {
             return None;
         }
         if let Some(tp) = local {

@@ -71,6 +71,9 @@ pub(crate) fn ended(
         span.record("error.type", e);
         span.record("otel.status_code", "ERROR");
     }
+    if !crate::exec::trace::otel::exporting() {
+        return;
+    }
     static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
     let histogram = DURATION.get_or_init(|| {
         opentelemetry::global::meter("skill-runtime")
