@@ -270,6 +270,42 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
+    // Over HTTP, the request's `traceparent` header, when `_meta` has none.
+    let mut cmd = Command::new(app());
+    cmd.args(["mcp", "--http", "127.0.0.1:0"])
+        .envs(rx.env("mcp-http-under-test"));
+    let (server, _) = skill_tests::mcp_http::launch(cmd);
+    let http_trace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": "echo", "arguments": {"message": "over http"},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+    .to_string();
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: echo\r\n\
+         traceparent: 00-{http_trace}-1111111111111111-01\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.contains("over http"), "{answer}");
+    let over_http = rx.until("tools/call echo over HTTP", |s| {
+        s.name == "tools/call echo" && s.trace_id == http_trace
+    });
+    assert_eq!(over_http.parent, "1111111111111111");
+    assert_eq!(over_http.attributes["network.transport"], "tcp");
+    drop(server);
+
     // The fleet: enqueue (one process) and worker (another) in one trace.
     let redis = RedisServer::start("otel");
     let url = redis.url();
@@ -322,7 +358,9 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         "the worker continues the publisher's span"
     );
     assert_eq!(process.service, "worker-under-test");
-    let echo = rx.until("skill echo", |s| s.name == "skill echo");
+    let echo = rx.until("skill echo", |s| {
+        s.name == "skill echo" && s.trace_id == fleet_trace
+    });
     assert_eq!(echo.trace_id, fleet_trace);
     assert_eq!(echo.parent, process.span_id);
 }

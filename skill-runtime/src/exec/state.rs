@@ -126,6 +126,12 @@ impl State {
         };
         let (span, joined) = trace::job_span(&skill, &job_id, &trace_id, traceparent.as_ref());
         let trace_id = joined.unwrap_or(trace_id);
+        if let Some(i) = &intent {
+            span.record("intent", i.as_str());
+        }
+        if let Some(role) = caller.agent_role {
+            span.record("caller.role", role.as_str());
+        }
         // Moved once, here, and out again into the record.
         let inv = Arc::new(Invocation {
             resources: resources.clone(),

@@ -25,6 +25,8 @@ pub(crate) fn job_span(
         otel.name = %format_args!("skill {skill}"),
         skill = %skill,
         job_id = %job_id,
+        intent = tracing::field::Empty,
+        caller.role = tracing::field::Empty,
         outcome = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,

@@ -3,8 +3,8 @@
 //! `mcp.method.name`, `gen_ai.tool.name`, `jsonrpc.request.id`,
 //! `mcp.protocol.version`, `network.transport`, and `error.type` =
 //! `tool_error` when the result is a tool error. Its parent is the client's
-//! `_meta.traceparent` (SEP-414), when it sent one; the job's span is its
-//! child. The request's duration goes to `mcp.server.operation.duration`.
+//! `_meta.traceparent` (SEP-414), else the HTTP request's `traceparent`
+//! header, when there is one; the job's span is its child. The request's duration goes to `mcp.server.operation.duration`.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -24,12 +24,16 @@ pub(crate) fn call_span(
     context: &RequestContext<RoleServer>,
 ) -> (tracing::Span, Instant) {
     #[cfg(feature = "mcp-http")]
-    let http = context
-        .extensions
-        .get::<hyper::http::request::Parts>()
-        .is_some();
+    let parts = context.extensions.get::<hyper::http::request::Parts>();
+    #[cfg(feature = "mcp-http")]
+    let (http, header) = (
+        parts.is_some(),
+        parts
+            .and_then(|p| p.headers.get("traceparent"))
+            .and_then(|v| v.to_str().ok()),
+    );
     #[cfg(not(feature = "mcp-http"))]
-    let http = false;
+    let (http, header): (bool, Option<&str>) = (false, None);
     let version = context
         .protocol_version()
         .map(|v| v.to_string())
@@ -47,9 +51,11 @@ pub(crate) fn call_span(
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     );
+    // The request's own `_meta` first (SEP-414), else the HTTP header.
     let parent = context
         .meta
         .get_traceparent()
+        .or(header)
         .and_then(|t| TraceParent::parse(t).ok());
     continue_from(&span, parent.as_ref());
     (span, Instant::now())
