@@ -85,20 +85,27 @@ fn current() -> Option<TraceParent> {
     otel::traceparent_of(&tracing::Span::current())
 }
 
+/// A span of OpenTelemetry's messaging conventions: `{operation} {queue}`.
+macro_rules! messaging_span {
+    ($name:literal, $kind:literal, $operation:literal, $system:expr, $queue:expr, $job:expr) => {
+        tracing::info_span!(
+            $name,
+            otel.name = %format_args!(concat!($operation, " {}"), $queue),
+            otel.kind = $kind,
+            messaging.system = $system,
+            messaging.operation.type = $operation,
+            messaging.operation.name = $operation,
+            messaging.destination.name = %$queue,
+            messaging.message.id = %$job.job_id,
+        )
+    };
+}
+
 /// The `publish` span of putting `job` on queue `queue` of messaging system
 /// `system` (kind producer, OpenTelemetry's messaging conventions); `job`
 /// then carries its context, so the worker's spans continue its trace.
 pub(crate) fn publish(system: &'static str, queue: &str, job: &mut JobEnvelope) -> tracing::Span {
-    let span = tracing::info_span!(
-        "publish",
-        otel.name = %format_args!("send {queue}"),
-        otel.kind = "producer",
-        messaging.system = system,
-        messaging.operation.type = "send",
-        messaging.operation.name = "send",
-        messaging.destination.name = %queue,
-        messaging.message.id = %job.job_id,
-    );
+    let span = messaging_span!("publish", "producer", "send", system, queue, job);
     #[cfg(feature = "otel")]
     {
         if let Some(own) = otel::join(&span, &job.trace_id, job.traceparent.as_ref(), current()) {
@@ -115,16 +122,7 @@ pub(crate) fn publish(system: &'static str, queue: &str, job: &mut JobEnvelope) 
 /// The `process` span of a worker running `job`, taken from queue `queue`
 /// (kind consumer), the child of the span that published it.
 pub(crate) fn process(system: &'static str, queue: &str, job: &JobEnvelope) -> tracing::Span {
-    let span = tracing::info_span!(
-        "process",
-        otel.name = %format_args!("process {queue}"),
-        otel.kind = "consumer",
-        messaging.system = system,
-        messaging.operation.type = "process",
-        messaging.operation.name = "process",
-        messaging.destination.name = %queue,
-        messaging.message.id = %job.job_id,
-    );
+    let span = messaging_span!("process", "consumer", "process", system, queue, job);
     continue_from(&span, job.traceparent.as_ref());
     span
 }
