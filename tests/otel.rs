@@ -363,6 +363,13 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
     });
     assert_eq!(echo.trace_id, fleet_trace);
     assert_eq!(echo.parent, process.span_id);
+    // The worker's gauges of the queue's state.
+    let start = Instant::now();
+    while !rx.metrics_text().contains("skill.queue.waiting") {
+        assert!(start.elapsed() < Duration::from_secs(20), "no queue gauges");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(rx.metrics_text().contains("skill.queue.awaiting_approval"));
 }
 
 /// A collector that refuses connections, or accepts and never answers:

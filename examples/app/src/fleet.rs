@@ -143,6 +143,8 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             backend.config().queue,
             options.concurrency
         );
+        // With --otel, the queue's depth and the rest as gauges.
+        skill_runtime::otel::observe_queue(Arc::new(backend.clone()), Duration::from_secs(5));
         let worker = match Worker::new(runtime, Arc::new(source), options) {
             Ok(w) => w,
             Err(e) => {
