@@ -363,6 +363,44 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
     });
     assert_eq!(echo.trace_id, fleet_trace);
     assert_eq!(echo.parent, process.span_id);
+    // An MCP call handed to the fleet as a task: the client's trace runs
+    // through the MCP server's request and publish spans, Redis, and the
+    // worker's process and job spans.
+    let task_trace = "6cf92f3577b34da6a3ce929d0e0e4738";
+    let mut mcp = McpStdio::start_env(
+        &["--redis", &url, "--data", data.to_str().unwrap()],
+        &env_refs(&rx.env("mcp-tasks-under-test")),
+    );
+    let created = mcp.request(
+        "tools/call",
+        json!({
+            "name": "count_slowly",
+            "arguments": {"to": 2, "step_ms": 10},
+            "_meta": {"traceparent": format!("00-{task_trace}-2222222222222222-01")}
+        }),
+    );
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = mcp.until_done(&task);
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    mcp.close();
+    let call = rx.until("tools/call count_slowly", |s| {
+        s.name == "tools/call count_slowly" && s.trace_id == task_trace
+    });
+    assert_eq!(call.parent, "2222222222222222");
+    let sent = rx.until("send of the task", |s| {
+        s.kind == SpanKind::Producer as i32 && s.trace_id == task_trace
+    });
+    assert_eq!(sent.parent, call.span_id, "queued inside the request");
+    let taken = rx.until("process of the task", |s| {
+        s.kind == SpanKind::Consumer as i32 && s.trace_id == task_trace
+    });
+    assert_eq!(taken.parent, sent.span_id);
+    assert_eq!(taken.service, "worker-under-test");
+    let counted = rx.until("skill count_slowly", |s| {
+        s.name == "skill count_slowly" && s.trace_id == task_trace
+    });
+    assert_eq!(counted.parent, taken.span_id);
+
     // The worker's gauges of the queue's state.
     let start = Instant::now();
     while !rx.metrics_text().contains("skill.queue.waiting") {
