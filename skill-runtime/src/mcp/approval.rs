@@ -54,7 +54,15 @@ pub(crate) async fn ask(
         .protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
     if !stateless {
-        return match context.peer.create_elicitation(params).await {
+        // A client that cancels the call while its user ponders ends the
+        // wait: the call is over, nothing runs.
+        let asked = tokio::select! {
+            answer = context.peer.create_elicitation(params) => answer,
+            () = context.ct.cancelled() => {
+                return Asked::Decided(Decision::denied(who, "the call was cancelled while waiting for the answer"));
+            }
+        };
+        return match asked {
             Ok(answer) => Asked::Decided(decision(&answer, who)),
             Err(e) => Asked::Decided(Decision::denied(
                 who,

@@ -370,10 +370,11 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller_of(&context);
-
-        let reason = self.listed(&request.name).and_then(|l| l.approval);
+        // Refused before anyone is asked: a caller that may not call the
+        // tool never puts a question to a person.
+        let listed = self.admit(caller, &request.name)?;
         let mut decision = None;
-        if let (Some(reason), Some(secret)) = (reason, &self.asks) {
+        if let (Some(reason), Some(secret)) = (listed.approval, &self.asks) {
             match approval::ask(&request, &context, reason, secret).await {
                 Asked::Decided(d) => decision = Some(d),
                 Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
@@ -381,16 +382,15 @@ impl McpServer {
             }
         }
         if let Some(tasks) = &self.tasks
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
-            && let Some(Listed {
+            && let Listed {
                 task: true,
                 route: Route::Serve { name, version },
                 ..
-            }) = self.listed(&request.name)
+            } = listed
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
         {
-            self.admit(caller, &request.name)?;
             let params = Value::Object(request.arguments.unwrap_or_default());
             let job = traced(JobEnvelope::of(
                 (*name).into(),
