@@ -8,6 +8,7 @@
 //! skill-registry import --from unified FILE [--json]
 //! skill-registry new DIR [--name NAME] [--runtime-path DIR]
 //! skill-registry backstop DIR [--check]
+//! skill-registry audit [--manifest-path PATH] [-p PACKAGE]... [--json] [-q] [--stamp FILE]
 //! skill-registry completions SHELL
 //! ```
 //!
@@ -145,6 +146,35 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Check every handler's compiled code against its manifest.
+    ///
+    /// Builds the package (your profile and target directory, so a warm
+    /// build is reused), reads the reference graph of its compiled code
+    /// (calls, function pointers, vtables; helpers, generics and
+    /// dependencies included) and prints each skill, op or agent that
+    /// reaches file, network, process, environment or database effects its
+    /// capabilities and ambient allowances do not cover, with one call path
+    /// each. Exit 1 when any does.
+    Audit {
+        /// The Cargo.toml to build.
+        #[arg(long, value_name = "PATH")]
+        manifest_path: Option<PathBuf>,
+        /// A package to build (repeatable; default: the workspace's default
+        /// members).
+        #[arg(long = "package", short = 'p', value_name = "SPEC")]
+        packages: Vec<String>,
+        /// Print one JSON object: every handler's observed effects, each
+        /// with a path, and what is undeclared.
+        #[arg(long)]
+        json: bool,
+        /// Show cargo's output only when the build fails.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+        /// Record the verdicts in this skill-registry.json (an `audit`
+        /// object per skill), rewritten in canonical form.
+        #[arg(long, value_name = "FILE")]
+        stamp: Option<PathBuf>,
+    },
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -222,6 +252,20 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             runtime_path,
         } => new_crate(&dir, name.as_deref(), runtime_path, out),
         Command::Backstop { dir, check } => backstop(&dir, check, out, err),
+        Command::Audit {
+            manifest_path,
+            packages,
+            json,
+            quiet,
+            stamp,
+        } => {
+            let options = crate::audit::Options {
+                manifest_path,
+                packages,
+                quiet,
+            };
+            audit_cmd(&options, json, stamp.as_deref(), out)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "skill-registry", out);
             Ok(0)
@@ -234,6 +278,32 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             2
         }
     }
+}
+
+/// `audit`: build, audit, print; exit 1 when a handler reaches beyond its
+/// manifest.
+fn audit_cmd(
+    options: &crate::audit::Options,
+    json: bool,
+    stamp: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<i32, Fatal> {
+    let audit = crate::audit::audit(options).map_err(|e| Fatal(e.to_string()))?;
+    if let Some(file) = stamp {
+        let mut registry = read_json(file)?;
+        let n = audit.stamp(&mut registry);
+        std::fs::write(file, canonical(&registry))
+            .map_err(|e| Fatal(format!("cannot write {}: {e}", file.display())))?;
+        if !json {
+            let _ = writeln!(out, "recorded {n} verdicts in {}", file.display());
+        }
+    }
+    if json {
+        let _ = writeln!(out, "{}", canonical(&audit.to_json()));
+    } else {
+        let _ = write!(out, "{}", audit.render());
+    }
+    Ok(if audit.passed() { 0 } else { 1 })
 }
 
 /// `new DIR`: a skills crate with the backstop `clippy.toml`.

@@ -25,6 +25,9 @@ use std::{env, fs, io};
 
 use skill_runtime::Registry;
 
+#[cfg(feature = "audit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
+pub mod audit;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;

@@ -67,6 +67,9 @@ pub struct CapabilityInfo {
     pub resource: fn() -> TypeId,
     /// The resource type the runtime must hold to run a skill with it.
     pub resource_name: &'static str,
+    /// The resource type's full path (`core::any::type_name`): the code the
+    /// audit of the compiled code counts as the capability's own.
+    pub resource_type: fn() -> &'static str,
     /// The file that declared it.
     pub file: &'static str,
     /// The line that declared it.

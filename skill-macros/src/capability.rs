@@ -115,6 +115,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
                     rust_path: ::core::concat!(::core::module_path!(), "::", #name),
                     resource: ::core::any::TypeId::of::<#resource>,
                     resource_name: #resource_name,
+                    resource_type: ::core::any::type_name::<#resource>,
                     file: ::core::file!(),
                     line: ::core::line!(),
                 };

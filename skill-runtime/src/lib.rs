@@ -93,6 +93,7 @@ mod sync;
 /// Agents (the AI-COS agent model): contracts checked when the code
 /// compiles, their registry, running them, their KPIs. See docs/agents.md.
 pub mod agents {
+    pub use crate::agent::audit::audit_targets;
     pub use crate::agent::contract::{
         AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
         PostCheck, PostCondition, PreCondition, Trigger,
@@ -290,6 +291,7 @@ pub mod prelude {
 /// Paths the generated code uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::agent::audit::audit_targets;
     pub use crate::agent::contract::{
         AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
         PostCheck, PostCondition, PreCondition, Trigger, assert_reusable,

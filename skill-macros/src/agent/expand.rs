@@ -200,6 +200,7 @@ fn contract(args: &Args, func: &SkillFn, p: &TokenStream) -> TokenStream {
             invariants: &[#(#invariants),*],
             escalation: #escalation,
             kpis: &[#(#kpis),*],
+            module: ::core::module_path!(),
             handler: #handler,
             location: #p::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() },
         }

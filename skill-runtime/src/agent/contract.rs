@@ -41,6 +41,9 @@ pub struct AgentContract {
     pub escalation: Option<Escalation>,
     /// The measures the agent is judged by.
     pub kpis: &'static [Kpi],
+    /// The Rust module path of the handler, where the audit of the compiled
+    /// code finds its body.
+    pub module: &'static str,
     /// The function's name, for messages.
     pub handler: &'static str,
     /// Where the agent was declared.

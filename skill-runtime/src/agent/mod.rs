@@ -6,6 +6,7 @@
 //!
 //! A layer above `exec`: an agent's skill calls are ordinary jobs.
 
+pub(crate) mod audit;
 pub(crate) mod contract;
 pub(crate) mod export;
 pub(crate) mod handler;

@@ -1,0 +1,269 @@
+//! Which compiled functions reach ambient authority, by the name the
+//! compiler gave them: the backstop's `std` and `tokio` list
+//! ([`crate::DISALLOWED_METHODS`]), the crates `#[skill]`'s scan lists,
+//! and the C and system-call entry points code can reach without `std`.
+
+use crate::DISALLOWED_METHODS;
+
+/// The ambient kinds, with the words `#[skill(ambient(...))]` uses.
+pub const KINDS: &[&str] = &[
+    "file_read",
+    "file_write",
+    "network",
+    "process",
+    "env",
+    "database",
+];
+
+/// Paths the backstop does not list, each with its kind: functions whose
+/// effect the listed ones reach through code the audit reads as a leaf.
+const MORE: &[(&str, &str)] = &[
+    ("std::fs::OpenOptions::_open", "file_write"),
+    ("std::fs::File::set_len", "file_write"),
+    ("std::fs::File::set_permissions", "file_write"),
+    ("std::fs::DirBuilder::create", "file_write"),
+    ("std::fs::DirBuilder::_create", "file_write"),
+    ("std::process::Command::spawn", "process"),
+    ("std::process::Command::output", "process"),
+    ("std::process::Command::status", "process"),
+    ("tokio::process::Command::spawn", "process"),
+    ("tokio::process::Command::output", "process"),
+    ("tokio::process::Command::status", "process"),
+    ("mio::net::TcpStream::connect", "network"),
+    ("mio::net::TcpListener::bind", "network"),
+    ("mio::net::UdpSocket::bind", "network"),
+    ("mio::net::UnixStream::connect", "network"),
+    ("mio::net::UnixListener::bind", "network"),
+    ("socket2::Socket::new", "network"),
+    ("socket2::Socket::connect", "network"),
+    ("socket2::Socket::bind", "network"),
+    ("rustix::backend::fs::syscalls::open", "file_read"),
+    ("rustix::backend::fs::syscalls::openat", "file_read"),
+    ("rustix::backend::fs::syscalls::openat2", "file_read"),
+    ("rustix::backend::fs::syscalls::unlinkat", "file_write"),
+    ("rustix::backend::fs::syscalls::renameat", "file_write"),
+    ("rustix::backend::fs::syscalls::renameat2", "file_write"),
+    ("rustix::backend::fs::syscalls::mkdirat", "file_write"),
+    ("rustix::backend::net::syscalls::socket", "network"),
+    ("rustix::backend::net::syscalls::connect", "network"),
+    ("rustix::backend::process::syscalls::kill", "process"),
+];
+
+/// Crates whose every function is one kind, as `#[skill]`'s scan counts a
+/// path into them.
+const CRATES: &[(&str, &str)] = &[
+    ("reqwest", "network"),
+    ("hyper", "network"),
+    ("ureq", "network"),
+    ("surf", "network"),
+    ("isahc", "network"),
+    ("attohttpc", "network"),
+    ("curl", "network"),
+    ("sqlx", "database"),
+    ("diesel", "database"),
+    ("postgres", "database"),
+    ("tokio_postgres", "database"),
+    ("redis", "database"),
+    ("mongodb", "database"),
+    ("rusqlite", "database"),
+    ("sea_orm", "database"),
+    ("sled", "database"),
+];
+
+/// C library functions (undefined symbols without a Rust path).
+const LIBC: &[(&str, &str)] = &[
+    ("open", "file_read"),
+    ("open64", "file_read"),
+    ("openat", "file_read"),
+    ("openat64", "file_read"),
+    ("creat", "file_write"),
+    ("fopen", "file_read"),
+    ("unlink", "file_write"),
+    ("unlinkat", "file_write"),
+    ("rename", "file_write"),
+    ("renameat", "file_write"),
+    ("mkdir", "file_write"),
+    ("mkdirat", "file_write"),
+    ("rmdir", "file_write"),
+    ("truncate", "file_write"),
+    ("chmod", "file_write"),
+    ("chown", "file_write"),
+    ("symlink", "file_write"),
+    ("link", "file_write"),
+    ("socket", "network"),
+    ("connect", "network"),
+    ("bind", "network"),
+    ("listen", "network"),
+    ("fork", "process"),
+    ("vfork", "process"),
+    ("execve", "process"),
+    ("execvp", "process"),
+    ("execv", "process"),
+    ("posix_spawn", "process"),
+    ("posix_spawnp", "process"),
+    ("system", "process"),
+    ("kill", "process"),
+    ("setenv", "env"),
+    ("unsetenv", "env"),
+    ("putenv", "env"),
+    ("chdir", "env"),
+];
+
+/// The kind of ambient authority the function named `name` (demangled,
+/// without its hash) reaches, if any.
+pub fn classify(name: &str) -> Option<&'static str> {
+    if !name.contains("::") {
+        return LIBC.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+    }
+    let path = subject(name);
+    let listed = DISALLOWED_METHODS
+        .iter()
+        .map(|(p, k)| (*p, kind_of(k)))
+        .chain(MORE.iter().copied())
+        .find(|(p, _)| under(&path, p));
+    if let Some((_, kind)) = listed {
+        return Some(kind);
+    }
+    let krate = path.split("::").next().unwrap_or_default();
+    CRATES.iter().find(|(c, _)| *c == krate).map(|(_, k)| *k)
+}
+
+/// Whether the audit stops at `name` without reading it: the runtime's own
+/// code, whose effects are the runtime's (a skill reaches them through its
+/// context, which the type checks hold to its capabilities).
+pub fn trusted(name: &str) -> bool {
+    let path = subject(name);
+    ["skill_runtime::", "skill_core::", "inventory::"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// The path a function is named by: for `<T as Trait>::method` and
+/// `<impl Trait for T>::method`, `T::method` (the receiver's crate decides);
+/// generic arguments removed.
+pub fn subject(name: &str) -> String {
+    let mut rest = name;
+    let mut out = String::new();
+    if let Some(inner) = rest.strip_prefix('<') {
+        let close = matching(inner);
+        let head = &inner[..close];
+        let ty = head
+            .strip_prefix("impl ")
+            .and_then(|h| h.rsplit_once(" for ").map(|(_, t)| t))
+            .unwrap_or_else(|| head.split_once(" as ").map_or(head, |(t, _)| t));
+        out.push_str(&strip_generics(ty));
+        rest = &inner[close + 1..];
+    }
+    out.push_str(&strip_generics(rest));
+    out
+}
+
+fn matching(s: &str) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth == 0 => return i,
+            '>' => depth -= 1,
+            _ => {}
+        }
+    }
+    s.len()
+}
+
+fn strip_generics(s: &str) -> String {
+    let mut depth = 0usize;
+    s.chars()
+        .filter(|c| {
+            match c {
+                '<' => depth += 1,
+                '>' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect()
+}
+
+/// Whether the function at `path` (where it is defined) is the one `listed`
+/// names (where it is re-exported), or inside it (its closures and inner
+/// functions): the same crate, the listed segments in order, and only
+/// module segments (lowercase) in between: `std::net::tcp::TcpStream::connect`
+/// is `std::net::TcpStream::connect`, `<std::fs::File as Write>::write` is
+/// not `std::fs::write`.
+fn under(path: &str, listed: &str) -> bool {
+    let have: Vec<&str> = path.split("::").collect();
+    let want: Vec<&str> = listed.split("::").collect();
+    if have.first() != want.first() {
+        return false;
+    }
+    let (mut i, mut j) = (1, 1);
+    while j < want.len() {
+        let Some(segment) = have.get(i) else {
+            return false;
+        };
+        if *segment == want[j] {
+            j += 1;
+        } else if !segment.starts_with(|c: char| c.is_ascii_lowercase()) || i + 1 >= have.len() {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+fn kind_of(word: &str) -> &'static str {
+    match word {
+        "file read" => "file_read",
+        "file write" => "file_write",
+        "network" => "network",
+        "process" => "process",
+        _ => "env",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_by_their_receiver() {
+        assert_eq!(classify("std::fs::write::inner"), Some("file_write"));
+        assert_eq!(classify("std::fs::write"), Some("file_write"));
+        assert_eq!(classify("std::fs::write_all"), None);
+        assert_eq!(classify("std::fs::File::create_new"), Some("file_write"));
+        assert_eq!(
+            classify("std::fs::File::open::{{closure}}"),
+            Some("file_read")
+        );
+        assert_eq!(classify("<std::fs::File as std::io::Write>::write"), None);
+        assert_eq!(classify("std::fs::Metadata::len"), None);
+        assert_eq!(
+            classify("<redis::Client as core::fmt::Debug>::fmt"),
+            Some("database")
+        );
+        assert_eq!(classify("open64"), Some("file_read"));
+        assert_eq!(
+            classify("std::net::tcp::TcpStream::connect"),
+            Some("network")
+        );
+        assert_eq!(
+            classify("tokio::fs::file::File::create::{{closure}}"),
+            Some("file_write")
+        );
+        assert_eq!(classify("tokio::fs::write::write"), Some("file_write"));
+        assert_eq!(classify("std::net::tcp::TcpStream::peer_addr"), None);
+        assert_eq!(classify("memcpy"), None);
+        assert_eq!(classify("std::env::set_var"), Some("env"));
+        assert_eq!(classify("std::env::var"), None);
+        assert!(trusted(
+            "<skill_runtime::contract::skill::Ctx<x::y> as core::ops::Drop>::drop"
+        ));
+        assert!(trusted("skill_runtime::exec::job::run"));
+        assert!(!trusted(
+            "core::ptr::drop_in_place<skill_runtime::Ctx<a::b>>"
+        ));
+        assert_eq!(subject("<a::B<c::D> as e::F>::g"), "a::B::g");
+        assert_eq!(subject("<impl e::F for a::B<c::D>>::g"), "a::B::g");
+    }
+}

@@ -1,0 +1,322 @@
+//! The compiled program as a graph: one node per function or data section
+//! of the rlibs' object files (rustc puts each in a section of its own), one
+//! edge per relocation, so a call, a function's address taken (a function
+//! pointer) and a vtable's entries are all edges. Objects are read when a
+//! walk first needs a symbol they define, found through each rlib's archive
+//! index; a symbol no rlib defines (`std`, the C library) is a leaf.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use object::read::archive::ArchiveFile;
+use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionKind, SymbolKind};
+
+use super::effects::{classify, subject, trusted};
+
+/// A node's index in [`Program::nodes`].
+pub type NodeId = usize;
+
+/// A function, a data section (a vtable, a table of function pointers), or
+/// a symbol defined outside the rlibs read.
+pub struct Node {
+    /// The demangled name without its hash (`std::fs::write::inner`).
+    pub name: String,
+    /// A data section: a path through it is a possible one.
+    pub data: bool,
+    /// Which rlib defines it (`None`: outside them).
+    pub archive: Option<usize>,
+    refs: Vec<Ref>,
+}
+
+#[derive(Clone)]
+enum Ref {
+    Node(NodeId),
+    Global(String),
+}
+
+struct Archive {
+    path: PathBuf,
+    data: Vec<u8>,
+}
+
+/// The rlibs of one build, read on demand.
+#[derive(Default)]
+pub struct Program {
+    archives: Vec<Archive>,
+    /// Global symbol -> (archive, member offset), from the archive indexes.
+    index: HashMap<String, (usize, u64)>,
+    loaded: HashSet<(usize, u64)>,
+    defined: HashMap<String, NodeId>,
+    /// Every node read so far.
+    pub nodes: Vec<Node>,
+}
+
+/// An effect a walk reached: its kind and the path from a root to it.
+pub struct Reach {
+    /// `file_write`, `network`, ...
+    pub kind: &'static str,
+    /// The nodes from a root to the effectful function.
+    pub path: Vec<NodeId>,
+    /// The path passes through a vtable or a function table.
+    pub possible: bool,
+}
+
+impl Program {
+    /// Index the rlibs at `paths`.
+    pub fn open(paths: &[PathBuf]) -> Result<Program, String> {
+        let mut program = Program::default();
+        for path in paths {
+            let data =
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let i = program.archives.len();
+            {
+                let archive = ArchiveFile::parse(&*data).map_err(|e| bad(path, e))?;
+                if let Some(symbols) = archive.symbols().map_err(|e| bad(path, e))? {
+                    for symbol in symbols {
+                        let symbol = symbol.map_err(|e| bad(path, e))?;
+                        let name = String::from_utf8_lossy(symbol.name()).into_owned();
+                        program.index.entry(name).or_insert((i, symbol.offset().0));
+                    }
+                }
+            }
+            program.archives.push(Archive {
+                path: path.clone(),
+                data,
+            });
+        }
+        Ok(program)
+    }
+
+    /// Read every object of the rlib at `archive` and give its nodes.
+    pub fn load_all(&mut self, archive: usize) -> Result<Vec<NodeId>, String> {
+        let ranges: Vec<(u64, u64)> = {
+            let a = &self.archives[archive];
+            let file = ArchiveFile::parse(&*a.data).map_err(|e| bad(&a.path, e))?;
+            let mut ranges = Vec::new();
+            for member in file.members() {
+                let member = member.map_err(|e| bad(&a.path, e))?;
+                if member.name().ends_with(b".o") {
+                    ranges.push(member.file_range());
+                }
+            }
+            ranges
+        };
+        let start = self.nodes.len();
+        for range in ranges {
+            self.load(archive, range)?;
+        }
+        Ok((start..self.nodes.len())
+            .filter(|n| self.nodes[*n].archive == Some(archive))
+            .collect())
+    }
+
+    /// The data of the member whose header is at `offset`.
+    fn member_at(&self, archive: usize, offset: u64) -> Result<(u64, u64), String> {
+        let a = &self.archives[archive];
+        let file = ArchiveFile::parse(&*a.data).map_err(|e| bad(&a.path, e))?;
+        let member = file
+            .member(object::read::archive::ArchiveOffset(offset))
+            .map_err(|e| bad(&a.path, e))?;
+        Ok(member.file_range())
+    }
+
+    /// Read one object file (the bytes at `range` of an rlib), once.
+    fn load(&mut self, archive: usize, range: (u64, u64)) -> Result<(), String> {
+        if !self.loaded.insert((archive, range.0)) {
+            return Ok(());
+        }
+        let a = &self.archives[archive];
+        let (from, len) = (range.0 as usize, range.1 as usize);
+        let bytes = a
+            .data
+            .get(from..from + len)
+            .ok_or_else(|| format!("cannot read {}: a member past its end", a.path.display()))?;
+        // Archive members are 2-aligned; the ELF reader wants 8. A fresh
+        // allocation is (the system allocator aligns to 16).
+        let bytes = bytes.to_vec();
+        let obj = object::File::parse(&*bytes).map_err(|e| bad(&a.path, e))?;
+        // One node per code or data section, named by its symbol.
+        let mut by_section: HashMap<usize, NodeId> = HashMap::new();
+        let mut names: HashMap<usize, String> = HashMap::new();
+        for symbol in obj.symbols() {
+            if let (Some(section), SymbolKind::Text | SymbolKind::Data) =
+                (symbol.section_index(), symbol.kind())
+                && let Ok(name) = symbol.name()
+                && !name.is_empty()
+            {
+                let entry = names.entry(section.0).or_default();
+                if entry.is_empty() || symbol.is_global() {
+                    *entry = name.to_owned();
+                }
+            }
+        }
+        let mut pending = Vec::new();
+        for section in obj.sections() {
+            let data = match section.kind() {
+                SectionKind::Text => false,
+                SectionKind::Data
+                | SectionKind::ReadOnlyData
+                | SectionKind::ReadOnlyDataWithRel => true,
+                _ => continue,
+            };
+            let mangled = names
+                .get(&section.index().0)
+                .cloned()
+                .unwrap_or_else(|| section.name().unwrap_or_default().to_owned());
+            let id = self.nodes.len();
+            self.nodes.push(Node {
+                name: demangle(&mangled),
+                data,
+                archive: Some(archive),
+                refs: Vec::new(),
+            });
+            by_section.insert(section.index().0, id);
+            pending.push((id, section.index()));
+        }
+        for symbol in obj.symbols() {
+            if symbol.is_global()
+                && !symbol.is_undefined()
+                && let (Some(section), Ok(name)) = (symbol.section_index(), symbol.name())
+                && let Some(node) = by_section.get(&section.0)
+            {
+                self.defined.entry(name.to_owned()).or_insert(*node);
+            }
+        }
+        for (id, index) in pending {
+            let section = obj
+                .section_by_index(index)
+                .map_err(|e| bad(&a_path(self, archive), e))?;
+            let mut refs = Vec::new();
+            for (_, relocation) in section.relocations() {
+                let target = match relocation.target() {
+                    RelocationTarget::Section(s) => by_section.get(&s.0).map(|n| Ref::Node(*n)),
+                    RelocationTarget::Symbol(s) => {
+                        let Ok(symbol) = obj.symbol_by_index(s) else {
+                            continue;
+                        };
+                        if symbol.kind() == SymbolKind::Section || !symbol.is_undefined() {
+                            symbol
+                                .section_index()
+                                .and_then(|s| by_section.get(&s.0))
+                                .map(|n| Ref::Node(*n))
+                        } else {
+                            symbol.name().ok().map(|n| Ref::Global(n.to_owned()))
+                        }
+                    }
+                    _ => None,
+                };
+                if let Some(t) = target
+                    && !matches!(t, Ref::Node(n) if n == id)
+                {
+                    refs.push(t);
+                }
+            }
+            self.nodes[id].refs = refs;
+        }
+        Ok(())
+    }
+
+    /// The node a global symbol names: read from the rlib that defines it,
+    /// or a leaf when none does.
+    fn resolve(&mut self, name: &str) -> Result<NodeId, String> {
+        if let Some(n) = self.defined.get(name) {
+            return Ok(*n);
+        }
+        if let Some((archive, offset)) = self.index.get(name).copied() {
+            let range = self.member_at(archive, offset)?;
+            self.load(archive, range)?;
+            if let Some(n) = self.defined.get(name) {
+                return Ok(*n);
+            }
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            name: demangle(name),
+            data: false,
+            archive: None,
+            refs: Vec::new(),
+        });
+        self.defined.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Walk from `roots`, breadth first, to every effectful function: one
+    /// shortest path per kind. The walk does not enter the runtime's code,
+    /// nor nodes `stop` names (other handlers, audited on their own), nor
+    /// the methods of `resources` (a declared capability's resource types:
+    /// their code is the capability's). A `std` function `std` itself calls
+    /// (an `abort` in a destructor's debug check) is `std`'s business, not
+    /// an effect of the caller's.
+    pub fn walk(
+        &mut self,
+        roots: &[NodeId],
+        stop: &HashSet<NodeId>,
+        resources: &[String],
+    ) -> Result<Vec<Reach>, String> {
+        let mut parent: HashMap<NodeId, Option<NodeId>> =
+            roots.iter().map(|r| (*r, None)).collect();
+        let mut queue: VecDeque<NodeId> = roots.iter().copied().collect();
+        let mut found: Vec<Reach> = Vec::new();
+        while let Some(n) = queue.pop_front() {
+            let from_std = parent
+                .get(&n)
+                .copied()
+                .flatten()
+                .is_some_and(|p| subject(&self.nodes[p].name).starts_with("std::"));
+            if let Some(kind) = classify(&self.nodes[n].name).filter(|_| !from_std) {
+                if !found.iter().any(|r| r.kind == kind) {
+                    let mut path = vec![n];
+                    while let Some(Some(p)) = parent.get(path.last().expect("a path")) {
+                        path.push(*p);
+                    }
+                    path.reverse();
+                    let possible = path.iter().any(|p| self.nodes[*p].data);
+                    found.push(Reach {
+                        kind,
+                        path,
+                        possible,
+                    });
+                }
+                continue;
+            }
+            let path = subject(&self.nodes[n].name);
+            if trusted(&self.nodes[n].name)
+                || (stop.contains(&n) && !roots.contains(&n))
+                || resources.iter().any(|r| {
+                    path.strip_prefix(r.as_str())
+                        .is_some_and(|rest| rest.starts_with("::"))
+                })
+            {
+                continue;
+            }
+            let refs = self.nodes[n].refs.clone();
+            for r in refs {
+                let next = match r {
+                    Ref::Node(id) => id,
+                    Ref::Global(name) => self.resolve(&name)?,
+                };
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(next) {
+                    e.insert(Some(n));
+                    queue.push_back(next);
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+fn a_path(program: &Program, archive: usize) -> PathBuf {
+    program.archives[archive].path.clone()
+}
+
+/// A symbol's Rust path without its hash; other names as they are.
+pub fn demangle(mangled: &str) -> String {
+    match rustc_demangle::try_demangle(mangled) {
+        Ok(d) => format!("{d:#}"),
+        Err(_) => mangled.to_owned(),
+    }
+}
+
+fn bad(path: &Path, e: object::Error) -> String {
+    format!("cannot read {}: {e}", path.display())
+}

@@ -1,0 +1,326 @@
+//! The audit of the compiled code (feature `audit`): for every skill, op and
+//! agent, the ambient effects its handler reaches in the compiled program,
+//! helpers, generic instantiations and dependencies included, checked
+//! against what its manifest lets it reach. `skill-registry audit` runs it.
+//!
+//! The vantage point is the object files of the rlibs of a normal `cargo
+//! build` (the user's profile and target directory): rustc puts each
+//! function and each constant in a section of its own, and every call,
+//! function pointer and vtable entry is a relocation, so the program's
+//! reference graph is read without rebuilding anything. See
+//! docs/compile-time-checks.md for what it sees and what it does not.
+
+mod cargo;
+mod effects;
+mod graph;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+pub use effects::KINDS;
+
+use graph::{NodeId, Program};
+
+/// The analyser's name and version, recorded with each verdict.
+pub const ANALYSER: &str = concat!("skill-audit/", env!("CARGO_PKG_VERSION"));
+
+/// What to build and audit.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The `Cargo.toml` to build (default: cargo's search from the current
+    /// directory).
+    pub manifest_path: Option<PathBuf>,
+    /// The packages to build (default: the workspace's default members).
+    pub packages: Vec<String>,
+    /// Keep cargo's output unless it fails.
+    pub quiet: bool,
+}
+
+/// Why an audit could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Building, linking the probe or running it failed.
+    #[error("{0}")]
+    Build(String),
+    /// An object file could not be read.
+    #[error("{0}")]
+    Read(String),
+}
+
+/// One effect a handler reaches, with one path to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effect {
+    /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
+    pub kind: &'static str,
+    /// From the handler to the effectful function.
+    pub path: Vec<String>,
+    /// The path goes through a vtable or a table of function pointers: the
+    /// call may happen (all of a trait object's methods are counted).
+    pub possible: bool,
+    /// The manifest covers it (a capability or an `ambient(...)` allowance).
+    pub declared: bool,
+}
+
+/// The audit of one skill, op or agent.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    /// `skill`, `op`, `pipeline` or `agent`.
+    pub kind: String,
+    /// Its name (an agent's id).
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// `module::handler`.
+    pub handler: String,
+    /// The effects reached, one per kind.
+    pub effects: Vec<Effect>,
+    /// The handler has a body and none was found in the compiled code.
+    pub missing: bool,
+}
+
+impl Verdict {
+    /// The kinds reached, sorted.
+    pub fn observed(&self) -> BTreeSet<&'static str> {
+        self.effects.iter().map(|e| e.kind).collect()
+    }
+
+    /// The effects the manifest does not cover.
+    pub fn undeclared(&self) -> impl Iterator<Item = &Effect> {
+        self.effects.iter().filter(|e| !e.declared)
+    }
+
+    /// Nothing undeclared, and the code was found.
+    pub fn passed(&self) -> bool {
+        !self.missing && self.undeclared().next().is_none()
+    }
+}
+
+/// The audit of a build.
+#[derive(Clone, Debug)]
+pub struct Audit {
+    /// One per skill, op, pipeline and agent, sorted by kind and name.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Audit {
+    /// Whether every handler stays within its manifest.
+    pub fn passed(&self) -> bool {
+        self.verdicts.iter().all(Verdict::passed)
+    }
+
+    /// The audit as JSON (`skill-registry audit --json`).
+    pub fn to_json(&self) -> Value {
+        let effect = |e: &Effect| json!({"kind": e.kind, "path": e.path, "possible": e.possible});
+        json!({
+            "analyser": ANALYSER,
+            "passed": self.passed(),
+            "targets": self.verdicts.iter().map(|v| json!({
+                "kind": v.kind,
+                "name": v.name,
+                "version": v.version,
+                "handler": v.handler,
+                "observed": v.observed(),
+                "undeclared": v.undeclared().map(effect).collect::<Vec<_>>(),
+                "effects": v.effects.iter().map(effect).collect::<Vec<_>>(),
+                "missing": v.missing,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The audit for people: each handler that reaches beyond its manifest,
+    /// with one path per kind, then a summary line.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for v in &self.verdicts {
+            if v.missing {
+                out.push_str(&format!(
+                    "{} {} {}: no compiled code found for `{}`; cannot verify it\n",
+                    v.kind, v.name, v.version, v.handler
+                ));
+            }
+            for e in v.undeclared() {
+                out.push_str(&format!(
+                    "{} {} {}: reaches {}{} and declares nothing covering it\n    {}\n",
+                    v.kind,
+                    v.name,
+                    v.version,
+                    e.kind,
+                    if e.possible {
+                        " (possibly, through a vtable or function table)"
+                    } else {
+                        ""
+                    },
+                    e.path.join(" -> ")
+                ));
+            }
+        }
+        let failed = self.verdicts.iter().filter(|v| !v.passed()).count();
+        out.push_str(&format!(
+            "audited {} handlers: {}\n",
+            self.verdicts.len(),
+            if failed == 0 {
+                "each stays within its manifest".to_owned()
+            } else {
+                format!("{failed} reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)")
+            }
+        ));
+        out
+    }
+
+    /// Record each verdict in a `skill-registry.json` value: an `audit`
+    /// object per skill with a body the audit saw (`analyser`, `observed`
+    /// kinds sorted, `verdict`; a pipeline's steps carry theirs), nothing
+    /// that changes between two audits of the same code. Returns how many.
+    pub fn stamp(&self, registry: &mut Value) -> usize {
+        let mut by_name: BTreeMap<(&str, &str), &Verdict> = BTreeMap::new();
+        for v in &self.verdicts {
+            by_name.insert((v.name.as_str(), v.version.as_str()), v);
+        }
+        let mut stamped = 0;
+        if let Some(skills) = registry["skills"].as_array_mut() {
+            for skill in skills {
+                let key = (
+                    skill["name"].as_str().unwrap_or_default().to_owned(),
+                    skill["version"].as_str().unwrap_or_default().to_owned(),
+                );
+                if let Some(v) = by_name.get(&(key.0.as_str(), key.1.as_str()))
+                    && v.kind != "pipeline"
+                {
+                    skill["audit"] = json!({
+                        "analyser": ANALYSER,
+                        "observed": v.observed(),
+                        "verdict": if v.passed() { "consistent" } else { "undeclared" },
+                    });
+                    stamped += 1;
+                }
+            }
+        }
+        stamped
+    }
+}
+
+/// Build what `options` names and audit every handler linked into it.
+pub fn audit(options: &Options) -> Result<Audit, AuditError> {
+    let build = cargo::build(options)?;
+    let targets = cargo::targets(&build)?;
+    let targets = targets.as_array().cloned().unwrap_or_default();
+    let paths: Vec<PathBuf> = build.rlibs.iter().map(|r| r.path.clone()).collect();
+    let mut program = Program::open(&paths).map_err(AuditError::Read)?;
+    // Every node of the crates that hold handlers, to find their roots.
+    let crates: BTreeSet<&str> = targets
+        .iter()
+        .filter_map(|t| t["module"].as_str()?.split("::").next())
+        .collect();
+    let mut local = Vec::new();
+    for (i, r) in build.rlibs.iter().enumerate() {
+        if crates.contains(r.krate.as_str()) {
+            local.extend(program.load_all(i).map_err(AuditError::Read)?);
+        }
+    }
+    let roots: Vec<Vec<NodeId>> = targets
+        .iter()
+        .map(|t| {
+            let module = t["module"].as_str().unwrap_or_default();
+            let handler = t["handler"].as_str().unwrap_or_default();
+            local
+                .iter()
+                .copied()
+                .filter(|n| is_root(&program.nodes[*n].name, module, handler))
+                .collect()
+        })
+        .collect();
+    let all_roots: HashSet<NodeId> = roots.iter().flatten().copied().collect();
+    let mut verdicts = Vec::new();
+    for (t, roots) in targets.iter().zip(&roots) {
+        let module = t["module"].as_str().unwrap_or_default();
+        let handler = t["handler"].as_str().unwrap_or_default();
+        let body = t["body"].as_bool().unwrap_or(true);
+        let may: BTreeSet<&str> = t["may"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .chain(
+                t["allowed"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|o| o.keys().map(String::as_str)),
+            )
+            .collect();
+        let resources: Vec<String> = t["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(effects::subject)
+            .collect();
+        let reaches = if body {
+            program
+                .walk(roots, &all_roots, &resources)
+                .map_err(AuditError::Read)?
+        } else {
+            Vec::new()
+        };
+        let effects = reaches
+            .into_iter()
+            .map(|r| Effect {
+                kind: r.kind,
+                path: display_path(&program, &r.path, module, handler),
+                possible: r.possible,
+                declared: may.contains(r.kind),
+            })
+            .collect();
+        verdicts.push(Verdict {
+            kind: t["kind"].as_str().unwrap_or("skill").to_owned(),
+            name: t["name"].as_str().unwrap_or_default().to_owned(),
+            version: t["version"].as_str().unwrap_or_default().to_owned(),
+            handler: format!("{module}::{handler}"),
+            effects,
+            missing: body && roots.is_empty(),
+        });
+    }
+    verdicts.sort_by(|a, b| (&a.kind, &a.name, &a.version).cmp(&(&b.kind, &b.name, &b.version)));
+    Ok(Audit { verdicts })
+}
+
+/// Whether the function `name` is part of the handler `module::handler`:
+/// its body (`#[skill]` moves it to `module::_::__skill_body_handler`), the
+/// closures and async blocks in it, the function callers name, and the
+/// generated impls for its marker type (conditions, rules).
+fn is_root(name: &str, module: &str, handler: &str) -> bool {
+    let within = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    };
+    within(&format!("{module}::_::__skill_body_{handler}"))
+        || within(&format!("{module}::{handler}"))
+        || (name.starts_with(&format!("{module}::_::<impl "))
+            && name.contains(&format!(" for {module}::{handler}>::")))
+}
+
+/// A path for people: the handler by its name, closures folded into the
+/// function that holds them, vtables named as such.
+fn display_path(program: &Program, path: &[NodeId], module: &str, handler: &str) -> Vec<String> {
+    let body = format!("{module}::_::__skill_body_{handler}");
+    let mut out: Vec<String> = Vec::new();
+    for n in path {
+        let node = &program.nodes[*n];
+        let mut name = if node.data {
+            "<vtable or function table>".to_owned()
+        } else {
+            node.name.replace(&body, handler)
+        };
+        while let Some(s) = name.strip_suffix("::{{closure}}") {
+            name = s.to_owned();
+        }
+        if name.starts_with(&format!("{module}::_::<impl ")) {
+            name = handler.to_owned();
+        }
+        if out.last() != Some(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
