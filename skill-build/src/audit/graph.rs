@@ -49,6 +49,8 @@ pub struct Program {
     defined: HashMap<String, NodeId>,
     /// Every node read so far.
     pub nodes: Vec<Node>,
+    /// How many object files the rlibs hold.
+    pub objects: usize,
 }
 
 /// An effect a walk reached: its kind and the path from a root to it.
@@ -71,6 +73,11 @@ impl Program {
             let i = program.archives.len();
             {
                 let archive = ArchiveFile::parse(&*data).map_err(|e| bad(path, e))?;
+                program.objects += archive
+                    .members()
+                    .filter_map(Result::ok)
+                    .filter(|m| m.name().ends_with(b".o"))
+                    .count();
                 if let Some(symbols) = archive.symbols().map_err(|e| bad(path, e))? {
                     for symbol in symbols {
                         let symbol = symbol.map_err(|e| bad(path, e))?;
@@ -214,6 +221,11 @@ impl Program {
             self.nodes[id].refs = refs;
         }
         Ok(())
+    }
+
+    /// How many object files were read.
+    pub fn read(&self) -> usize {
+        self.loaded.len()
     }
 
     /// The node a global symbol names: read from the rlib that defines it,

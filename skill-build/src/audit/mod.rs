@@ -102,6 +102,9 @@ impl Verdict {
 pub struct Audit {
     /// One per skill, op, pipeline and agent, sorted by kind and name.
     pub verdicts: Vec<Verdict>,
+    /// Object files read, of how many the build's rlibs hold, and the
+    /// functions and data sections they define.
+    pub read: (usize, usize, usize),
 }
 
 impl Audit {
@@ -116,6 +119,7 @@ impl Audit {
         json!({
             "analyser": ANALYSER,
             "passed": self.passed(),
+            "read": {"objects": self.read.0, "of": self.read.1, "sections": self.read.2},
             "targets": self.verdicts.iter().map(|v| json!({
                 "kind": v.kind,
                 "name": v.name,
@@ -282,7 +286,10 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         });
     }
     verdicts.sort_by(|a, b| (&a.kind, &a.name, &a.version).cmp(&(&b.kind, &b.name, &b.version)));
-    Ok(Audit { verdicts })
+    Ok(Audit {
+        verdicts,
+        read: (program.read(), program.objects, program.nodes.len()),
+    })
 }
 
 /// Whether the function `name` is part of the handler `module::handler`:
