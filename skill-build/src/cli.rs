@@ -264,7 +264,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 packages,
                 quiet,
             };
-            audit_cmd(&options, json, stamp.as_deref(), out)
+            crate::audit::command(&options, json, stamp.as_deref(), out).map_err(Fatal)
         }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "skill-registry", out);
@@ -278,32 +278,6 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             2
         }
     }
-}
-
-/// `audit`: build, audit, print; exit 1 when a handler reaches beyond its
-/// manifest.
-fn audit_cmd(
-    options: &crate::audit::Options,
-    json: bool,
-    stamp: Option<&Path>,
-    out: &mut dyn Write,
-) -> Result<i32, Fatal> {
-    let audit = crate::audit::audit(options).map_err(|e| Fatal(e.to_string()))?;
-    if let Some(file) = stamp {
-        let mut registry = read_json(file)?;
-        let n = audit.stamp(&mut registry);
-        std::fs::write(file, canonical(&registry))
-            .map_err(|e| Fatal(format!("cannot write {}: {e}", file.display())))?;
-        if !json {
-            let _ = writeln!(out, "recorded {n} verdicts in {}", file.display());
-        }
-    }
-    if json {
-        let _ = writeln!(out, "{}", canonical(&audit.to_json()));
-    } else {
-        let _ = write!(out, "{}", audit.render());
-    }
-    Ok(if audit.passed() { 0 } else { 1 })
 }
 
 /// `new DIR`: a skills crate with the backstop `clippy.toml`.

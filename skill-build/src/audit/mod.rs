@@ -205,6 +205,39 @@ impl Audit {
     }
 }
 
+/// `skill-registry audit`: build, audit, print (and stamp `stamp`); the exit
+/// status, 1 when a handler reaches beyond its manifest.
+pub fn command(
+    options: &Options,
+    json: bool,
+    stamp: Option<&std::path::Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<i32, String> {
+    let audit = audit(options).map_err(|e| e.to_string())?;
+    if let Some(file) = stamp {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let mut registry: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON: {e}", file.display()))?;
+        let n = audit.stamp(&mut registry);
+        std::fs::write(file, skill_runtime::export::canonical(&registry))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        if !json {
+            let _ = writeln!(out, "recorded {n} verdicts in {}", file.display());
+        }
+    }
+    if json {
+        let _ = writeln!(
+            out,
+            "{}",
+            skill_runtime::export::canonical(&audit.to_json())
+        );
+    } else {
+        let _ = write!(out, "{}", audit.render());
+    }
+    Ok(if audit.passed() { 0 } else { 1 })
+}
+
 /// Build what `options` names and audit every handler linked into it.
 pub fn audit(options: &Options) -> Result<Audit, AuditError> {
     let build = cargo::build(options)?;
