@@ -103,7 +103,9 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Vec<&'static str>, bool)>
 fn hidden_effects_are_found_with_their_path_and_nothing_else_is() {
     let dir = temp_dir("audit");
     let stamped = dir.join("skill-registry.json");
+    let original = dir.join("original.json");
     std::fs::write(&stamped, exported_registry().to_string()).unwrap();
+    std::fs::write(&original, exported_registry().to_string()).unwrap();
     let manifest = root().join("Cargo.toml");
     let args = [
         "audit",
@@ -189,6 +191,13 @@ fn hidden_effects_are_found_with_their_path_and_nothing_else_is() {
             .unwrap()
             .starts_with("skill-audit/")
     );
+    // A verdict describes a build, not the contract: no version bump.
+    let (code, diff, _) = registry_cli(&[
+        "diff",
+        original.to_str().unwrap(),
+        stamped.to_str().unwrap(),
+    ]);
+    assert_eq!((code, diff.trim()), (0, "no changes"));
     let (_, again, _) = registry_cli(&args);
     assert_eq!(again, out, "a second audit says the same");
     assert_eq!(

@@ -232,7 +232,9 @@ fn compare(name: &str, o: &Value, n: &Value) -> SkillDiff {
         "reusable_by",
         "steps",
     ];
-    for key in keys {
+    // What an audit found in the compiled code (`skill-registry audit
+    // --stamp`) describes a build, not the contract: no bump.
+    for key in keys.into_iter().filter(|k| *k != "audit") {
         if !CLASSIFIED.contains(&key.as_str()) && o.get(key) != n.get(key) {
             add(Level::Patch, format!("{key} changed"));
         }
