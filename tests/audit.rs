@@ -96,6 +96,15 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Vec<&'static str>, bool)>
                 false,
             ),
         ),
+        // A capability whose resource's code does what its effect does not say.
+        (
+            "notes.read",
+            (
+                "file_write",
+                vec!["audit_fixture::Notes::get", fs_write],
+                false,
+            ),
+        ),
     ])
 }
 
@@ -162,8 +171,16 @@ fn hidden_effects_are_found_with_their_path_and_nothing_else_is() {
     // An effect compiled only for tests, and types of effectful modules: none.
     assert_eq!(observed("clean_test_only"), serde_json::json!([]));
     assert_eq!(observed("clean_types"), serde_json::json!([]));
-    // The examples reach files only where they declare it.
+    // The examples reach files only where they declare it, and their
+    // resources only what their capabilities cover or allow.
     assert_eq!(observed("read_note"), serde_json::json!(["file_read"]));
+    assert_eq!(
+        observed("outbox.write"),
+        serde_json::json!(["file_read", "file_write"])
+    );
+    // Through a declared capability's resource, the skill reaches nothing
+    // of its own: the resource's code is the capability's.
+    assert_eq!(observed("clean_through_resource"), serde_json::json!([]));
 
     // The stamped registry: each example skill with a body carries its
     // verdict, stays in the published format, and stamping is deterministic.
@@ -231,6 +248,6 @@ fn a_person_reads_the_skill_the_kind_and_the_path() {
         out.contains("reaches file_write (possibly, through a vtable or function table)"),
         "{out}"
     );
-    assert!(out.ends_with("9 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)\n"), "{out}");
+    assert!(out.ends_with("10 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)\n"), "{out}");
     assert!(!out.contains("clean_"), "{out}");
 }

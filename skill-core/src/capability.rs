@@ -50,6 +50,17 @@ words! {
     }
 }
 
+/// An escape hatch from the ambient side-effect checks: `ambient(kind =
+/// "reason")` on a skill (its body and what it calls may reach `kind`) or on
+/// a capability (its resource's code may).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AmbientAllowance {
+    /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
+    pub kind: &'static str,
+    /// Why it may, for people.
+    pub reason: &'static str,
+}
+
 /// The static description of one capability, as exported in `capabilities.json`.
 #[derive(Clone, Copy)]
 pub struct CapabilityInfo {
@@ -70,6 +81,10 @@ pub struct CapabilityInfo {
     /// The resource type's full path (`core::any::type_name`): the code the
     /// audit of the compiled code counts as the capability's own.
     pub resource_type: fn() -> &'static str,
+    /// What the resource's code may reach beyond what the capability's
+    /// effect covers, each with its reason (`ambient(...)` on
+    /// `#[capability]`), checked by the audit of the compiled code.
+    pub ambient_allowances: &'static [AmbientAllowance],
     /// The file that declared it.
     pub file: &'static str,
     /// The line that declared it.

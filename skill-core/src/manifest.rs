@@ -5,6 +5,7 @@
 //! What the types already know (input/output schemas, failure modes, typed
 //! conditions) lives on skill-runtime's `Skill` trait instead, so it cannot drift.
 
+pub use crate::capability::AmbientAllowance;
 use crate::capability::CapabilityInfo;
 
 /// The static part of a skill's contract.
@@ -398,15 +399,6 @@ pub struct SideEffect {
     pub reversible: bool,
     /// The effect, for people.
     pub description: Option<&'static str>,
-}
-
-/// An escape hatch from the ambient side-effect scan: `ambient(kind = "reason")`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AmbientAllowance {
-    /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
-    pub kind: &'static str,
-    /// Why the step may fail, for people.
-    pub reason: &'static str,
 }
 
 /// A skill or op this skill may call.

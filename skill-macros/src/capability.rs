@@ -14,7 +14,7 @@ use crate::ast::read::{choice, nodes, str_lit};
 use crate::ast::types::Choice;
 use crate::ctxt::Ctxt;
 
-const KEYS: &[&str] = &["id", "effect", "operation", "resource", "crate"];
+const KEYS: &[&str] = &["id", "effect", "operation", "resource", "ambient", "crate"];
 
 pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     let cx = Ctxt::new();
@@ -23,8 +23,16 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     let mut operation: Option<Choice> = None;
     let mut resource: Option<Type> = None;
     let mut krate: Option<Path> = None;
+    let mut ambient = Vec::new();
     for node in nodes(&cx, args, "#[capability]", KEYS, &[]) {
         match node.key().as_str() {
+            "ambient" => {
+                ambient = crate::ast::skill_args::ambient(
+                    &cx,
+                    node,
+                    "this capability's resource may reach it beyond the capability's effect",
+                )
+            }
             "id" => id = str_lit(&cx, &node),
             "effect" => effect = choice(&cx, &node, EffectType::WORDS),
             "operation" => operation = choice(&cx, &node, Operation::WORDS),
@@ -102,6 +110,10 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     let effect = syn::Ident::new(effect.variant, Span::call_site());
     let operation = syn::Ident::new(operation.variant, Span::call_site());
     let name = ident.to_string();
+    let ambient = ambient.iter().map(|(kind, reason)| {
+        let kind = kind.as_str();
+        quote!(#p::AmbientAllowance { kind: #kind, reason: #reason })
+    });
     quote! {
         #item
         const _: () = {
@@ -116,6 +128,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
                     resource: ::core::any::TypeId::of::<#resource>,
                     resource_name: #resource_name,
                     resource_type: ::core::any::type_name::<#resource>,
+                    ambient_allowances: &[#(#ambient),*],
                     file: ::core::file!(),
                     line: ::core::line!(),
                 };

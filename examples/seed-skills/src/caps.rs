@@ -5,15 +5,27 @@ use skill_runtime::capability;
 use crate::stores::{RagCorpus, RoutesDir, SeoDb, Vault, VectorStore, VersionCache};
 
 /// Read SEO tables (pages, routes).
-#[capability(id = "database.read", effect = "database", operation = "read", resource = SeoDb)]
+#[capability(
+    id = "database.read", effect = "database", operation = "read",
+    resource = SeoDb,
+    ambient(file_read = "the example's database is loaded from its JSON files when the app starts")
+)]
 pub struct DatabaseRead;
 
 /// Write rows to SEO tables, such as the audit log.
-#[capability(id = "database.write", effect = "database", operation = "write", resource = SeoDb)]
+#[capability(
+    id = "database.write", effect = "database", operation = "write",
+    resource = SeoDb,
+    ambient(file_read = "the example's database is loaded from its JSON files when the app starts")
+)]
 pub struct DatabaseWrite;
 
 /// Insert or update rows of SEO tables, such as the routes table.
-#[capability(id = "database.upsert", effect = "database", operation = "upsert", resource = SeoDb)]
+#[capability(
+    id = "database.upsert", effect = "database", operation = "upsert",
+    resource = SeoDb,
+    ambient(file_read = "the example's database is loaded from its JSON files when the app starts")
+)]
 pub struct DatabaseUpsert;
 
 /// Run SEO audits.

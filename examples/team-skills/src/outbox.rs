@@ -13,7 +13,16 @@ use skill_runtime::prelude::*;
 use skill_runtime::{Fence, capability};
 
 /// Deliver messages to the team's outbox.
-#[capability(id = "outbox.write", effect = "event", operation = "write", resource = Outbox)]
+#[capability(
+    id = "outbox.write",
+    effect = "event",
+    operation = "write",
+    resource = Outbox,
+    ambient(
+        file_write = "the outbox is a folder of JSON-lines files, one per channel",
+        file_read = "a delivery is looked up in its channel's file before it is made again"
+    )
+)]
 pub struct OutboxWrite;
 
 /// The outbox: a folder of one JSON-lines file per channel, shared by every

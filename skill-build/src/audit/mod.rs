@@ -138,18 +138,20 @@ impl Audit {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for v in &self.verdicts {
+            let who = if v.kind == "capability" {
+                format!("capability {}: its resource `{}`", v.name, v.handler)
+            } else {
+                format!("{} {} {}", v.kind, v.name, v.version)
+            };
             if v.missing {
                 out.push_str(&format!(
-                    "{} {} {}: no compiled code found for `{}`; cannot verify it\n",
-                    v.kind, v.name, v.version, v.handler
+                    "{who}: no compiled code found for `{}`; cannot verify it\n",
+                    v.handler
                 ));
             }
             for e in v.undeclared() {
                 out.push_str(&format!(
-                    "{} {} {}: reaches {}{} and declares nothing covering it\n    {}\n",
-                    v.kind,
-                    v.name,
-                    v.version,
+                    "{who}: reaches {}{} and declares nothing covering it\n    {}\n",
                     e.kind,
                     if e.possible {
                         " (possibly, through a vtable or function table)"
@@ -161,13 +163,24 @@ impl Audit {
             }
         }
         let failed = self.verdicts.iter().filter(|v| !v.passed()).count();
+        let resources = self
+            .verdicts
+            .iter()
+            .filter(|v| v.kind == "capability")
+            .count();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         out.push_str(&format!(
-            "audited {} handlers: {}\n",
-            self.verdicts.len(),
+            "audited {} and {}: {}\n",
+            plural(self.verdicts.len() - resources, "handler", "handlers"),
+            plural(resources, "resource", "resources"),
             if failed == 0 {
                 "each stays within its manifest".to_owned()
             } else {
-                format!("{failed} reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)")
+                format!(
+                    "{failed} reach{} beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)",
+                    if failed == 1 { "es" } else { "" }
+                )
             }
         ));
         out
@@ -238,17 +251,30 @@ pub fn command(
     Ok(if audit.passed() { 0 } else { 1 })
 }
 
-/// Build what `options` names and audit every handler linked into it.
+/// Build what `options` names and audit every handler linked into it, and
+/// every declared capability's resource type.
 pub fn audit(options: &Options) -> Result<Audit, AuditError> {
     let build = cargo::build(options)?;
-    let targets = cargo::targets(&build)?;
-    let targets = targets.as_array().cloned().unwrap_or_default();
+    let probed = cargo::targets(&build)?;
+    let targets = probed["targets"].as_array().cloned().unwrap_or_default();
+    let capabilities = probed["capabilities"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let paths: Vec<PathBuf> = build.rlibs.iter().map(|r| r.path.clone()).collect();
     let mut program = Program::open(&paths).map_err(AuditError::Read)?;
-    // Every node of the crates that hold handlers, to find their roots.
+    let resources: Vec<String> = capabilities
+        .iter()
+        .filter_map(|c| c["resource"].as_str())
+        .map(effects::subject)
+        .collect();
+    // Every node of the crates that hold handlers or resources, to find
+    // their roots.
     let crates: BTreeSet<&str> = targets
         .iter()
-        .filter_map(|t| t["module"].as_str()?.split("::").next())
+        .filter_map(|t| t["module"].as_str())
+        .chain(resources.iter().map(String::as_str))
+        .filter_map(|path| path.split("::").next())
         .collect();
     let mut local = Vec::new();
     for (i, r) in build.rlibs.iter().enumerate() {
@@ -261,10 +287,11 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         .map(|t| {
             let module = t["module"].as_str().unwrap_or_default();
             let handler = t["handler"].as_str().unwrap_or_default();
+            let body = t["body"].as_bool().unwrap_or(true);
             local
                 .iter()
                 .copied()
-                .filter(|n| is_root(&program.nodes[*n].name, module, handler))
+                .filter(|n| body && is_root(&program.nodes[*n].name, module, handler))
                 .collect()
         })
         .collect();
@@ -273,49 +300,47 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
     for (t, roots) in targets.iter().zip(&roots) {
         let module = t["module"].as_str().unwrap_or_default();
         let handler = t["handler"].as_str().unwrap_or_default();
-        let body = t["body"].as_bool().unwrap_or(true);
-        let may: BTreeSet<&str> = t["may"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .chain(
-                t["allowed"]
-                    .as_object()
-                    .into_iter()
-                    .flat_map(|o| o.keys().map(String::as_str)),
-            )
-            .collect();
-        let resources: Vec<String> = t["resources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(effects::subject)
-            .collect();
-        let reaches = if body {
-            program
-                .walk(roots, &all_roots, &resources)
-                .map_err(AuditError::Read)?
-        } else {
-            Vec::new()
-        };
-        let effects = reaches
-            .into_iter()
-            .map(|r| Effect {
-                kind: r.kind,
-                path: display_path(&program, &r.path, module, handler),
-                possible: r.possible,
-                declared: may.contains(r.kind),
-            })
-            .collect();
+        let own: Vec<String> = strs(&t["resources"]).map(effects::subject).collect();
+        let reaches = program
+            .walk(roots, &all_roots, &own)
+            .map_err(AuditError::Read)?;
         verdicts.push(Verdict {
             kind: t["kind"].as_str().unwrap_or("skill").to_owned(),
             name: t["name"].as_str().unwrap_or_default().to_owned(),
             version: t["version"].as_str().unwrap_or_default().to_owned(),
             handler: format!("{module}::{handler}"),
-            effects,
-            missing: body && roots.is_empty(),
+            effects: effects_of(&program, reaches, &grants(t), module, handler),
+            missing: t["body"].as_bool().unwrap_or(true) && roots.is_empty(),
+        });
+    }
+    // A resource's code is its capability's: held to the capability's
+    // effect and its own allowances. Other resources are audited on their own.
+    for (c, resource) in capabilities.iter().zip(&resources) {
+        let roots: Vec<NodeId> = local
+            .iter()
+            .copied()
+            .filter(|n| {
+                effects::subject(&program.nodes[*n].name)
+                    .strip_prefix(resource.as_str())
+                    .is_some_and(|rest| rest.starts_with("::"))
+            })
+            .collect();
+        let others: Vec<String> = resources
+            .iter()
+            .filter(|r| *r != resource)
+            .cloned()
+            .collect();
+        let reaches = program
+            .walk(&roots, &all_roots, &others)
+            .map_err(AuditError::Read)?;
+        let (module, ty) = resource.rsplit_once("::").unwrap_or(("", resource));
+        verdicts.push(Verdict {
+            kind: "capability".to_owned(),
+            name: c["id"].as_str().unwrap_or_default().to_owned(),
+            version: String::new(),
+            handler: resource.clone(),
+            effects: effects_of(&program, reaches, &grants(c), module, ty),
+            missing: false,
         });
     }
     verdicts.sort_by(|a, b| (&a.kind, &a.name, &a.version).cmp(&(&b.kind, &b.name, &b.version)));
@@ -323,6 +348,35 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         verdicts,
         read: (program.read(), program.objects, program.nodes.len()),
     })
+}
+
+/// The strings of a JSON array.
+fn strs(v: &Value) -> impl Iterator<Item = &str> {
+    v.as_array().into_iter().flatten().filter_map(Value::as_str)
+}
+
+/// The kinds a probed target may reach: covered by a capability, or allowed.
+fn grants(t: &Value) -> BTreeSet<&str> {
+    let allowed = t["allowed"].as_object().into_iter().flat_map(|o| o.keys());
+    strs(&t["may"]).chain(allowed.map(String::as_str)).collect()
+}
+
+fn effects_of(
+    program: &Program,
+    reaches: Vec<graph::Reach>,
+    may: &BTreeSet<&str>,
+    module: &str,
+    handler: &str,
+) -> Vec<Effect> {
+    reaches
+        .into_iter()
+        .map(|r| Effect {
+            kind: r.kind,
+            path: display_path(program, &r.path, module, handler),
+            possible: r.possible,
+            declared: may.contains(r.kind),
+        })
+        .collect()
 }
 
 /// Whether the function `name` is part of the handler `module::handler`:

@@ -220,23 +220,7 @@ impl SkillArgs {
                 "side_effects" => a.side_effects = side_effects(cx, node),
                 "calls" => a.calls = path_list(cx, node, "calls"),
                 "ambient" => {
-                    for n in nodes(
-                        cx,
-                        sub_list(cx, node),
-                        "ambient(...)",
-                        &words::<Ambient>(),
-                        &[],
-                    ) {
-                        let kind = Ambient::parse(&n.key());
-                        match (kind, str_lit(cx, &n)) {
-                            (Some(k), Some(reason)) if !reason.value().trim().is_empty() => a.ambient.push((k, reason)),
-                            (Some(_), Some(reason)) => cx.error_spanned(
-                                &reason,
-                                "an ambient allowance needs a written reason: say why this skill may reach it without a capability",
-                            ),
-                            _ => {}
-                        }
-                    }
+                    a.ambient = ambient(cx, node, "this skill may reach it without a capability")
                 }
                 "precondition" => a.preconditions.push(precondition(cx, node)),
                 "postcondition" => a.postconditions.push(postcondition(cx, node)),
@@ -339,4 +323,28 @@ pub(super) fn unreachable_key(cx: &Ctxt, node: &Node) {
         node.span(),
         format!("internal error: unhandled key `{}`", node.key()),
     );
+}
+
+/// `ambient(kind = "reason", ...)`, on a skill or a capability; `why` ends
+/// the message for an empty reason.
+pub fn ambient(cx: &Ctxt, node: Node, why: &str) -> Vec<(Ambient, LitStr)> {
+    let mut out = Vec::new();
+    for n in nodes(
+        cx,
+        sub_list(cx, node),
+        "ambient(...)",
+        &words::<Ambient>(),
+        &[],
+    ) {
+        let kind = Ambient::parse(&n.key());
+        match (kind, str_lit(cx, &n)) {
+            (Some(k), Some(reason)) if !reason.value().trim().is_empty() => out.push((k, reason)),
+            (Some(_), Some(reason)) => cx.error_spanned(
+                &reason,
+                format!("an ambient allowance needs a written reason: say why {why}"),
+            ),
+            _ => {}
+        }
+    }
+    out
 }

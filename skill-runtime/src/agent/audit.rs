@@ -3,7 +3,8 @@
 //! (module and function) and which ambient kinds it may reach, by a declared
 //! capability ([`CapabilityInfo::covers`], the rule `#[skill]`'s scan uses)
 //! or by an `ambient(...)` allowance. An agent may reach what the skills it
-//! lists may. The audit links a small probe against the user's crates and
+//! lists may. A capability's resource type may reach what the capability's
+//! effect covers and its own `ambient(...)` allowances. The audit links a small probe against the user's crates and
 //! prints this; it is not API.
 
 use serde_json::{Value, json};
@@ -50,7 +51,29 @@ pub fn audit_targets() -> Result<String, String> {
         t["body"] = true.into();
         targets.push(t);
     }
-    Ok(crate::registry::export::canonical(&Value::Array(targets)))
+    // Each resource's code is its capability's: what the capability's effect
+    // covers, and its own allowances.
+    let capabilities: Vec<Value> = registry
+        .catalog()
+        .iter()
+        .filter(|c| c.needs_resource())
+        .map(|c| {
+            let may: Vec<&str> = Ambient::ALL
+                .iter()
+                .filter(|k| c.covers(**k))
+                .map(|k| k.as_str())
+                .collect();
+            let allowed: serde_json::Map<String, Value> = c
+                .ambient_allowances
+                .iter()
+                .map(|a| (a.kind.to_owned(), a.reason.into()))
+                .collect();
+            json!({"id": c.id, "resource": (c.resource_type)(), "may": may, "allowed": allowed})
+        })
+        .collect();
+    Ok(crate::registry::export::canonical(
+        &json!({"targets": targets, "capabilities": capabilities}),
+    ))
 }
 
 /// The ambient kinds `manifests` together may reach, and the allowances

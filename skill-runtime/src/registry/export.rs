@@ -99,12 +99,20 @@ impl RegisteredSkill {
 
 /// One capability of `capabilities.json`.
 pub(crate) fn capability_json(c: &CapabilityInfo) -> Value {
-    json!({
+    let mut v = json!({
         "id": c.id,
         "description": c.description,
         "effect_type": c.effect.as_str(),
         "operation": c.operation.as_str(),
-    })
+    });
+    if !c.ambient_allowances.is_empty() {
+        v["ambient_allowances"] = c
+            .ambient_allowances
+            .iter()
+            .map(|a| json!({"kind": a.kind, "reason": a.reason}))
+            .collect();
+    }
+    v
 }
 
 fn target_json(t: &CallTarget) -> Value {
