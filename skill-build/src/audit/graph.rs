@@ -34,17 +34,22 @@ enum Ref {
     Global(String),
 }
 
+/// An rlib: where it is, and where each of its object files lies in it (the
+/// file is read again for each object the walk needs, so that memory holds
+/// only those).
 struct Archive {
     path: PathBuf,
-    data: Vec<u8>,
+    /// (start, size) of each object file's bytes, sorted.
+    members: Vec<(u64, u64)>,
 }
 
 /// The rlibs of one build, read on demand.
 #[derive(Default)]
 pub struct Program {
     archives: Vec<Archive>,
-    /// Global symbol -> (archive, member offset), from the archive indexes.
-    index: HashMap<String, (usize, u64)>,
+    /// Global symbol -> (archive, object file's range), from the archive
+    /// indexes.
+    index: HashMap<String, (usize, (u64, u64))>,
     loaded: HashSet<(usize, u64)>,
     defined: HashMap<String, NodeId>,
     /// Every node read so far.
@@ -68,27 +73,35 @@ impl Program {
     pub fn open(paths: &[PathBuf]) -> Result<Program, String> {
         let mut program = Program::default();
         for path in paths {
-            let data =
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let file = std::fs::File::open(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let cache = object::read::ReadCache::new(file);
+            let archive = ArchiveFile::parse(&cache).map_err(|e| bad(path, e))?;
+            let mut members = Vec::new();
+            for member in archive.members() {
+                let member = member.map_err(|e| bad(path, e))?;
+                if member.name().ends_with(b".o") {
+                    members.push(member.file_range());
+                }
+            }
+            members.sort_unstable();
+            program.objects += members.len();
             let i = program.archives.len();
-            {
-                let archive = ArchiveFile::parse(&*data).map_err(|e| bad(path, e))?;
-                program.objects += archive
-                    .members()
-                    .filter_map(Result::ok)
-                    .filter(|m| m.name().ends_with(b".o"))
-                    .count();
-                if let Some(symbols) = archive.symbols().map_err(|e| bad(path, e))? {
-                    for symbol in symbols {
-                        let symbol = symbol.map_err(|e| bad(path, e))?;
+            if let Some(symbols) = archive.symbols().map_err(|e| bad(path, e))? {
+                for symbol in symbols {
+                    let symbol = symbol.map_err(|e| bad(path, e))?;
+                    // The index gives the member's header; its bytes are the
+                    // first object file after it.
+                    let at = members.partition_point(|(start, _)| *start <= symbol.offset().0);
+                    if let Some(range) = members.get(at) {
                         let name = String::from_utf8_lossy(symbol.name()).into_owned();
-                        program.index.entry(name).or_insert((i, symbol.offset().0));
+                        program.index.entry(name).or_insert((i, *range));
                     }
                 }
             }
             program.archives.push(Archive {
                 path: path.clone(),
-                data,
+                members,
             });
         }
         Ok(program)
@@ -96,20 +109,8 @@ impl Program {
 
     /// Read every object of the rlib at `archive` and give its nodes.
     pub fn load_all(&mut self, archive: usize) -> Result<Vec<NodeId>, String> {
-        let ranges: Vec<(u64, u64)> = {
-            let a = &self.archives[archive];
-            let file = ArchiveFile::parse(&*a.data).map_err(|e| bad(&a.path, e))?;
-            let mut ranges = Vec::new();
-            for member in file.members() {
-                let member = member.map_err(|e| bad(&a.path, e))?;
-                if member.name().ends_with(b".o") {
-                    ranges.push(member.file_range());
-                }
-            }
-            ranges
-        };
         let start = self.nodes.len();
-        for range in ranges {
+        for range in self.archives[archive].members.clone() {
             self.load(archive, range)?;
         }
         Ok((start..self.nodes.len())
@@ -117,31 +118,24 @@ impl Program {
             .collect())
     }
 
-    /// The data of the member whose header is at `offset`.
-    fn member_at(&self, archive: usize, offset: u64) -> Result<(u64, u64), String> {
-        let a = &self.archives[archive];
-        let file = ArchiveFile::parse(&*a.data).map_err(|e| bad(&a.path, e))?;
-        let member = file
-            .member(object::read::archive::ArchiveOffset(offset))
-            .map_err(|e| bad(&a.path, e))?;
-        Ok(member.file_range())
-    }
-
     /// Read one object file (the bytes at `range` of an rlib), once.
     fn load(&mut self, archive: usize, range: (u64, u64)) -> Result<(), String> {
         if !self.loaded.insert((archive, range.0)) {
             return Ok(());
         }
-        let a = &self.archives[archive];
-        let (from, len) = (range.0 as usize, range.1 as usize);
-        let bytes = a
-            .data
-            .get(from..from + len)
-            .ok_or_else(|| format!("cannot read {}: a member past its end", a.path.display()))?;
-        // Archive members are 2-aligned; the ELF reader wants 8. A fresh
-        // allocation is (the system allocator aligns to 16).
-        let bytes = bytes.to_vec();
-        let obj = object::File::parse(&*bytes).map_err(|e| bad(&a.path, e))?;
+        let path = &self.archives[archive].path;
+        let read = || -> std::io::Result<Vec<u8>> {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut file = std::fs::File::open(path)?;
+            file.seek(SeekFrom::Start(range.0))?;
+            // A fresh allocation is aligned as the ELF reader wants (the
+            // system allocator aligns to 16; archive members only to 2).
+            let mut bytes = vec![0; usize::try_from(range.1).unwrap_or(usize::MAX)];
+            file.read_exact(&mut bytes)?;
+            Ok(bytes)
+        };
+        let bytes = read().map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let obj = object::File::parse(&*bytes).map_err(|e| bad(path, e))?;
         // One node per code or data section, named by its symbol.
         let mut by_section: HashMap<usize, NodeId> = HashMap::new();
         let mut names: HashMap<usize, String> = HashMap::new();
@@ -192,7 +186,7 @@ impl Program {
         for (id, index) in pending {
             let section = obj
                 .section_by_index(index)
-                .map_err(|e| bad(&a_path(self, archive), e))?;
+                .map_err(|e| bad(&self.archives[archive].path, e))?;
             let mut refs = Vec::new();
             for (_, relocation) in section.relocations() {
                 let target = match relocation.target() {
@@ -234,8 +228,7 @@ impl Program {
         if let Some(n) = self.defined.get(name) {
             return Ok(*n);
         }
-        if let Some((archive, offset)) = self.index.get(name).copied() {
-            let range = self.member_at(archive, offset)?;
+        if let Some((archive, range)) = self.index.get(name).copied() {
             self.load(archive, range)?;
             if let Some(n) = self.defined.get(name) {
                 return Ok(*n);
@@ -256,9 +249,9 @@ impl Program {
     /// shortest path per kind. The walk does not enter the runtime's code,
     /// nor nodes `stop` names (other handlers, audited on their own), nor
     /// the methods of `resources` (a declared capability's resource types:
-    /// their code is the capability's). A `std` function `std` itself calls
-    /// (an `abort` in a destructor's debug check) is `std`'s business, not
-    /// an effect of the caller's.
+    /// their code is the capability's). A `std` function called from `std`'s
+    /// platform layer (an `abort` in a destructor's debug check), which no
+    /// user code can name, is `std`'s business, not the caller's.
     pub fn walk(
         &mut self,
         roots: &[NodeId],
@@ -274,7 +267,7 @@ impl Program {
                 .get(&n)
                 .copied()
                 .flatten()
-                .is_some_and(|p| subject(&self.nodes[p].name).starts_with("std::"));
+                .is_some_and(|p| subject(&self.nodes[p].name).starts_with("std::sys::"));
             if let Some(kind) = classify(&self.nodes[n].name).filter(|_| !from_std) {
                 if !found.iter().any(|r| r.kind == kind) {
                     let mut path = vec![n];
@@ -315,10 +308,6 @@ impl Program {
         }
         Ok(found)
     }
-}
-
-fn a_path(program: &Program, archive: usize) -> PathBuf {
-    program.archives[archive].path.clone()
 }
 
 /// A symbol's Rust path without its hash; other names as they are.
