@@ -27,6 +27,8 @@ pub struct Build {
     pub rlibs: Vec<Rlib>,
     /// Native search paths build scripts asked for (for linking the probe).
     pub native: Vec<String>,
+    /// The executables of path packages: (crate name, file).
+    pub bins: Vec<(String, PathBuf)>,
 }
 
 /// Build what `options` names and list its libraries.
@@ -61,6 +63,7 @@ pub fn build(options: &Options) -> Result<Build, AuditError> {
     }
     let mut artifacts: Vec<(Value, Rlib)> = Vec::new();
     let mut native = Vec::new();
+    let mut bins = Vec::new();
     let mut last_profile = Value::Null;
     for line in out.stdout.split(|b| *b == b'\n') {
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
@@ -69,6 +72,17 @@ pub fn build(options: &Options) -> Result<Build, AuditError> {
         match message["reason"].as_str() {
             Some("compiler-artifact") => {
                 last_profile = message["profile"].clone();
+                let local = message["package_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("path+"));
+                if let (true, Some(exe), Some(name)) = (
+                    local,
+                    message["executable"].as_str(),
+                    message["target"]["name"].as_str(),
+                ) && message["target"]["kind"] == serde_json::json!(["bin"])
+                {
+                    bins.push((name.replace('-', "_"), PathBuf::from(exe)));
+                }
                 let kinds = &message["target"]["kind"];
                 let lib = kinds
                     .as_array()
@@ -114,7 +128,35 @@ pub fn build(options: &Options) -> Result<Build, AuditError> {
     }
     native.sort();
     native.dedup();
-    Ok(Build { rlibs, native })
+    Ok(Build {
+        rlibs,
+        native,
+        bins,
+    })
+}
+
+/// The handlers an executable defines in its own crate (`crate::..::_::
+/// __skill_body_NAME`, by its symbol table): code the probe cannot link, so
+/// the audit cannot check it.
+pub fn handlers_in_bin(krate: &str, exe: &Path) -> Result<Vec<String>, AuditError> {
+    use object::{Object, ObjectSymbol};
+    let file = std::fs::File::open(exe)
+        .map_err(|e| AuditError::Read(format!("cannot read {}: {e}", exe.display())))?;
+    let cache = object::read::ReadCache::new(file);
+    let obj = object::File::parse(&cache)
+        .map_err(|e| AuditError::Read(format!("cannot read {}: {e}", exe.display())))?;
+    let mut found: Vec<String> = obj
+        .symbols()
+        .filter_map(|s| s.name().ok().map(super::graph::demangle))
+        .filter(|n| n.starts_with(&format!("{krate}::")))
+        .filter_map(|n| {
+            let (_, rest) = n.split_once("::_::__skill_body_")?;
+            Some(rest.split("::").next().unwrap_or(rest).to_owned())
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    Ok(found)
 }
 
 /// Link a probe against the build's path libraries and run it: the

@@ -105,12 +105,16 @@ pub struct Audit {
     /// Object files read, of how many the build's rlibs hold, and the
     /// functions and data sections they define.
     pub read: (usize, usize, usize),
+    /// Executables that define handlers in their own crate, with those
+    /// handlers' names: the audit reads libraries, so these are unchecked.
+    pub unaudited: Vec<(String, Vec<String>)>,
 }
 
 impl Audit {
-    /// Whether every handler stays within its manifest.
+    /// Whether every handler stays within its manifest, and every handler
+    /// was audited.
     pub fn passed(&self) -> bool {
-        self.verdicts.iter().all(Verdict::passed)
+        self.verdicts.iter().all(Verdict::passed) && self.unaudited.is_empty()
     }
 
     /// The audit as JSON (`skill-registry audit --json`).
@@ -120,6 +124,7 @@ impl Audit {
             "analyser": ANALYSER,
             "passed": self.passed(),
             "read": {"objects": self.read.0, "of": self.read.1, "sections": self.read.2},
+            "unaudited": self.unaudited.iter().map(|(bin, handlers)| json!({"binary": bin, "handlers": handlers})).collect::<Vec<_>>(),
             "targets": self.verdicts.iter().map(|v| json!({
                 "kind": v.kind,
                 "name": v.name,
@@ -162,6 +167,13 @@ impl Audit {
                 ));
             }
         }
+        for (bin, handlers) in &self.unaudited {
+            out.push_str(&format!(
+                "binary `{bin}` defines {} in its own crate ({}), which the audit cannot read: it reads libraries; move them to the package's `src/lib.rs` (or a skills crate), where they are audited and exported\n",
+                if handlers.len() == 1 { "a handler".to_owned() } else { format!("{} handlers", handlers.len()) },
+                handlers.join(", ")
+            ));
+        }
         let failed = self.verdicts.iter().filter(|v| !v.passed()).count();
         let resources = self
             .verdicts
@@ -170,18 +182,27 @@ impl Audit {
             .count();
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut verdict = Vec::new();
+        if failed > 0 {
+            verdict.push(format!(
+                "{} beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)",
+                plural(failed, "reaches", "reach")
+            ));
+        }
+        if !self.unaudited.is_empty() {
+            verdict.push(format!(
+                "{} handlers the audit cannot read",
+                plural(self.unaudited.len(), "binary holds", "binaries hold")
+            ));
+        }
+        if verdict.is_empty() {
+            verdict.push("each stays within its manifest".to_owned());
+        }
         out.push_str(&format!(
             "audited {} and {}: {}\n",
             plural(self.verdicts.len() - resources, "handler", "handlers"),
             plural(resources, "resource", "resources"),
-            if failed == 0 {
-                "each stays within its manifest".to_owned()
-            } else {
-                format!(
-                    "{failed} reach{} beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason)",
-                    if failed == 1 { "es" } else { "" }
-                )
-            }
+            verdict.join("; ")
         ));
         out
     }
@@ -344,9 +365,17 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         });
     }
     verdicts.sort_by(|a, b| (&a.kind, &a.name, &a.version).cmp(&(&b.kind, &b.name, &b.version)));
+    let mut unaudited = Vec::new();
+    for (krate, exe) in &build.bins {
+        let handlers = cargo::handlers_in_bin(krate, exe)?;
+        if !handlers.is_empty() {
+            unaudited.push((krate.clone(), handlers));
+        }
+    }
     Ok(Audit {
         verdicts,
         read: (program.read(), program.objects, program.nodes.len()),
+        unaudited,
     })
 }
 
