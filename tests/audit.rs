@@ -116,6 +116,18 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Vec<&'static str>, bool)>
                 false,
             ),
         ),
+        (
+            "hidden_lookup",
+            (
+                "network",
+                vec![
+                    "hidden_lookup",
+                    "audit_fixture::store::resolves",
+                    "<(&str, u16) as std::net::socket_addr::ToSocketAddrs>::to_socket_addrs",
+                ],
+                false,
+            ),
+        ),
         // A capability whose resource's code does what its effect does not say.
         (
             "notes.read",
@@ -280,6 +292,6 @@ fn a_person_reads_the_skill_the_kind_and_the_path() {
         "{out}"
     );
     assert!(out.contains("binary `skills_in_main` defines a handler in its own crate (in_main), which the audit cannot read"), "{out}");
-    assert!(out.ends_with("12 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason); 1 binary holds handlers the audit cannot read\n"), "{out}");
+    assert!(out.ends_with("13 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason); 1 binary holds handlers the audit cannot read\n"), "{out}");
     assert!(!out.contains("clean_"), "{out}");
 }

@@ -170,8 +170,23 @@ pub fn targets(build: &Build) -> Result<Value, AuditError> {
             AuditError::Build("the build has no skill-runtime library: nothing to audit".into())
         })?;
     let deps = runtime.path.parent().unwrap_or(Path::new("."));
-    let dir = deps.parent().unwrap_or(deps).join("skill-audit");
-    std::fs::create_dir_all(&dir)
+    // One directory per audit: two audits of one target directory at once
+    // (two CI jobs, two tests) must not link or run each other's probe.
+    static AUDITS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = AUDITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = deps
+        .parent()
+        .unwrap_or(deps)
+        .join("skill-audit")
+        .join(format!("{}-{n}", std::process::id()));
+    let result = probe_in(&dir, build, runtime, deps);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Write, link and run the probe in `dir`.
+fn probe_in(dir: &Path, build: &Build, runtime: &Rlib, deps: &Path) -> Result<Value, AuditError> {
+    std::fs::create_dir_all(dir)
         .map_err(|e| AuditError::Build(format!("cannot create {}: {e}", dir.display())))?;
     let linked: Vec<&Rlib> = build
         .rlibs

@@ -94,6 +94,8 @@ const LIBC: &[(&str, &str)] = &[
     ("connect", "network"),
     ("bind", "network"),
     ("listen", "network"),
+    ("getaddrinfo", "network"),
+    ("gethostbyname", "network"),
     ("fork", "process"),
     ("vfork", "process"),
     ("execve", "process"),
@@ -114,6 +116,16 @@ const LIBC: &[(&str, &str)] = &[
 pub fn classify(name: &str) -> Option<&'static str> {
     if !name.contains("::") {
         return LIBC.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+    }
+    // A name looked up in the DNS (an address written as text: `str`,
+    // `String`, `(&str, u16)`), not an address already made.
+    if name.contains(" as std::net::socket_addr::ToSocketAddrs>::to_socket_addrs")
+        && name
+            .split(" as ")
+            .next()
+            .is_some_and(|ty| ty.contains("str"))
+    {
+        return Some("network");
     }
     let path = subject(name);
     let listed = DISALLOWED_METHODS
@@ -253,6 +265,16 @@ mod tests {
         );
         assert_eq!(classify("tokio::fs::write::write"), Some("file_write"));
         assert_eq!(classify("std::net::tcp::TcpStream::peer_addr"), None);
+        assert_eq!(
+            classify("<(&str, u16) as std::net::socket_addr::ToSocketAddrs>::to_socket_addrs"),
+            Some("network")
+        );
+        assert_eq!(
+            classify(
+                "<core::net::socket_addr::SocketAddr as std::net::socket_addr::ToSocketAddrs>::to_socket_addrs"
+            ),
+            None
+        );
         assert_eq!(classify("memcpy"), None);
         assert_eq!(classify("std::env::set_var"), Some("env"));
         assert_eq!(classify("std::env::var"), None);
