@@ -159,6 +159,9 @@ pub mod error {
 pub mod record {
     pub use crate::exec::sink::{FanOut, JsonLinesSink, MemorySink, RecordSink};
     pub use crate::exec::stats::{SkillStats, stats_from_records};
+    pub use crate::model::graph::{
+        GraphBudget, GraphError, GraphJob, GraphState, GraphStatus, NodeRun,
+    };
     pub use crate::model::record::{
         AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RuleNote, RunRecord,
         RunStatus, Step, StepOutcome, StepRecord, StepRun, Steps,
@@ -206,6 +209,7 @@ pub mod policy {
     pub use crate::exec::policy::limits::Limits;
     pub use crate::exec::policy::rate::{RateLimitStore, Refusal};
     pub use crate::exec::policy::rollback::{Rollback, RollbackRequest};
+    pub use crate::exec::policy::runs::{MemoryRuns, RunStore};
     pub use crate::model::approval::Decision;
     pub use crate::model::error::RollbackError;
 }

@@ -24,6 +24,7 @@ mod queue_admin;
 mod redis_args;
 mod report;
 mod run;
+mod runs;
 mod serve;
 mod telemetry;
 
@@ -164,6 +165,13 @@ enum Command {
     Approve(queue_admin::DecideArgs),
     /// Deny a queued job that waits for a person: it ends `not_approved`.
     Deny(queue_admin::DenyArgs),
+    /// The latest pipeline runs of the fleet: where each is, what it did.
+    Runs(runs::RunsArgs),
+    /// One pipeline run's state (the seed's GraphState).
+    Run {
+        #[command(subcommand)]
+        command: runs::RunCommand,
+    },
     /// The state of a queue on Redis.
     Queue {
         #[command(subcommand)]
@@ -246,6 +254,8 @@ fn main() -> ExitCode {
         Command::Approve(args) => return queue_admin::approve(args),
         Command::Deny(args) => return queue_admin::deny(args),
         Command::Queue { command } => return queue_admin::queue(command),
+        Command::Runs(args) => return runs::runs(args),
+        Command::Run { command } => return runs::run(command),
         Command::ApiKey {
             command:
                 ApiKeyCommand::New {
@@ -345,6 +355,8 @@ fn main() -> ExitCode {
         | Command::Approve(_)
         | Command::Deny(_)
         | Command::Queue { .. }
+        | Command::Runs(_)
+        | Command::Run { .. }
         | Command::ApiKey { .. }
         | Command::Enqueue(_)
         | Command::Completions { .. } => {

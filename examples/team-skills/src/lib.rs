@@ -1,13 +1,16 @@
 //! A team's own skills, built on the seed skills of another crate: a profile
 //! card (calling the seed's `normalize_handle`), and notifications delivered
 //! through an outbox, once per job across a fleet of workers; and an agent,
-//! `agent.team.digest`, whose skill is the seed crate's `summarize_text`.
+//! `agent.team.digest`, whose skill is the seed crate's `summarize_text`;
+//! and `durable_tally`, a five-step pipeline whose runs survive their worker.
 
 mod digest;
+mod durable;
 mod outbox;
 mod profile;
 
 pub use digest::*;
+pub use durable::*;
 pub use outbox::*;
 pub use profile::*;
 

@@ -16,6 +16,7 @@ use crate::contract::watch::{Halt, ProgressState, Watch};
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, JobEnvelope, RagContext, Scope};
 use crate::model::error::{InvokeError, OverBudget};
+use crate::model::graph::GraphState;
 use crate::model::id::Id;
 use crate::model::record::Progress;
 use crate::model::record::StepRun;
@@ -153,6 +154,9 @@ pub(crate) struct PipelineRun {
     pub(crate) steps: Mutex<Vec<StepRun>>,
 }
 
+/// A run store's answer, as a [`JobRunner`] gives it.
+pub(crate) type RunFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+
 /// A job's future, as a [`JobRunner`] returns it.
 pub(crate) type JobFuture<'a> =
     Pin<Box<dyn Future<Output = Result<SkillResult, InvokeError>> + Send + 'a>>;
@@ -161,6 +165,12 @@ pub(crate) type JobFuture<'a> =
 /// from the handlers below it (a pipeline's steps are jobs of their own).
 pub(crate) trait JobRunner: Send + Sync {
     fn run_job(&self, job: JobEnvelope) -> JobFuture<'_>;
+
+    /// The saved state of multi-step run `run` (its job id), if any.
+    fn load_run<'a>(&'a self, run: &'a str) -> RunFuture<'a, Option<GraphState>>;
+
+    /// Save a multi-step run's state, replacing the last.
+    fn save_run<'a>(&'a self, state: &'a GraphState) -> RunFuture<'a, ()>;
 
     /// The `name@version` a job for `name` (at `version`, or the latest)
     /// runs, when the registry has it: how step records name what ran, even

@@ -17,7 +17,7 @@ use serde_json::Value;
 use skill_core::manifest::{Kind, Severity};
 
 use crate::contract::boxed::Boxed;
-use crate::contract::invocation::{Fence, JobFuture, JobRunner, PipelineRun};
+use crate::contract::invocation::{Fence, JobFuture, JobRunner, PipelineRun, RunFuture};
 use crate::contract::skill::Skill;
 use crate::contract::watch::Watch;
 use crate::exec::policy::idempotency::Claimed;
@@ -29,6 +29,7 @@ use crate::exec::state::{Done, State};
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
+use crate::model::graph::GraphState;
 use crate::model::record::RuleNote;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
@@ -347,6 +348,14 @@ impl JobRunner for Runtime {
     fn run_job(&self, job: JobEnvelope) -> JobFuture<'_> {
         // The job's boxed future, as it is.
         self.run(self.state(job, None, None), |d| Ok(d.result))
+    }
+
+    fn load_run<'a>(&'a self, run: &'a str) -> RunFuture<'a, Option<GraphState>> {
+        self.inner.runs.load(run)
+    }
+
+    fn save_run<'a>(&'a self, state: &'a GraphState) -> RunFuture<'a, ()> {
+        self.inner.runs.save(state)
     }
 
     fn label_of(

@@ -14,11 +14,15 @@ use serde_json::{Map, Value};
 use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::{Manifest, TargetKind};
 
-use crate::contract::invocation::{Invocation, PipelineRun};
+use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
 use crate::model::envelope::JobEnvelope;
+use crate::model::graph::{GraphBudget, GraphError, GraphJob, GraphState, GraphStatus, NodeRun};
+use crate::model::id::Id;
 use crate::model::record::{RunStatus, StepRun};
+use crate::model::result::NextAction;
+use crate::model::time::format_time;
 use crate::registry::rules::pipeline::Reference;
 use crate::sync::lock;
 
@@ -79,9 +83,45 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
             m.name
         )));
     };
+    let run = inv.job_id.to_string();
+    let mut state = resumed(inv, m, &input, jobs.load_run(&run).await);
     let mut done: Vec<(&'static str, Arc<Value>)> = Vec::with_capacity(m.steps.len());
     let mut outputs = Map::new();
-    for step in m.steps {
+    for (i, step) in m.steps.iter().enumerate() {
+        let t = step.target;
+        let next = m.steps.get(i + 1).map(|s| s.id.to_owned());
+        // Completed by an earlier run of this job (its worker died, or it
+        // was retried): its output is in the state, and it does not run again.
+        if state.visited_nodes.iter().any(|v| v == step.id) {
+            let output = Arc::new(
+                state
+                    .intermediate
+                    .get(step.id)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+            let skill_name = jobs
+                .label_of(t.kind, t.name, t.version)
+                .unwrap_or_else(|| Arc::from(t.name));
+            let job_id = state
+                .nodes
+                .iter()
+                .rev()
+                .find(|n| n.node == step.id)
+                .map_or_else(|| inv.job_id.clone(), |n| n.job_id.clone());
+            lock(steps).push(StepRun {
+                id: Cow::Borrowed(step.id),
+                skill_name,
+                job_id,
+                status: RunStatus::Succeeded,
+                output: Some(output.clone()),
+                error: None,
+                completed_at: SystemTime::now(),
+            });
+            collect(step.outputs, &output, &mut outputs);
+            done.push((step.id, output));
+            continue;
+        }
         let mut params = Map::new();
         for (field, source) in step.inputs {
             let value = match Reference::parse(source) {
@@ -98,12 +138,21 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                 params.insert((*field).to_owned(), v.clone());
             }
         }
-        let t = step.target;
-        // A step is held to the pipeline's limits, and sees what retrieval
-        // found for it.
+        // A step is held to what is left of the pipeline's limits, and sees
+        // what retrieval found for it. Its key is the run's and the node's:
+        // a node run again after its worker died is deduplicated by the
+        // step's own idempotency (a success is replayed, a lock held by the
+        // dead worker is taken over).
+        let mut constraints = inv.constraints.clone();
+        constraints.max_tokens = state.budget.tokens_remaining;
+        constraints.max_docs = inv
+            .constraints
+            .max_docs
+            .saturating_sub(state.budget.docs_retrieved);
         let mut job = JobEnvelope::new(t.name, Value::Object(params))
             .with_caller(inv.caller.clone())
-            .with_constraints(inv.constraints.clone());
+            .with_constraints(constraints)
+            .with_idempotency_key(format!("{run}/{}", step.id));
         job.rag_context = inv.rag_context.clone();
         job.kind = t.kind;
         job.version = t.version.map(std::borrow::Cow::Borrowed);
@@ -111,6 +160,8 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
         job.parent_job_id = Some(inv.job_id.clone());
         let job_id = job.job_id.clone();
         let reference = job.reference();
+        let started_at = SystemTime::now();
+        state.budget.api_calls += 1;
         let result = jobs.run_job(job).await;
         let completed_at = SystemTime::now();
         match result {
@@ -118,19 +169,36 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                 lock(steps).push(StepRun {
                     id: Cow::Borrowed(step.id),
                     skill_name: r.skill.clone(),
-                    job_id,
+                    job_id: job_id.clone(),
                     status: RunStatus::Succeeded,
                     output: Some(r.data.clone()),
                     error: None,
                     completed_at,
                 });
-                for (field, dest) in step.outputs {
-                    if let (Some(Reference::Output(name)), Some(v)) =
-                        (Reference::parse(dest), r.data.get(*field))
-                    {
-                        outputs.insert(name.to_owned(), v.clone());
-                    }
-                }
+                collect(step.outputs, &r.data, &mut outputs);
+                let b = &mut state.budget;
+                b.tokens_used += r.metrics.tokens_used.unwrap_or(0);
+                b.tokens_remaining = inv.constraints.max_tokens.saturating_sub(b.tokens_used);
+                b.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
+                state.artifacts.extend(
+                    r.artifacts
+                        .iter()
+                        .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone())),
+                );
+                state
+                    .intermediate
+                    .insert(step.id.to_owned(), (*r.data).clone());
+                state.visited_nodes.push(step.id.to_owned());
+                state.nodes.push(node_run(
+                    step.id,
+                    job_id,
+                    started_at,
+                    completed_at,
+                    GraphStatus::Succeeded,
+                    r.replayed,
+                ));
+                state.current_node = next;
+                save(&**jobs, &state).await;
                 done.push((step.id, r.data));
             }
             Err(e) => {
@@ -151,15 +219,123 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                 lock(steps).push(StepRun {
                     id: Cow::Borrowed(step.id),
                     skill_name,
-                    job_id,
+                    job_id: job_id.clone(),
                     status: RunStatus::Failed,
                     output: None,
                     error: Some(e.to_string()),
                     completed_at,
                 });
+                state.errors.push(GraphError {
+                    node: step.id.to_owned(),
+                    message: e.to_string(),
+                    timestamp: format_time(completed_at),
+                    recoverable: e.next_action() == NextAction::Retry,
+                });
+                state.nodes.push(node_run(
+                    step.id,
+                    job_id,
+                    started_at,
+                    completed_at,
+                    GraphStatus::Failed,
+                    false,
+                ));
+                state.status = GraphStatus::Failed;
+                save(&**jobs, &state).await;
                 return Err(failed(message));
             }
         }
     }
-    Ok(Value::Object(outputs))
+    let output = Value::Object(outputs);
+    state.output = Some(output.clone());
+    state.status = GraphStatus::Succeeded;
+    state.current_node = None;
+    save(&**jobs, &state).await;
+    Ok(output)
+}
+
+/// The state a run starts from: the one saved by an earlier run of this job
+/// (taken up again: a retry, or a worker that took the job over), or a new
+/// one. A store that cannot be read starts the run afresh (its nodes' keys
+/// still deduplicate what ran).
+fn resumed(
+    inv: &Invocation,
+    m: &Manifest,
+    input: &Value,
+    saved: Result<Option<GraphState>, String>,
+) -> GraphState {
+    match saved {
+        Ok(Some(mut s)) => {
+            s.retry_count += 1;
+            s.status = GraphStatus::Running;
+            s.current_node = s.errors.last().map(|e| e.node.clone()).or(s.current_node);
+            s
+        }
+        other => {
+            if let Err(e) = other {
+                tracing::warn!(run = %inv.job_id, error = %e, "the run store cannot be read; the run starts from its first step");
+            }
+            GraphState {
+                job: GraphJob {
+                    job_id: inv.job_id.clone(),
+                    trace_id: inv.trace_id.clone(),
+                    skill: format!("{}@{}", m.name, m.version),
+                    intent: inv.intent.clone(),
+                },
+                current_node: m.steps.first().map(|s| s.id.to_owned()),
+                visited_nodes: Vec::new(),
+                retry_count: 0,
+                input: input.clone(),
+                intermediate: Map::new(),
+                output: None,
+                rag_context: inv
+                    .rag_context
+                    .as_ref()
+                    .and_then(|r| serde_json::to_value(r).ok()),
+                budget: GraphBudget {
+                    tokens_remaining: inv.constraints.max_tokens,
+                    ..GraphBudget::default()
+                },
+                errors: Vec::new(),
+                artifacts: Vec::new(),
+                status: GraphStatus::Running,
+                nodes: Vec::new(),
+            }
+        }
+    }
+}
+
+/// Save the run's state; a store that refuses it costs the run its
+/// resumability, not its result.
+async fn save(jobs: &dyn JobRunner, state: &GraphState) {
+    if let Err(e) = jobs.save_run(state).await {
+        tracing::warn!(run = %state.job.job_id, error = %e, "the run's state was not saved");
+    }
+}
+
+fn node_run(
+    node: &str,
+    job_id: Id,
+    started_at: SystemTime,
+    completed_at: SystemTime,
+    status: GraphStatus,
+    replayed: bool,
+) -> NodeRun {
+    NodeRun {
+        node: node.to_owned(),
+        job_id,
+        started_at: format_time(started_at),
+        completed_at: format_time(completed_at),
+        status,
+        replayed,
+    }
+}
+
+/// Copy a step's output fields to the pipeline's outputs they map to.
+fn collect(map: &[(&str, &str)], data: &Value, outputs: &mut Map<String, Value>) {
+    for (field, dest) in map {
+        if let (Some(Reference::Output(name)), Some(v)) = (Reference::parse(dest), data.get(*field))
+        {
+            outputs.insert(name.to_owned(), v.clone());
+        }
+    }
 }

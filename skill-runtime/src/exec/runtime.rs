@@ -15,6 +15,7 @@ use crate::exec::policy::idempotency::{IdempotencyStore, MemoryIdempotency};
 use crate::exec::policy::limits::Limits;
 use crate::exec::policy::rate::{RateLimitStore, RateLimiter};
 use crate::exec::policy::rollback::Rollback;
+use crate::exec::policy::runs::{MemoryRuns, RunStore};
 use crate::exec::sink::{MemorySink, RecordSink};
 use crate::exec::stats::{SkillStats, StatsCell};
 use crate::model::envelope::{JobEnvelope, split_reference};
@@ -41,6 +42,8 @@ pub(super) struct Inner {
     /// Rate limits shared with other processes; `None`: each skill's own
     /// limiter, in this process.
     pub(super) shared_rates: Option<Arc<dyn RateLimitStore>>,
+    /// Where pipeline runs keep their state.
+    pub(super) runs: Arc<dyn RunStore>,
     pub(super) limits: Limits,
     pub(super) retry_base: Duration,
     /// Invocations that named no registered skill.
@@ -70,6 +73,7 @@ pub struct RuntimeBuilder {
     idempotency_ttl: Duration,
     idempotency: Option<Arc<dyn IdempotencyStore>>,
     shared_rates: Option<Arc<dyn RateLimitStore>>,
+    runs: Option<Arc<dyn RunStore>>,
     contract: Option<Contract>,
 }
 
@@ -133,6 +137,15 @@ impl RuntimeBuilder {
     /// in this process alone.
     pub fn shared_rate_limits(mut self, store: Arc<dyn RateLimitStore>) -> Self {
         self.shared_rates = Some(store);
+        self
+    }
+
+    /// Where pipeline runs keep their state between steps
+    /// ([`GraphState`](crate::record::GraphState)); by default in this
+    /// process ([`MemoryRuns`]). A store shared by a fleet lets a run whose
+    /// worker died resume on another at the first step not completed.
+    pub fn run_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.runs = Some(store);
         self
     }
 
@@ -225,6 +238,7 @@ impl RuntimeBuilder {
                     .idempotency
                     .unwrap_or_else(|| Arc::new(MemoryIdempotency::new(self.idempotency_ttl))),
                 shared_rates: self.shared_rates,
+                runs: self.runs.unwrap_or_else(|| Arc::new(MemoryRuns::default())),
                 limits: self.limits,
                 retry_base: self.retry_base,
                 unresolved: AtomicU64::new(0),
@@ -247,6 +261,7 @@ impl Runtime {
             idempotency_ttl: Duration::from_secs(3600),
             idempotency: None,
             shared_rates: None,
+            runs: None,
             contract: None,
         }
     }
@@ -338,6 +353,15 @@ impl Runtime {
                 .ok()?,
         };
         self.inner.skills[i].approval
+    }
+
+    /// The state of pipeline run `run` (its job id), from the runtime's run
+    /// store, when it kept one.
+    pub async fn run_state(
+        &self,
+        run: &str,
+    ) -> Result<Option<crate::model::graph::GraphState>, String> {
+        self.inner.runs.load(run).await
     }
 
     /// Invocations that named no registered skill.

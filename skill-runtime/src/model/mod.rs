@@ -6,6 +6,7 @@ pub mod approval;
 pub mod caller;
 pub mod envelope;
 pub mod error;
+pub mod graph;
 pub mod hash;
 pub mod id;
 pub mod record;

@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod limits;
 pub mod rate;
 pub mod rollback;
+pub mod runs;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,0 +1,120 @@
+//! `durable_tally`: five steps in a row, each leaving a mark in an outbox
+//! channel every time it runs, the fourth slower than the others. It shows
+//! what a pipeline run keeps between its steps: kill the worker during the
+//! fourth step, and another worker finishes the run from the fourth step;
+//! the channel then holds each mark once (docs/durable-runs.md).
+
+use std::time::Duration;
+
+use skill_runtime::prelude::*;
+
+use crate::outbox::{NotifyError, OutboxWrite};
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TallyInput {
+    /// The channel: a lowercase word, which names the outbox file.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,31}$"))]
+    pub channel: String,
+    /// The mark this run leaves.
+    pub mark: u32,
+    /// How long the step works before it leaves its mark, in milliseconds
+    /// (at most a minute).
+    #[serde(default)]
+    #[schemars(range(max = 60_000))]
+    pub work_ms: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TallyOutput {
+    pub channel: String,
+    /// The mark left.
+    pub mark: u32,
+    /// The mark the next step leaves.
+    pub next: u32,
+}
+
+/// Leave a mark in a channel's outbox, once per run of the step: its runs
+/// are counted, not deduplicated.
+#[skill(
+    version = "1.0.0",
+    domain = "core",
+    owners("growth-team"),
+    autonomy = "L3",
+    capabilities(OutboxWrite),
+    side_effects(OutboxWrite(
+        target = "outbox",
+        reversible = false,
+        description = "Appends one line per run of the step"
+    )),
+    timeout_ms = 90_000,
+    retries = 0
+)]
+pub async fn tally(ctx: Ctx, input: TallyInput) -> Result<TallyOutput, NotifyError> {
+    tokio::time::sleep(Duration::from_millis(u64::from(input.work_ms))).await;
+    let line = serde_json::json!({"mark": input.mark, "job_id": ctx.job_id()});
+    ctx.resource::<OutboxWrite>()
+        .append(&input.channel, line, None)
+        .map_err(|e| NotifyError::OutboxUnavailable(e.to_string()))?;
+    Ok(TallyOutput {
+        channel: input.channel,
+        mark: input.mark,
+        next: input.mark + 1,
+    })
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DurableTallyInput {
+    /// The outbox channel the marks go to.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,31}$"))]
+    pub channel: String,
+    /// The first step's mark; each next step's is one more.
+    pub first: u32,
+    /// How long the fourth step works, in milliseconds (at most a minute).
+    #[serde(default)]
+    #[schemars(range(max = 60_000))]
+    pub slow_ms: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DurableTallyOutput {
+    /// The last step's mark.
+    pub last: u32,
+}
+
+/// Five marks in a row, the fourth step slow: a run to kill a worker in.
+#[pipeline(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("growth-team"),
+    step(
+        id = "n1",
+        skill = "tally",
+        inputs(channel = "$inputs.channel", mark = "$inputs.first")
+    ),
+    step(
+        id = "n2",
+        skill = "tally",
+        inputs(channel = "$step.n1.channel", mark = "$step.n1.next")
+    ),
+    step(
+        id = "n3",
+        skill = "tally",
+        inputs(channel = "$step.n2.channel", mark = "$step.n2.next")
+    ),
+    step(
+        id = "n4",
+        skill = "tally",
+        inputs(
+            channel = "$step.n3.channel",
+            mark = "$step.n3.next",
+            work_ms = "$inputs.slow_ms"
+        )
+    ),
+    step(
+        id = "n5",
+        skill = "tally",
+        inputs(channel = "$step.n4.channel", mark = "$step.n4.next"),
+        outputs(mark = "$outputs.last")
+    )
+)]
+pub async fn durable_tally(input: DurableTallyInput) -> DurableTallyOutput;

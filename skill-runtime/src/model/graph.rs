@@ -1,0 +1,124 @@
+//! The state of one multi-step run (seed 002's `GraphState`), as the
+//! runtime keeps it for every pipeline run: where the run is
+//! (`currentNode`), what it has done (`visitedNodes`, each node's output in
+//! `intermediate`), what it has spent (`budget`), what went wrong
+//! (`errors`), and what it is to produce (`output`). The runtime saves it
+//! after each node ([`crate::policy::RunStore`]); a run taken over after
+//! its worker died resumes at the first node not completed. Field names are
+//! the seed's (camelCase).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::model::id::Id;
+
+/// One run's state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphState {
+    /// The job the run is (its id is the run's id).
+    pub job: GraphJob,
+    /// The node running now, or about to; `None` once the run ended.
+    pub current_node: Option<String>,
+    /// The nodes completed, in the order they completed.
+    pub visited_nodes: Vec<String>,
+    /// How many times the run was taken up again after it stopped part way
+    /// (its worker died, or it was retried).
+    pub retry_count: u32,
+    /// The run's input.
+    pub input: Value,
+    /// Each completed node's output, by node id.
+    pub intermediate: Map<String, Value>,
+    /// The run's output, once it completed.
+    pub output: Option<Value>,
+    /// What retrieval found for the run, when the caller sent it.
+    pub rag_context: Option<Value>,
+    /// What the run has spent of the job's constraints.
+    pub budget: GraphBudget,
+    /// What failed, node by node.
+    pub errors: Vec<GraphError>,
+    /// What the nodes produced besides their outputs (their artifacts' URIs
+    /// or names).
+    pub artifacts: Vec<String>,
+    /// `running`, `succeeded` or `failed`.
+    pub status: GraphStatus,
+    /// Each node's runs: when, as which job, and whether its result was
+    /// replayed (an addition to the seed: the timings of the walk).
+    pub nodes: Vec<NodeRun>,
+}
+
+/// The job a run is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphJob {
+    /// The run's id: its job's id.
+    pub job_id: Id,
+    /// The trace the run belongs to.
+    pub trace_id: Id,
+    /// The pipeline (`name@version`).
+    pub skill: String,
+    /// What the job is for, when the caller said.
+    pub intent: Option<String>,
+}
+
+/// What a run has spent (the seed's `budget`): `tokensRemaining` counts down
+/// from the job's `maxTokens`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphBudget {
+    /// Tokens the nodes reported.
+    pub tokens_used: u64,
+    /// What is left of the job's `maxTokens`: each node runs with it as its
+    /// own budget, so the node that crosses the run's budget fails.
+    pub tokens_remaining: u64,
+    /// Documents the nodes reported retrieving.
+    pub docs_retrieved: u64,
+    /// Skill and op jobs the run started.
+    pub api_calls: u64,
+}
+
+/// A node's failure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphError {
+    /// The node that failed.
+    pub node: String,
+    /// Its error, as the caller would read it.
+    pub message: String,
+    /// RFC 3339.
+    pub timestamp: String,
+    /// Whether trying the node again may work (its failure mode's
+    /// `retryable`).
+    pub recoverable: bool,
+}
+
+/// Where a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphStatus {
+    /// Started and not ended (or its worker died).
+    Running,
+    /// Every node completed.
+    Succeeded,
+    /// A node failed.
+    Failed,
+}
+
+/// One run of one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeRun {
+    /// The node's id.
+    pub node: String,
+    /// The node's job.
+    pub job_id: Id,
+    /// RFC 3339.
+    pub started_at: String,
+    /// RFC 3339.
+    pub completed_at: String,
+    /// `succeeded` or `failed`.
+    pub status: GraphStatus,
+    /// Its result came from the idempotency store: an earlier run of the
+    /// node (on a worker that died before saving the state) had finished.
+    pub replayed: bool,
+}

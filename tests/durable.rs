@@ -1,0 +1,193 @@
+//! Durable pipeline runs: the state a run keeps between its steps (the
+//! seed's GraphState), a run resumed where it stopped after its worker was
+//! killed (`kill -9`, real worker processes on a real Redis), and a
+//! completed step never run again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skill_runtime::queue::api::{OutcomeStatus, Queue};
+use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::record::GraphStatus;
+use skill_runtime::{JobEnvelope, Registry};
+use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::run_ok;
+
+use seed_skills as _;
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The marks the tally steps left in `channel`, in order.
+fn marks(data: &std::path::Path, channel: &str) -> Vec<u64> {
+    std::fs::read_to_string(data.join(format!("outbox/{channel}.jsonl")))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["mark"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn tally(channel: &str, slow_ms: u32) -> JobEnvelope {
+    JobEnvelope::new(
+        "durable_tally",
+        json!({"channel": channel, "first": 1, "slow_ms": slow_ms}),
+    )
+}
+
+#[test]
+fn a_run_keeps_its_state_and_a_completed_step_never_runs_again() {
+    let data = data_copy("durable-local");
+    let rt = rt();
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let runtime = team_skills::runtime_builder(registry, &data)
+        .unwrap()
+        .build()
+        .unwrap();
+    let job = tally("local", 0);
+    let run = job.job_id.to_string();
+    let result = rt.block_on(runtime.invoke(job.clone())).unwrap();
+    assert_eq!(result.data["last"], 5);
+    let state = rt
+        .block_on(runtime.run_state(&run))
+        .unwrap()
+        .expect("a state");
+    assert_eq!(state.status, GraphStatus::Succeeded);
+    assert_eq!(state.visited_nodes, ["n1", "n2", "n3", "n4", "n5"]);
+    assert_eq!(state.current_node, None);
+    assert_eq!(state.retry_count, 0);
+    assert_eq!(state.budget.api_calls, 5);
+    assert_eq!(state.budget.tokens_remaining, job.constraints.max_tokens);
+    assert_eq!(state.intermediate["n3"]["next"], 4);
+    assert_eq!(state.output, Some(json!({"last": 5})));
+    assert_eq!(state.nodes.len(), 5);
+    assert!(state.errors.is_empty());
+    // The seed's field names.
+    let text = serde_json::to_value(&state).unwrap();
+    for field in [
+        "currentNode",
+        "visitedNodes",
+        "retryCount",
+        "ragContext",
+        "intermediate",
+    ] {
+        assert!(text.get(field).is_some(), "{field} in {text}");
+    }
+    assert!(text["budget"].get("tokensRemaining").is_some());
+    assert_eq!(marks(&data, "local"), [1, 2, 3, 4, 5]);
+
+    // The same job again (a redelivery of a run that had finished): no step
+    // runs again, and the run answers with the same output.
+    let again = rt.block_on(runtime.invoke(job)).unwrap();
+    assert_eq!(again.data["last"], 5);
+    assert_eq!(marks(&data, "local"), [1, 2, 3, 4, 5], "no step ran twice");
+    let state = rt.block_on(runtime.run_state(&run)).unwrap().unwrap();
+    assert_eq!(state.retry_count, 1);
+}
+
+#[test]
+fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
+    let redis = RedisServer::start("durable");
+    let data = data_copy("durable");
+    let url = redis.url();
+    let rt = rt();
+    let b: RedisBackend = rt
+        .block_on(RedisBackend::connect(RedisConfig::new(&url)))
+        .expect("redis is up");
+    let args = |data: &std::path::Path| {
+        vec![
+            "--visibility".to_owned(),
+            "2s".into(),
+            "--lock-ttl".into(),
+            "2s".into(),
+            "--data".into(),
+            data.display().to_string(),
+        ]
+    };
+    let first_args = args(&data);
+    let mut first = WorkerProcess::start(
+        &url,
+        &first_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let id = rt
+        .block_on(b.enqueue(tally("fleet", 5_000)))
+        .unwrap()
+        .to_string();
+    // Steps 1 to 3 done, step 4 working (5 s): kill its worker.
+    let started = std::time::Instant::now();
+    while marks(&data, "fleet").len() < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "steps 1-3 never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = WorkerProcess::start(
+        &url,
+        &first_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    first.kill_hard();
+    assert_eq!(marks(&data, "fleet"), [1, 2, 3], "killed during step 4");
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(120)))
+        .unwrap()
+        .expect("the run completes after its worker died");
+    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.worker, second.name, "the surviving worker finished it");
+    assert_eq!(
+        marks(&data, "fleet"),
+        [1, 2, 3, 4, 5],
+        "steps 1-3 ran once each; step 4 ran again from its start"
+    );
+
+    // `run show` prints the state; `runs` lists the run.
+    let out = run_ok(std::process::Command::new(app()).args(["run", "show", &id, "--redis", &url]));
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(state["visitedNodes"], json!(["n1", "n2", "n3", "n4", "n5"]));
+    assert_eq!(state["status"], "succeeded");
+    assert_eq!(
+        state["retryCount"], 1,
+        "taken up once, by the second worker"
+    );
+    assert_eq!(state["job"]["jobId"], id);
+    let nodes: Vec<&str> = state["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        ["n1", "n2", "n3", "n4", "n5"],
+        "each step completed once"
+    );
+    let out = run_ok(std::process::Command::new(app()).args(["runs", "--redis", &url]));
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        listed.contains(&format!(
+            "{id} durable_tally@1.0.0 succeeded visited [n1, n2, n3, n4, n5] (taken up again once)"
+        )),
+        "{listed}"
+    );
+    let unknown = std::process::Command::new(app())
+        .args([
+            "run",
+            "show",
+            "00000000-0000-4000-8000-000000000000",
+            "--redis",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+}
