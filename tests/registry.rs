@@ -26,6 +26,7 @@ fn collects_every_skill_of_both_crates_sorted() {
         [
             "canonical_check",
             "count_slowly",
+            "durable_tally",
             "echo",
             "handle_normalization",
             "handle_profile",
@@ -40,13 +41,14 @@ fn collects_every_skill_of_both_crates_sorted() {
             "seo_role_audit",
             "summarize_note",
             "summarize_text",
+            "tally",
             "vlevel_calculator",
             "mcp_summarize",
             "obsidian_search",
             "word_count",
         ]
     );
-    assert!(r.skills()[17..].iter().all(|s| s.is_op()));
+    assert!(r.skills()[19..].iter().all(|s| s.is_op()));
     let crates = r.contributing_crates();
     assert!(
         crates.contains("seed_skills") && crates.contains("team_skills"),
