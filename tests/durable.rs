@@ -191,3 +191,132 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
+    use skill_runtime::Caller;
+    use skill_runtime::agents::{AgentRegistry, AgentRunner};
+
+    let data = data_copy("agent-r3");
+    let dir = skill_tests::temp_dir("agent-r3-artifacts");
+    let rt = rt();
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let runtime = team_skills::runtime_builder(registry, &data)
+        .unwrap()
+        .build()
+        .unwrap();
+    let agents = Arc::new(AgentRegistry::from_inventory().unwrap());
+    let runner = AgentRunner::new(runtime.clone(), agents).with_artifacts(&dir);
+    // A page the page table does not know: confidence 0, below 0.7.
+    let input = json!({"urls": ["https://shop.example.com/nothing/here/at/all/1"]});
+    let result = rt
+        .block_on(runner.run("agent.seo.vlevel", input, Caller::default(), false))
+        .unwrap();
+    assert!(result.success, "{result:?}");
+    let e = result.escalation.as_ref().expect("an escalation");
+    assert_eq!(e.target_agent, "agent.seo.architect");
+    let target = result.escalated.as_ref().expect("the target ran");
+    assert_eq!(target.agent, "agent.seo.architect@1.0.0");
+    assert!(target.success, "{target:?}");
+
+    // The chain is in both records.
+    let records = runtime.memory_records().unwrap().records();
+    let architect = records
+        .iter()
+        .find(|r| r.skill == "agent.seo.architect")
+        .expect("the target's record");
+    assert_eq!(architect.parent_job_id.as_ref(), Some(&result.job_id));
+    assert!(
+        architect
+            .notes
+            .iter()
+            .any(|n| n.message.contains("escalated from `agent.seo.vlevel`")),
+        "{:?}",
+        architect.notes
+    );
+    let vlevel = records
+        .iter()
+        .find(|r| r.skill == "agent.seo.vlevel")
+        .unwrap();
+    assert!(
+        vlevel
+            .notes
+            .iter()
+            .any(|n| n.message.contains(&target.job_id.to_string())),
+        "{:?}",
+        vlevel.notes
+    );
+
+    // R3: three files, named after the agent, each readable.
+    assert_eq!(result.artifacts.len(), 3, "{:?}", result.artifacts);
+    let file = |suffix: &str| {
+        let path = result
+            .artifacts
+            .iter()
+            .find(|p| p.ends_with(suffix))
+            .unwrap_or_else(|| panic!("no {suffix} in {:?}", result.artifacts));
+        assert!(
+            std::path::Path::new(path)
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("agent.seo.vlevel."),
+            "{path}"
+        );
+        std::fs::read_to_string(path).unwrap()
+    };
+    let audit = file(".audit.md");
+    for section in [
+        "# Audit: agent.seo.vlevel 1.0.0",
+        "## What ran",
+        "## Decisions",
+        "## Budget",
+    ] {
+        assert!(audit.contains(section), "{section} in\n{audit}");
+    }
+    assert!(
+        audit.contains("escalate to `agent.seo.architect`"),
+        "{audit}"
+    );
+    let backlog: Value = serde_json::from_str(&file(".backlog.json")).unwrap();
+    assert_eq!(
+        backlog["escalations_pending"],
+        json!([]),
+        "the escalation ran"
+    );
+    let graph: Value = serde_json::from_str(&file(".graph.json")).unwrap();
+    let nodes: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            "seo_role_audit#1",
+            "canonical_check#2",
+            "vlevel_calculator#3"
+        ]
+    );
+    assert!(
+        graph["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["to"] == "agent.seo.architect" && e["kind"] == "escalation"),
+        "{graph}"
+    );
+    // The target left its own files too.
+    assert_eq!(target.artifacts.len(), 3);
+
+    // The run's state, as for a pipeline.
+    let state = rt
+        .block_on(runtime.run_state(result.job_id.as_str()))
+        .unwrap()
+        .expect("the agent run's state");
+    assert_eq!(state.visited_nodes, nodes);
+    assert_eq!(state.budget.api_calls, 3);
+    assert!(state.artifacts.iter().any(|a| a.ends_with(".graph.json")));
+}

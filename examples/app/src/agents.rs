@@ -73,7 +73,14 @@ pub fn export(skills: &Registry) -> ExitCode {
 
 /// `agent ID INPUT`: run an agent, print its result; exit 2 when its input
 /// was refused, 1 when it failed.
-pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &RuntimeArgs) -> ExitCode {
+pub fn run(
+    skills: Registry,
+    id: &str,
+    input: &str,
+    artifacts: Option<std::path::PathBuf>,
+    job: &JobArgs,
+    args: &RuntimeArgs,
+) -> ExitCode {
     let agents = match registry() {
         Ok(a) => Arc::new(a),
         Err(code) => return code,
@@ -105,7 +112,10 @@ pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &Runtim
             Ok(r) => r,
             Err(code) => return code,
         };
-        let runner = AgentRunner::new(runtime.clone(), agents);
+        let mut runner = AgentRunner::new(runtime.clone(), agents);
+        if let Some(dir) = artifacts {
+            runner = runner.with_artifacts(dir);
+        }
         // The operator's identity, as --role/--permission/--grant give it;
         // the agent's skill calls carry the agent's own role.
         let caller = job
@@ -129,8 +139,16 @@ pub fn run(skills: Registry, id: &str, input: &str, job: &JobArgs, args: &Runtim
             serde_json::to_string_pretty(&result).unwrap_or_default()
         );
         if let Some(e) = &result.escalation {
+            let done = match &result.escalated {
+                Some(t) => format!(
+                    "; it ran as job {} and {}",
+                    t.job_id,
+                    if t.success { "succeeded" } else { "failed" }
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "next action: escalate to `{}`{}: {}",
+                "next action: escalate to `{}`{}: {}{done}",
                 e.target_agent,
                 if e.human_required {
                     " (a human is required)"

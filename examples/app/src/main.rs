@@ -107,6 +107,10 @@ enum Command {
         id: String,
         /// Input JSON: the text itself, @FILE, or - for standard input.
         input: String,
+        /// Write the run's R3 files here (`{id}.{time}.audit.md`,
+        /// `.backlog.json`, `.graph.json`), and an escalated run's too.
+        #[arg(long, value_name = "DIR")]
+        artifacts: Option<PathBuf>,
         #[command(flatten)]
         job: run::JobArgs,
         #[command(flatten)]
@@ -304,9 +308,10 @@ fn main() -> ExitCode {
         Command::Agent {
             id,
             input,
+            artifacts,
             job,
             runtime,
-        } => agents::run(registry, &id, &input, &job, &runtime),
+        } => agents::run(registry, &id, &input, artifacts, &job, &runtime),
         Command::Export {
             format,
             capabilities,

@@ -84,6 +84,7 @@ pub struct AgentCtx<A> {
     pub(crate) dry_run: bool,
     pub(crate) errors: Arc<AtomicU32>,
     pub(crate) calls: Arc<AtomicU32>,
+    pub(crate) walked: Arc<std::sync::Mutex<crate::agent::walk::Walked>>,
     pub(crate) _agent: PhantomData<fn() -> A>,
 }
 
@@ -134,28 +135,45 @@ impl<A: Agent> AgentCtx<A> {
         reference: &str,
         params: Value,
     ) -> Result<SkillResult, InvokeError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let name = reference.split_once('@').map_or(reference, |(n, _)| n);
+        let node = format!("{name}#{n}");
+        let started_at = std::time::SystemTime::now();
         if !A::CONTRACT.skills.iter().any(|s| s.manifest.name == name) {
             self.errors.fetch_add(1, Ordering::Relaxed);
-            return Err(InvokeError::Denied {
+            let e = InvokeError::Denied {
                 skill: name.to_owned(),
                 reason: format!(
                     "agent `{}` does not list skill `{name}` in its contract",
                     A::CONTRACT.id
                 ),
-            });
+            };
+            self.walk(node, &self.job_id, started_at, &Err(e.clone()));
+            return Err(e);
         }
         let mut job = JobEnvelope::for_reference(reference, params)
             .with_caller(self.caller.clone())
             .with_parent(self.job_id.clone());
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
+        let job_id = job.job_id.clone();
         let result = self.runtime.invoke(job).await;
         if result.is_err() {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
+        self.walk(node, &job_id, started_at, &result);
         result
+    }
+
+    /// Note a skill call as a node of the run's graph.
+    fn walk(
+        &self,
+        node: String,
+        job_id: &Id,
+        started_at: std::time::SystemTime,
+        result: &Result<SkillResult, InvokeError>,
+    ) {
+        crate::agent::walk::walked(&self.walked, node, job_id, started_at, result);
     }
 
     /// Skill calls that failed so far in this run.

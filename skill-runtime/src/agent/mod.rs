@@ -6,6 +6,7 @@
 //!
 //! A layer above `exec`: an agent's skill calls are ordinary jobs.
 
+pub(crate) mod artifacts;
 pub(crate) mod audit;
 pub(crate) mod contract;
 pub(crate) mod export;
@@ -14,3 +15,4 @@ pub(crate) mod kpi;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod runner;
+pub(crate) mod walk;

@@ -2,8 +2,8 @@
 //! with the agent as the caller of every skill, its post-conditions.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -12,10 +12,12 @@ use skill_core::manifest::PermissionLevel;
 
 use crate::agent::contract::PostCheck;
 use crate::agent::handler::{Agent, AgentCtx};
+use crate::agent::walk::Walked;
 use crate::contract::invocation::Handler;
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
 use crate::model::id::Id;
+use crate::sync::lock;
 
 /// One agent run, as handed to the agent's typed code.
 pub(crate) struct Started {
@@ -30,6 +32,8 @@ pub(crate) struct Finished {
     pub output: Result<Value, AgentFailure>,
     pub errors: u32,
     pub calls: u32,
+    /// The skill calls the run made, as nodes of its graph.
+    pub walked: Walked,
 }
 
 /// Why a run failed: a code (a pre- or post-condition's `error_code`, the
@@ -70,11 +74,13 @@ pub(crate) fn refused(code: &str, message: String) -> Result<Value, AgentFailure
 pub(crate) async fn run_typed<A: Agent>(runtime: &Runtime, s: Started) -> Finished {
     let errors = Arc::new(AtomicU32::new(0));
     let calls = Arc::new(AtomicU32::new(0));
-    let output = run_checked::<A>(runtime, s, &errors, &calls).await;
+    let walked = Arc::new(Mutex::new(Walked::default()));
+    let output = run_checked::<A>(runtime, s, &errors, &calls, &walked).await;
     Finished {
         output,
         errors: errors.load(Ordering::Relaxed),
         calls: calls.load(Ordering::Relaxed),
+        walked: std::mem::take(&mut *lock(&walked)),
     }
 }
 
@@ -83,6 +89,7 @@ async fn run_checked<A: Agent>(
     s: Started,
     errors: &Arc<AtomicU32>,
     calls: &Arc<AtomicU32>,
+    walked: &Arc<Mutex<Walked>>,
 ) -> Result<Value, AgentFailure> {
     let c = A::CONTRACT;
     let decode = |params: &Value| serde_json::from_value::<A::Input>(params.clone());
@@ -120,6 +127,7 @@ async fn run_checked<A: Agent>(
         dry_run: s.dry_run,
         errors: errors.clone(),
         calls: calls.clone(),
+        walked: walked.clone(),
         _agent: PhantomData,
     };
     let out = match Handler(Box::pin(A::execute(ctx, input))).await {

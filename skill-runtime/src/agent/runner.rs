@@ -3,6 +3,9 @@
 //! like any job's.
 
 use std::borrow::Cow;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -10,10 +13,13 @@ use serde::Serialize;
 use serde_json::Value;
 use skill_core::manifest::Severity;
 
+use crate::agent::artifacts::{RunSummary, graph_state, write};
 use crate::agent::contract::{AgentContract, Trigger};
 use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
 use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
+pub use crate::agent::walk::EscalationDecision;
+use crate::agent::walk::Walked;
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
@@ -21,19 +27,6 @@ use crate::model::envelope::{JobConstraints, new_id};
 use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
-
-/// The escalation a run calls for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EscalationDecision {
-    /// The agent to hand over to.
-    pub target_agent: &'static str,
-    /// Whether a human must take over.
-    pub human_required: bool,
-    /// How long the target has to answer.
-    pub timeout_hours: u32,
-    /// Each trigger that held, as text (`confidence 0.62 < 0.7`).
-    pub reasons: Vec<String>,
-}
 
 /// What running an agent gives.
 #[derive(Clone, Debug, Serialize)]
@@ -58,7 +51,27 @@ pub struct AgentResult {
     /// The hand-over, when a trigger fired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationDecision>,
+    /// The target's run, when the escalation ran it (one that needs no
+    /// person, to an agent of the registry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalated: Option<Box<AgentResult>>,
+    /// The R3 files the run wrote (`audit.md`, `backlog.json`,
+    /// `graph.json`), when the runner has a directory for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
 }
+
+/// The run an escalation comes from.
+struct From {
+    job_id: Id,
+    agent: &'static str,
+    reasons: Vec<String>,
+    /// Every agent of the chain so far: none is escalated to twice.
+    chain: Vec<&'static str>,
+}
+
+/// How many hand-overs one run may start, one after the other.
+const MAX_CHAIN: usize = 4;
 
 /// What a run cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -89,12 +102,24 @@ pub enum AgentError {
 pub struct AgentRunner {
     runtime: Runtime,
     agents: Arc<AgentRegistry>,
+    artifacts: Option<PathBuf>,
 }
 
 impl AgentRunner {
     /// A runner for `agents`, running their skills on `runtime`.
     pub fn new(runtime: Runtime, agents: Arc<AgentRegistry>) -> AgentRunner {
-        AgentRunner { runtime, agents }
+        AgentRunner {
+            runtime,
+            agents,
+            artifacts: None,
+        }
+    }
+
+    /// Write each run's R3 files (`{agent_id}.{timestamp}.audit.md`,
+    /// `.backlog.json`, `.graph.json`) into `dir`, created when missing.
+    pub fn with_artifacts(mut self, dir: impl Into<PathBuf>) -> AgentRunner {
+        self.artifacts = Some(dir.into());
+        self
     }
 
     /// The agents it runs.
@@ -131,12 +156,39 @@ impl AgentRunner {
     /// a pre- or post-condition, the body's error) is a result with
     /// `success: false` and the error's code, like a successful one it has a
     /// run record; only an unknown id is an error.
+    ///
+    /// An escalation whose trigger held runs its target at once, on the
+    /// run's input (the fields the target's input declares), unless it needs
+    /// a person (`human_required`): then it is pending, in the result and
+    /// the run's backlog. The target's record names this run as its parent.
     pub async fn run(
         &self,
         id: &str,
         params: Value,
         caller: Caller,
         dry_run: bool,
+    ) -> Result<AgentResult, AgentError> {
+        self.run_linked(id, params, caller, dry_run, None).await
+    }
+
+    fn run_linked<'a>(
+        &'a self,
+        id: &'a str,
+        params: Value,
+        caller: Caller,
+        dry_run: bool,
+        from: Option<From>,
+    ) -> Pin<Box<dyn Future<Output = Result<AgentResult, AgentError>> + Send + 'a>> {
+        Box::pin(self.run_once(id, params, caller, dry_run, from))
+    }
+
+    async fn run_once(
+        &self,
+        id: &str,
+        params: Value,
+        caller: Caller,
+        dry_run: bool,
+        from: Option<From>,
     ) -> Result<AgentResult, AgentError> {
         let Some(agent) = self.agents.get(id) else {
             return Err(AgentError::UnknownAgent {
@@ -174,6 +226,7 @@ impl AgentRunner {
                 output: refused("invalid_input", format!("input for agent `{}` {why}", c.id)),
                 errors: 0,
                 calls: 0,
+                walked: Walked::default(),
             }
         } else if violations.is_empty() {
             let started = Started {
@@ -192,6 +245,7 @@ impl AgentRunner {
                 ),
                 errors: 0,
                 calls: 0,
+                walked: Walked::default(),
             }
         };
         // Every output is checked against its schema too (the seed's R2):
@@ -249,11 +303,44 @@ impl AgentRunner {
             Err(f) if f.retryable => NextAction::Retry,
             Err(_) => NextAction::Escalate,
         };
+        // The hand-over, when it needs no person and its target is here and
+        // not already in the chain.
+        let chain: Vec<&'static str> = from
+            .as_ref()
+            .map_or_else(Vec::new, |f| f.chain.clone())
+            .into_iter()
+            .chain([c.id])
+            .collect();
+        let escalated = match &escalation {
+            Some(e)
+                if !e.human_required
+                    && chain.len() < MAX_CHAIN
+                    && !chain.contains(&e.target_agent) =>
+            {
+                match self.agents.get(e.target_agent) {
+                    Some(target) => {
+                        let input = fitted(&params, &target.input_schema);
+                        let link = From {
+                            job_id: job_id.clone(),
+                            agent: c.id,
+                            reasons: e.reasons.clone(),
+                            chain: chain.clone(),
+                        };
+                        self.run_linked(e.target_agent, input, caller.clone(), dry_run, Some(link))
+                            .await
+                            .ok()
+                            .map(Box::new)
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        };
         let (data, error) = match &finished.output {
             Ok(v) => (v.clone(), None),
             Err(f) => (Value::Null, Some(f.clone())),
         };
-        let notes = escalation
+        let mut notes: Vec<RuleNote> = escalation
             .iter()
             .map(|e| RuleNote {
                 rule_id: Cow::Borrowed("escalation"),
@@ -270,10 +357,58 @@ impl AgentRunner {
                 )),
             })
             .collect();
+        if let Some(t) = &escalated {
+            notes.push(RuleNote {
+                rule_id: Cow::Borrowed("escalation"),
+                severity: Severity::Info,
+                message: Cow::Owned(format!("escalated: `{}` ran as job {}", t.agent, t.job_id)),
+            });
+        }
+        if let Some(f) = &from {
+            notes.push(RuleNote {
+                rule_id: Cow::Borrowed("escalation"),
+                severity: Severity::Info,
+                message: Cow::Owned(format!(
+                    "escalated from `{}` (job {}): {}",
+                    f.agent,
+                    f.job_id,
+                    f.reasons.join("; ")
+                )),
+            });
+        }
+        // R3: the run's state in the run store, and its three files.
+        let completed_at = started_at + duration;
+        let summary = RunSummary {
+            contract: c,
+            job_id: &job_id,
+            trace_id: &trace_id,
+            params: &params,
+            output: &finished.output,
+            escalation: escalation.as_ref(),
+            escalated_to: escalated.as_ref().map(|t| (&t.job_id, t.success)),
+            escalated_from: from.as_ref().map(|f| &f.job_id),
+            started_at,
+            completed_at,
+            max_tokens: JobConstraints::default().max_tokens,
+        };
+        let mut state = graph_state(&summary, finished.walked);
+        let mut artifacts = Vec::new();
+        if let Some(dir) = &self.artifacts {
+            match write(dir, &summary, &state) {
+                Ok(paths) => artifacts = paths.iter().map(|p| p.display().to_string()).collect(),
+                Err(e) => {
+                    tracing::warn!(agent = c.id, error = %e, "the run's R3 files were not written")
+                }
+            }
+        }
+        state.artifacts.extend(artifacts.iter().cloned());
+        if let Err(e) = self.runtime.save_run(&state).await {
+            tracing::warn!(agent = c.id, error = %e, "the run's state was not saved");
+        }
         let record = RunRecord {
             job_id: job_id.clone(),
             trace_id: trace_id.clone(),
-            parent_job_id: None,
+            parent_job_id: from.as_ref().map(|f| f.job_id.clone()),
             skill: Cow::Borrowed(c.id),
             version: Some(c.version),
             intent: None,
@@ -293,7 +428,7 @@ impl AgentRunner {
             idempotency_key: None,
             replayed: false,
             started_at,
-            completed_at: started_at + duration,
+            completed_at,
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
             status: if error.is_none() {
                 RunStatus::Succeeded
@@ -332,7 +467,23 @@ impl AgentRunner {
             },
             next_action,
             escalation,
+            escalated,
+            artifacts,
         })
+    }
+}
+
+/// The fields of `params` the target's input schema declares (all of them
+/// when it declares none): what a hand-over passes on.
+fn fitted(params: &Value, schema: &Value) -> Value {
+    match (params, schema.get("properties").and_then(Value::as_object)) {
+        (Value::Object(p), Some(props)) => Value::Object(
+            p.iter()
+                .filter(|(k, _)| props.contains_key(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        _ => params.clone(),
     }
 }
 

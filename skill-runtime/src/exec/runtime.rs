@@ -364,6 +364,14 @@ impl Runtime {
         self.inner.runs.load(run).await
     }
 
+    /// Save a multi-step run's state in the runtime's run store.
+    pub(crate) async fn save_run(
+        &self,
+        state: &crate::model::graph::GraphState,
+    ) -> Result<(), String> {
+        self.inner.runs.save(state).await
+    }
+
     /// Invocations that named no registered skill.
     pub fn unresolved(&self) -> u64 {
         self.inner.unresolved.load(Ordering::Relaxed)

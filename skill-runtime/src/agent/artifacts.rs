@@ -1,0 +1,224 @@
+//! What an agent run leaves behind (seed 002's rule R3): its state as a
+//! `GraphState` (its skill calls are the nodes), saved in the runtime's run
+//! store, and, when the runner is given a directory, three files named
+//! `{agent_id}.{timestamp}`:
+//! - `.audit.md`: what ran, what was decided, the escalation, the budget;
+//! - `.backlog.json`: what remains (failed calls, an escalation pending);
+//! - `.graph.json`: the nodes walked with their timings, and the edges
+//!   between them (the agent to each call, in order).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::agent::contract::AgentContract;
+use crate::agent::run::AgentFailure;
+use crate::agent::walk::{EscalationDecision, Walked};
+use crate::model::graph::{GraphBudget, GraphError, GraphJob, GraphState, GraphStatus};
+use crate::model::id::Id;
+use crate::model::time::format_time;
+
+/// One finished agent run, as the artifacts describe it.
+pub(crate) struct RunSummary<'a> {
+    pub contract: &'a AgentContract,
+    pub job_id: &'a Id,
+    pub trace_id: &'a Id,
+    pub params: &'a Value,
+    pub output: &'a Result<Value, AgentFailure>,
+    pub escalation: Option<&'a EscalationDecision>,
+    /// The run the escalation started, when it ran: its job id and whether
+    /// it succeeded.
+    pub escalated_to: Option<(&'a Id, bool)>,
+    /// The run this one was escalated from.
+    pub escalated_from: Option<&'a Id>,
+    pub started_at: SystemTime,
+    pub completed_at: SystemTime,
+    pub max_tokens: u64,
+}
+
+/// The run's `GraphState`: its skill calls as nodes, in the order made.
+pub(crate) fn graph_state(s: &RunSummary<'_>, walked: Walked) -> GraphState {
+    let mut errors = walked.errors;
+    if let Err(f) = s.output {
+        errors.push(GraphError {
+            node: s.contract.id.to_owned(),
+            message: f.message.clone(),
+            timestamp: format_time(s.completed_at),
+            recoverable: f.retryable,
+        });
+    }
+    let visited = walked
+        .nodes
+        .iter()
+        .filter(|n| n.status == GraphStatus::Succeeded)
+        .map(|n| n.node.clone())
+        .collect();
+    GraphState {
+        job: GraphJob {
+            job_id: s.job_id.clone(),
+            trace_id: s.trace_id.clone(),
+            skill: format!("{}@{}", s.contract.id, s.contract.version),
+            intent: None,
+        },
+        current_node: None,
+        visited_nodes: visited,
+        retry_count: 0,
+        input: s.params.clone(),
+        intermediate: walked.intermediate,
+        output: s.output.as_ref().ok().cloned(),
+        rag_context: None,
+        budget: GraphBudget {
+            tokens_remaining: s.max_tokens.saturating_sub(walked.budget.tokens_used),
+            ..walked.budget
+        },
+        errors,
+        artifacts: walked.artifacts,
+        status: if s.output.is_ok() {
+            GraphStatus::Succeeded
+        } else {
+            GraphStatus::Failed
+        },
+        nodes: walked.nodes,
+    }
+}
+
+/// Write the three R3 files of `state`'s run into `dir`; their paths.
+pub(crate) fn write(
+    dir: &Path,
+    s: &RunSummary<'_>,
+    state: &GraphState,
+) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    // A file name's time: RFC 3339 without the colons some systems refuse.
+    let stamp = format_time(s.started_at).replace(':', "-");
+    let base = format!("{}.{stamp}", s.contract.id);
+    let files = [
+        (format!("{base}.audit.md"), audit_md(s, state)),
+        (format!("{base}.backlog.json"), pretty(&backlog(s, state))),
+        (format!("{base}.graph.json"), pretty(&graph(s, state))),
+    ];
+    let mut paths = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+fn audit_md(s: &RunSummary<'_>, state: &GraphState) -> String {
+    let c = s.contract;
+    let mut md = format!(
+        "# Audit: {} {} ({})\n\n- run: `{}`\n- trace: `{}`\n- started: {}\n- ended: {}\n- outcome: {}\n",
+        c.id,
+        c.version,
+        c.name,
+        s.job_id,
+        s.trace_id,
+        format_time(s.started_at),
+        format_time(s.completed_at),
+        match s.output {
+            Ok(_) => "succeeded".to_owned(),
+            Err(f) => format!("failed: `{}`: {}", f.code, f.message),
+        }
+    );
+    if let Some(from) = s.escalated_from {
+        md.push_str(&format!("- escalated from run `{from}`\n"));
+    }
+    md.push_str("\n## What ran\n\n");
+    if state.nodes.is_empty() {
+        md.push_str("No skill call.\n");
+    }
+    for n in &state.nodes {
+        md.push_str(&format!(
+            "- `{}` ({}{}), job `{}`, {} to {}\n",
+            n.node,
+            if n.status == GraphStatus::Succeeded {
+                "succeeded"
+            } else {
+                "failed"
+            },
+            if n.replayed { ", replayed" } else { "" },
+            n.job_id,
+            n.started_at,
+            n.completed_at
+        ));
+    }
+    md.push_str("\n## Decisions\n\n");
+    match s.escalation {
+        Some(e) => {
+            md.push_str(&format!(
+                "- escalate to `{}` ({}; {} hours to answer): {}\n",
+                e.target_agent,
+                if e.human_required {
+                    "a person must take it up"
+                } else {
+                    "run at once"
+                },
+                e.timeout_hours,
+                e.reasons.join("; ")
+            ));
+            match s.escalated_to {
+                Some((id, ok)) => md.push_str(&format!(
+                    "- `{}` ran as run `{id}`: {}\n",
+                    e.target_agent,
+                    if ok { "succeeded" } else { "failed" }
+                )),
+                None => md.push_str("- the escalation is pending (see the backlog)\n"),
+            }
+        }
+        None if s.output.is_ok() => md.push_str("- complete: no escalation trigger held\n"),
+        None => md.push_str("- no escalation: the caller decides what to do with the failure\n"),
+    }
+    let b = &state.budget;
+    md.push_str(&format!(
+        "\n## Budget\n\n- skill calls: {}\n- tokens used: {} (remaining {})\n- documents retrieved: {}\n- failed calls: {}\n",
+        b.api_calls,
+        b.tokens_used,
+        b.tokens_remaining,
+        b.docs_retrieved,
+        state.errors.len()
+    ));
+    md
+}
+
+fn backlog(s: &RunSummary<'_>, state: &GraphState) -> Value {
+    let pending = s.escalation.filter(|_| s.escalated_to.is_none()).map(|e| {
+        json!({
+            "target_agent": e.target_agent,
+            "human_required": e.human_required,
+            "timeout_hours": e.timeout_hours,
+            "reasons": e.reasons,
+        })
+    });
+    json!({
+        "agent": s.contract.id,
+        "run": s.job_id,
+        "failed": state.errors,
+        "escalations_pending": pending.into_iter().collect::<Vec<_>>(),
+    })
+}
+
+fn graph(s: &RunSummary<'_>, state: &GraphState) -> Value {
+    let root = s.contract.id;
+    let mut edges: Vec<Value> = Vec::new();
+    let mut previous = root.to_owned();
+    for n in &state.nodes {
+        edges.push(json!({"from": previous, "to": n.node}));
+        previous = n.node.clone();
+    }
+    if let (Some(e), Some((id, _))) = (s.escalation, s.escalated_to) {
+        edges.push(json!({"from": root, "to": e.target_agent, "run": id, "kind": "escalation"}));
+    }
+    json!({
+        "agent": root,
+        "run": s.job_id,
+        "nodes": state.nodes,
+        "edges": edges,
+    })
+}
