@@ -320,3 +320,38 @@ fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
     assert_eq!(state.budget.api_calls, 3);
     assert!(state.artifacts.iter().any(|a| a.ends_with(".graph.json")));
 }
+
+#[test]
+fn a_run_that_crosses_its_budget_fails_at_the_step_that_crossed_it() {
+    let data = data_copy("durable-budget");
+    let rt = rt();
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let runtime = team_skills::runtime_builder(registry, &data)
+        .unwrap()
+        .build()
+        .unwrap();
+    // 1,500 tokens a step against the job's 4,000: the third step crosses.
+    let job = JobEnvelope::new(
+        "durable_tally",
+        json!({"channel": "budget", "first": 1, "tokens": 1500}),
+    );
+    assert_eq!(job.constraints.max_tokens, 4000);
+    let run = job.job_id.to_string();
+    let e = rt.block_on(runtime.invoke(job)).unwrap_err();
+    assert!(e.to_string().contains("step `n3`"), "{e}");
+    assert!(e.to_string().contains("budget_exceeded"), "{e}");
+    let state = rt.block_on(runtime.run_state(&run)).unwrap().unwrap();
+    assert_eq!(state.status, GraphStatus::Failed);
+    assert_eq!(state.visited_nodes, ["n1", "n2"]);
+    assert_eq!(state.current_node.as_deref(), Some("n3"));
+    assert_eq!(state.budget.tokens_used, 3000);
+    assert_eq!(state.budget.tokens_remaining, 1000);
+    assert_eq!(state.errors.len(), 1);
+    assert_eq!(state.errors[0].node, "n3");
+    assert!(!state.errors[0].recoverable);
+    assert_eq!(
+        marks(&data, "budget"),
+        [1, 2],
+        "the crossing step left nothing"
+    );
+}

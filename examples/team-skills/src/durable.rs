@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
+use skill_runtime::OverBudget;
 use skill_runtime::prelude::*;
 
-use crate::outbox::{NotifyError, OutboxWrite};
+use crate::outbox::OutboxWrite;
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct TallyInput {
@@ -22,6 +23,21 @@ pub struct TallyInput {
     #[serde(default)]
     #[schemars(range(max = 60_000))]
     pub work_ms: u32,
+    /// The tokens the step spends, reported against the job's budget.
+    #[serde(default)]
+    pub tokens: u64,
+}
+
+#[derive(Debug, thiserror::Error, FailureModes)]
+pub enum TallyError {
+    /// The outbox could not be written; trying again may work.
+    #[error("the outbox cannot be written: {0}")]
+    #[failure(retryable)]
+    OutboxUnavailable(String),
+    /// The step's tokens cross what is left of the job's budget.
+    #[error("{0}")]
+    #[failure(code = "budget_exceeded")]
+    OverBudget(#[from] OverBudget),
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -49,12 +65,13 @@ pub struct TallyOutput {
     timeout_ms = 90_000,
     retries = 0
 )]
-pub async fn tally(ctx: Ctx, input: TallyInput) -> Result<TallyOutput, NotifyError> {
+pub async fn tally(ctx: Ctx, input: TallyInput) -> Result<TallyOutput, TallyError> {
     tokio::time::sleep(Duration::from_millis(u64::from(input.work_ms))).await;
+    ctx.report_tokens(input.tokens)?;
     let line = serde_json::json!({"mark": input.mark, "job_id": ctx.job_id()});
     ctx.resource::<OutboxWrite>()
         .append(&input.channel, line, None)
-        .map_err(|e| NotifyError::OutboxUnavailable(e.to_string()))?;
+        .map_err(|e| TallyError::OutboxUnavailable(e.to_string()))?;
     Ok(TallyOutput {
         channel: input.channel,
         mark: input.mark,
@@ -73,6 +90,9 @@ pub struct DurableTallyInput {
     #[serde(default)]
     #[schemars(range(max = 60_000))]
     pub slow_ms: u32,
+    /// The tokens each step spends: the run's budget is the job's.
+    #[serde(default)]
+    pub tokens: u64,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -89,17 +109,29 @@ pub struct DurableTallyOutput {
     step(
         id = "n1",
         skill = "tally",
-        inputs(channel = "$inputs.channel", mark = "$inputs.first")
+        inputs(
+            channel = "$inputs.channel",
+            mark = "$inputs.first",
+            tokens = "$inputs.tokens"
+        )
     ),
     step(
         id = "n2",
         skill = "tally",
-        inputs(channel = "$step.n1.channel", mark = "$step.n1.next")
+        inputs(
+            channel = "$step.n1.channel",
+            mark = "$step.n1.next",
+            tokens = "$inputs.tokens"
+        )
     ),
     step(
         id = "n3",
         skill = "tally",
-        inputs(channel = "$step.n2.channel", mark = "$step.n2.next")
+        inputs(
+            channel = "$step.n2.channel",
+            mark = "$step.n2.next",
+            tokens = "$inputs.tokens"
+        )
     ),
     step(
         id = "n4",
@@ -107,13 +139,18 @@ pub struct DurableTallyOutput {
         inputs(
             channel = "$step.n3.channel",
             mark = "$step.n3.next",
-            work_ms = "$inputs.slow_ms"
+            work_ms = "$inputs.slow_ms",
+            tokens = "$inputs.tokens"
         )
     ),
     step(
         id = "n5",
         skill = "tally",
-        inputs(channel = "$step.n4.channel", mark = "$step.n4.next"),
+        inputs(
+            channel = "$step.n4.channel",
+            mark = "$step.n4.next",
+            tokens = "$inputs.tokens"
+        ),
         outputs(mark = "$outputs.last")
     )
 )]
