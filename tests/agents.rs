@@ -232,6 +232,17 @@ fn each_trigger_escalates_to_the_target_with_its_reason() {
         assert_eq!(note.rule_id, "escalation");
         assert!(note.message.contains(reason), "{}", note.message);
     }
+    // No one approved the hand-over (the default approver denies): it waits
+    // for a person, and says so.
+    let (result, records) = run(json!({"n": 1, "confidence": 0.4}));
+    assert!(result.escalated.is_none());
+    let notes = &agent_record(&records).notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.message.starts_with("the hand-over waits for a person: ")),
+        "{notes:?}"
+    );
     // One failure is not more than one: no escalation.
     let (result, _) = run(json!({"n": 1, "confidence": 0.9, "failures": 1}));
     assert_eq!(result.metrics.errors, 1);
@@ -509,4 +520,37 @@ fn agent_params_and_records_are_bounded_like_a_skills() {
     // Over the input limit: refused before its schema is walked.
     let r = run(json!({"n": 1, "confidence": 0.9, "note": "x".repeat(20_000)}));
     assert_eq!(r.error.unwrap().code, "invalid_input");
+}
+
+#[test]
+fn a_hand_over_a_person_approves_runs_its_target() {
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::builder(registry)
+        .approver(skill_runtime::policy::ApproveAll {
+            by: "the on-call reviewer".to_owned(),
+        })
+        .build()
+        .expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    let runner = AgentRunner::new(runtime.clone(), agents);
+    let result = run_worker(&runner, json!({"n": 3, "confidence": 0.4}));
+    let target = result.escalated.as_ref().expect("the reviewer ran");
+    assert_eq!(target.agent, "agent.test.reviewer@1.0.0");
+    assert!(target.success, "{target:?}");
+    assert_eq!(target.data["n"], 6, "the reviewer got the worker's input");
+    let records = runtime.memory_records().unwrap().records();
+    let worker = agent_record(&records);
+    assert!(
+        worker
+            .notes
+            .iter()
+            .any(|n| n.message == "the hand-over was approved by the on-call reviewer"),
+        "{:?}",
+        worker.notes
+    );
+    let reviewer = records
+        .iter()
+        .find(|r| r.skill == "agent.test.reviewer")
+        .expect("the reviewer's record");
+    assert_eq!(reviewer.parent_job_id.as_ref(), Some(&result.job_id));
 }

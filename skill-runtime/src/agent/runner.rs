@@ -20,6 +20,7 @@ use crate::agent::registry::AgentRegistry;
 use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
 pub use crate::agent::walk::EscalationDecision;
 use crate::agent::walk::Walked;
+use crate::exec::policy::approval::{Approval, ApprovalRequest};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
@@ -311,27 +312,54 @@ impl AgentRunner {
             .into_iter()
             .chain([c.id])
             .collect();
-        let escalated = match &escalation {
-            Some(e)
-                if !e.human_required
-                    && chain.len() < MAX_CHAIN
-                    && !chain.contains(&e.target_agent) =>
+        // A hand-over that needs a person asks the runtime's approver first
+        // (the CLI's --approve, or the application's); denied, it stays
+        // pending, with the reason.
+        let mut approval: Option<Approval> = None;
+        let escalated = match (
+            &escalation,
+            &escalation
+                .as_ref()
+                .and_then(|e| self.agents.get(e.target_agent)),
+        ) {
+            (Some(e), Some(target))
+                if chain.len() < MAX_CHAIN && !chain.contains(&e.target_agent) =>
             {
-                match self.agents.get(e.target_agent) {
-                    Some(target) => {
-                        let input = fitted(&params, &target.input_schema);
-                        let link = From {
-                            job_id: job_id.clone(),
-                            agent: c.id,
-                            reasons: e.reasons.clone(),
-                            chain: chain.clone(),
-                        };
-                        self.run_linked(e.target_agent, input, caller.clone(), dry_run, Some(link))
-                            .await
-                            .ok()
-                            .map(Box::new)
-                    }
-                    None => None,
+                let input = fitted(&params, &target.input_schema);
+                let go = if e.human_required {
+                    let request = ApprovalRequest {
+                        skill: format!("{}@{}", e.target_agent, target.contract().version),
+                        job_id: job_id.clone(),
+                        reason: format!(
+                            "human_required: `{}` escalates to `{}`: {}",
+                            c.id,
+                            e.target_agent,
+                            e.reasons.join("; ")
+                        ),
+                        params: input.clone(),
+                        dry_run,
+                        caller: caller.clone(),
+                    };
+                    let decision = self.runtime.approver().approve(&request).await;
+                    let go = matches!(decision, Approval::Approved { .. });
+                    approval = Some(decision);
+                    go
+                } else {
+                    true
+                };
+                if go {
+                    let link = From {
+                        job_id: job_id.clone(),
+                        agent: c.id,
+                        reasons: e.reasons.clone(),
+                        chain: chain.clone(),
+                    };
+                    self.run_linked(e.target_agent, input, caller.clone(), dry_run, Some(link))
+                        .await
+                        .ok()
+                        .map(Box::new)
+                } else {
+                    None
                 }
             }
             _ => None,
@@ -357,6 +385,19 @@ impl AgentRunner {
                 )),
             })
             .collect();
+        match &approval {
+            Some(Approval::Approved { by }) => notes.push(RuleNote {
+                rule_id: Cow::Borrowed("escalation"),
+                severity: Severity::Info,
+                message: Cow::Owned(format!("the hand-over was approved by {by}")),
+            }),
+            Some(Approval::Denied { reason }) => notes.push(RuleNote {
+                rule_id: Cow::Borrowed("escalation"),
+                severity: Severity::Warning,
+                message: Cow::Owned(format!("the hand-over waits for a person: {reason}")),
+            }),
+            None => {}
+        }
         if let Some(t) = &escalated {
             notes.push(RuleNote {
                 rule_id: Cow::Borrowed("escalation"),

@@ -364,6 +364,11 @@ impl Runtime {
         self.inner.runs.load(run).await
     }
 
+    /// Who decides what needs a person.
+    pub(crate) fn approver(&self) -> &dyn crate::exec::policy::approval::Approver {
+        &*self.inner.approver
+    }
+
     /// Save a multi-step run's state in the runtime's run store.
     pub(crate) async fn save_run(
         &self,
