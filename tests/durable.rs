@@ -24,6 +24,15 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// A runtime of the example skills over `data`, runs kept in memory.
+fn local_runtime(data: &std::path::Path) -> skill_runtime::Runtime {
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    team_skills::runtime_builder(registry, data)
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
 /// The marks the tally steps left in `channel`, in order.
 fn marks(data: &std::path::Path, channel: &str) -> Vec<u64> {
     std::fs::read_to_string(data.join(format!("outbox/{channel}.jsonl")))
@@ -48,11 +57,7 @@ fn tally(channel: &str, slow_ms: u32) -> JobEnvelope {
 fn a_run_keeps_its_state_and_a_completed_step_never_runs_again() {
     let data = data_copy("durable-local");
     let rt = rt();
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let runtime = team_skills::runtime_builder(registry, &data)
-        .unwrap()
-        .build()
-        .unwrap();
+    let runtime = local_runtime(&data);
     let job = tally("local", 0);
     let run = job.job_id.to_string();
     let result = rt.block_on(runtime.invoke(job.clone())).unwrap();
@@ -200,11 +205,7 @@ fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
     let data = data_copy("agent-r3");
     let dir = skill_tests::temp_dir("agent-r3-artifacts");
     let rt = rt();
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let runtime = team_skills::runtime_builder(registry, &data)
-        .unwrap()
-        .build()
-        .unwrap();
+    let runtime = local_runtime(&data);
     let agents = Arc::new(AgentRegistry::from_inventory().unwrap());
     let runner = AgentRunner::new(runtime.clone(), agents).with_artifacts(&dir);
     // A page the page table does not know: confidence 0, below 0.7.
@@ -325,11 +326,7 @@ fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
 fn a_run_that_crosses_its_budget_fails_at_the_step_that_crossed_it() {
     let data = data_copy("durable-budget");
     let rt = rt();
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let runtime = team_skills::runtime_builder(registry, &data)
-        .unwrap()
-        .build()
-        .unwrap();
+    let runtime = local_runtime(&data);
     // 1,500 tokens a step against the job's 4,000: the third step crosses.
     let job = JobEnvelope::new(
         "durable_tally",
