@@ -352,3 +352,33 @@ fn a_run_that_crosses_its_budget_fails_at_the_step_that_crossed_it() {
         "the crossing step left nothing"
     );
 }
+
+#[test]
+fn a_state_saved_by_another_version_of_the_pipeline_is_not_resumed() {
+    use skill_runtime::policy::{MemoryRuns, RunStore};
+
+    let data = data_copy("durable-version");
+    let rt = rt();
+    let runs = Arc::new(MemoryRuns::default());
+    let registry = Arc::new(Registry::from_inventory().unwrap());
+    let runtime = team_skills::runtime_builder(registry, &data)
+        .unwrap()
+        .run_store(runs.clone())
+        .build()
+        .unwrap();
+    let job = tally("version", 0);
+    let run = job.job_id.to_string();
+    // A first run, then its state as an older version would have left it
+    // (steps 1-3 done).
+    rt.block_on(runtime.invoke(job.clone())).unwrap();
+    let mut old = rt.block_on(runs.load(&run)).unwrap().unwrap();
+    old.job.skill = "durable_tally@0.9.0".to_owned();
+    old.visited_nodes.truncate(3);
+    old.status = GraphStatus::Running;
+    rt.block_on(runs.save(&old)).unwrap();
+    rt.block_on(runtime.invoke(job)).unwrap();
+    let state = rt.block_on(runs.load(&run)).unwrap().unwrap();
+    assert_eq!(state.job.skill, "durable_tally@1.0.0");
+    assert_eq!(state.retry_count, 0, "a new run, not a resumed one");
+    assert_eq!(state.visited_nodes, ["n1", "n2", "n3", "n4", "n5"]);
+}

@@ -22,7 +22,7 @@ use crate::model::graph::{GraphBudget, GraphError, GraphJob, GraphState, GraphSt
 use crate::model::id::Id;
 use crate::model::record::{RunStatus, StepRun};
 use crate::model::result::NextAction;
-use crate::model::time::format_time;
+use crate::model::time::{format_time, parse_time};
 use crate::registry::rules::pipeline::Reference;
 use crate::sync::lock;
 
@@ -103,12 +103,12 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
             let skill_name = jobs
                 .label_of(t.kind, t.name, t.version)
                 .unwrap_or_else(|| Arc::from(t.name));
-            let job_id = state
-                .nodes
-                .iter()
-                .rev()
-                .find(|n| n.node == step.id)
-                .map_or_else(|| inv.job_id.clone(), |n| n.job_id.clone());
+            // As the step's run recorded it: its job, and when it completed.
+            let ran = state.nodes.iter().rev().find(|n| n.node == step.id);
+            let job_id = ran.map_or_else(|| inv.job_id.clone(), |n| n.job_id.clone());
+            let completed_at = ran
+                .and_then(|n| parse_time(&n.completed_at).ok())
+                .unwrap_or_else(SystemTime::now);
             lock(steps).push(StepRun {
                 id: Cow::Borrowed(step.id),
                 skill_name,
@@ -116,7 +116,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                 status: RunStatus::Succeeded,
                 output: Some(output.clone()),
                 error: None,
-                completed_at: SystemTime::now(),
+                completed_at,
             });
             collect(step.outputs, &output, &mut outputs);
             done.push((step.id, output));
@@ -263,22 +263,31 @@ fn resumed(
     input: &Value,
     saved: Result<Option<GraphState>, String>,
 ) -> GraphState {
+    let skill = format!("{}@{}", m.name, m.version);
     match saved {
-        Ok(Some(mut s)) => {
+        // Only a state of this very pipeline: another version's steps may
+        // have other ids and other outputs.
+        Ok(Some(mut s)) if s.job.skill == skill => {
             s.retry_count += 1;
             s.status = GraphStatus::Running;
             s.current_node = s.errors.last().map(|e| e.node.clone()).or(s.current_node);
             s
         }
         other => {
-            if let Err(e) = other {
-                tracing::warn!(run = %inv.job_id, error = %e, "the run store cannot be read; the run starts from its first step");
+            match other {
+                Err(e) => {
+                    tracing::warn!(run = %inv.job_id, error = %e, "the run store cannot be read; the run starts from its first step")
+                }
+                Ok(Some(s)) => {
+                    tracing::warn!(run = %inv.job_id, saved = %s.job.skill, now = %skill, "the run's saved state is another pipeline's; the run starts from its first step")
+                }
+                Ok(None) => {}
             }
             GraphState {
                 job: GraphJob {
                     job_id: inv.job_id.clone(),
                     trace_id: inv.trace_id.clone(),
-                    skill: format!("{}@{}", m.name, m.version),
+                    skill,
                     intent: inv.intent.clone(),
                 },
                 current_node: m.steps.first().map(|s| s.id.to_owned()),
