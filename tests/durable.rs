@@ -382,3 +382,61 @@ fn a_state_saved_by_another_version_of_the_pipeline_is_not_resumed() {
     assert_eq!(state.retry_count, 0, "a new run, not a resumed one");
     assert_eq!(state.visited_nodes, ["n1", "n2", "n3", "n4", "n5"]);
 }
+
+#[test]
+fn steps_that_wait_for_the_same_step_run_at_the_same_time() {
+    let data = data_copy("durable-fanout");
+    let rt = rt();
+    let runtime = local_runtime(&data);
+    let job = JobEnvelope::new(
+        "tally_fanout",
+        json!({"channel": "fanout", "first": 1, "work_ms": 300}),
+    );
+    let run = job.job_id.to_string();
+    let result = rt.block_on(runtime.invoke(job)).unwrap();
+    assert_eq!(result.data["last"], 3, "join read right's next");
+    let mut marks = marks(&data, "fanout");
+    marks.sort();
+    assert_eq!(marks, [1, 2, 2, 3]);
+    let state = rt.block_on(runtime.run_state(&run)).unwrap().unwrap();
+    let node = |id: &str| state.nodes.iter().find(|n| n.node == id).unwrap();
+    let (left, right) = (node("left"), node("right"));
+    // RFC 3339 text of one format compares as time.
+    assert!(
+        left.started_at < right.completed_at && right.started_at < left.completed_at,
+        "left {left:?} and right {right:?} overlap"
+    );
+    assert!(
+        node("join").started_at >= left.completed_at
+            && node("join").started_at >= right.completed_at
+    );
+    assert_eq!(
+        state.visited_nodes.first().map(String::as_str),
+        Some("start")
+    );
+    assert_eq!(state.visited_nodes.last().map(String::as_str), Some("join"));
+
+    // The graph is in the export, as an addition to the straight line.
+    let registry = runtime.registry().to_json();
+    let fanout = registry["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "tally_fanout")
+        .unwrap();
+    let after: Vec<Value> = fanout["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.get("after").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(
+        after,
+        [
+            Value::Null,
+            json!(["start"]),
+            json!(["start"]),
+            json!(["left", "right"])
+        ]
+    );
+}

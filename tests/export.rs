@@ -43,7 +43,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let registry: Value = serde_json::from_slice(&a).expect("registry is JSON");
     assert_eq!(format_violations(&registry), Vec::<String>::new());
     assert_eq!(invalid_skill_schemas(&registry), Vec::<String>::new());
-    assert_eq!(registry["skills"].as_array().unwrap().len(), 19);
+    assert_eq!(registry["skills"].as_array().unwrap().len(), 20);
     let ops_cli = run_ok(&mut skill_examples(&["export", "--format", "ops"])).stdout;
     assert_eq!(
         fs::read(dir.join("first/op-registry.json")).expect("op-registry.json beside the registry"),
@@ -67,7 +67,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid skill-build export (19 skills, 4 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (20 skills, 5 pipelines, 3 ops, 3 agents)"),
         "{out}"
     );
 
@@ -75,7 +75,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let (code, out, err) = registry_cli(&["validate", &path("reg.json")]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid skill-build export (19 skills, 4 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (20 skills, 5 pipelines, 3 ops, 3 agents)"),
         "{out}"
     );
 

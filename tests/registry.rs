@@ -42,13 +42,14 @@ fn collects_every_skill_of_both_crates_sorted() {
             "summarize_note",
             "summarize_text",
             "tally",
+            "tally_fanout",
             "vlevel_calculator",
             "mcp_summarize",
             "obsidian_search",
             "word_count",
         ]
     );
-    assert!(r.skills()[19..].iter().all(|s| s.is_op()));
+    assert!(r.skills()[20..].iter().all(|s| s.is_op()));
     let crates = r.contributing_crates();
     assert!(
         crates.contains("seed_skills") && crates.contains("team_skills"),

@@ -482,6 +482,9 @@ pub struct PipelineStep {
     /// Target output field, written to `$outputs.<name>` (or named
     /// `$step.<id>.<field>`, which every step output already is).
     pub outputs: &'static [(&'static str, &'static str)],
+    /// The steps this one waits for (`after(...)`); `None`: the step written
+    /// before it. Steps whose waits are over run at the same time.
+    pub after: Option<&'static [&'static str]>,
 }
 
 /// In-process Rust code: `module` is the Rust module path, `handler` the function.

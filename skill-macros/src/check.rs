@@ -376,8 +376,61 @@ pub fn arity(e: &syn::Expr) -> usize {
     }
 }
 
+/// Each step's ancestors: the steps it waits for (`after(...)`, by default
+/// the step written before it) and theirs. A step may wait only for steps
+/// written above it, so no cycle can be written.
+fn step_ancestors(cx: &Ctxt, args: &SkillArgs, ids: &[String]) -> Vec<Vec<String>> {
+    let mut ancestors: Vec<Vec<String>> = Vec::with_capacity(args.steps.len());
+    for (i, step) in args.steps.iter().enumerate() {
+        let me = step.id.as_ref().map(LitStr::value).unwrap_or_default();
+        let deps: Vec<String> = match &step.after {
+            None => ids.get(i.wrapping_sub(1)).cloned().into_iter().collect(),
+            Some(list) => {
+                let mut deps = Vec::new();
+                for a in list {
+                    let name = a.value();
+                    if !ids.contains(&name) {
+                        cx.error_spanned(
+                            a,
+                            format!(
+                                "`after(\"{name}\")` names no step; the steps are {}",
+                                ids.iter()
+                                    .map(|i| format!("\"{i}\""))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        );
+                    } else if !ids[..i.min(ids.len())].contains(&name) {
+                        cx.error_spanned(a, format!("step \"{me}\" waits for \"{name}\", which is written after it; a step waits only for steps written above it (so no cycle can be written): move \"{name}\" up"));
+                    } else if deps.contains(&name) {
+                        cx.error_spanned(
+                            a,
+                            format!("`after(...)` names \"{name}\" twice; keep one"),
+                        );
+                    } else {
+                        deps.push(name);
+                    }
+                }
+                deps
+            }
+        };
+        let mut all = deps.clone();
+        for d in &deps {
+            if let Some(j) = ids.iter().position(|x| x == d) {
+                for a in ancestors.get(j).into_iter().flatten() {
+                    if !all.contains(a) {
+                        all.push(a.clone());
+                    }
+                }
+            }
+        }
+        ancestors.push(all);
+    }
+    ancestors
+}
+
 /// What the pipeline macro can see of its steps: ids, targets and reference
-/// syntax, and that every `$step` reference reads an earlier step.
+/// syntax, and that every `$step` reference reads a step it waits for.
 pub fn steps(cx: &Ctxt, args: &SkillArgs) {
     if args.steps.is_empty() {
         cx.error_at(
@@ -391,6 +444,7 @@ pub fn steps(cx: &Ctxt, args: &SkillArgs) {
         .iter()
         .filter_map(|s| s.id.as_ref().map(LitStr::value))
         .collect();
+    let ancestors = step_ancestors(cx, args, &ids);
     for (i, step) in args.steps.iter().enumerate() {
         let Some(id_lit) = &step.id else { continue };
         let id = id_lit.value();
@@ -436,6 +490,8 @@ pub fn steps(cx: &Ctxt, args: &SkillArgs) {
                         cx.error_spanned(r, format!("step \"{id}\" reads its own output; read `$inputs.<field>` or an earlier step's"));
                     } else if ids.contains(&s) && !earlier.contains(&s) {
                         cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which runs later; steps run in order, so move \"{s}\" before \"{id}\""));
+                    } else if earlier.contains(&s) && !ancestors.get(i).is_some_and(|a| a.contains(&s)) {
+                        cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which \"{id}\" does not wait for: they may run at the same time; add \"{s}\" to \"{id}\"'s `after(...)`"));
                     } else if !ids.contains(&s) {
                         cx.error_spanned(r, format!("`{text}` names no step; the steps are {}", ids.iter().map(|i| format!("\"{i}\"")).collect::<Vec<_>>().join(", ")));
                     }

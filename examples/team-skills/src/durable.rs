@@ -155,3 +155,58 @@ pub struct DurableTallyOutput {
     )
 )]
 pub async fn durable_tally(input: DurableTallyInput) -> DurableTallyOutput;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TallyFanoutInput {
+    /// The outbox channel the marks go to.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,31}$"))]
+    pub channel: String,
+    /// The first step's mark.
+    pub first: u32,
+    /// How long each of the two middle steps works, in milliseconds (at
+    /// most a minute).
+    #[serde(default)]
+    #[schemars(range(max = 60_000))]
+    pub work_ms: u32,
+}
+
+/// One mark, then two at the same time, then one after both: steps that
+/// wait for what they read (`after`), and no more.
+#[pipeline(
+    version = "1.0.0",
+    autonomy = "L3",
+    owners("growth-team"),
+    step(
+        id = "start",
+        skill = "tally",
+        inputs(channel = "$inputs.channel", mark = "$inputs.first")
+    ),
+    step(
+        id = "left",
+        skill = "tally",
+        after("start"),
+        inputs(
+            channel = "$step.start.channel",
+            mark = "$step.start.next",
+            work_ms = "$inputs.work_ms"
+        )
+    ),
+    step(
+        id = "right",
+        skill = "tally",
+        after("start"),
+        inputs(
+            channel = "$step.start.channel",
+            mark = "$step.start.next",
+            work_ms = "$inputs.work_ms"
+        )
+    ),
+    step(
+        id = "join",
+        skill = "tally",
+        after("left", "right"),
+        inputs(channel = "$step.left.channel", mark = "$step.right.next"),
+        outputs(mark = "$outputs.last")
+    )
+)]
+pub async fn tally_fanout(input: TallyFanoutInput) -> DurableTallyOutput;

@@ -263,6 +263,7 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
         target: None,
         inputs: Vec::new(),
         outputs: Vec::new(),
+        after: None,
     };
     let mapping = |cx: &Ctxt, n: Node, what: &str| -> Vec<(syn::Ident, LitStr)> {
         let mut out = Vec::new();
@@ -285,7 +286,7 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
         cx,
         sub_list(cx, node),
         "step(...)",
-        &["id", "skill", "op", "inputs", "outputs"],
+        &["id", "skill", "op", "inputs", "outputs", "after"],
         &[],
     ) {
         match n.key().as_str() {
@@ -302,6 +303,7 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
                 }
             }
             "inputs" => s.inputs = mapping(cx, n, "inputs"),
+            "after" => s.after = Some(str_list(cx, &n)),
             _ => s.outputs = mapping(cx, n, "outputs"),
         }
     }

@@ -30,6 +30,9 @@ pub struct StepArgs {
     pub target: Option<(&'static str, LitStr)>,
     pub inputs: Vec<(syn::Ident, LitStr)>,
     pub outputs: Vec<(syn::Ident, LitStr)>,
+    /// `after("a", "b")`: the steps this one waits for (default: the step
+    /// written before it).
+    pub after: Option<Vec<LitStr>>,
 }
 
 /// A choice among fixed words, kept as the runtime enum variant to emit.

@@ -80,12 +80,17 @@ pub(super) fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> Tok
             quote!(&[#(#items),*])
         };
         let (inputs, outputs) = (map(&s.inputs), map(&s.outputs));
+        let after = match &s.after {
+            None => quote!(::core::option::Option::None),
+            Some(list) => quote!(::core::option::Option::Some(&[#(#list),*])),
+        };
         Some(quote! {
             #p::PipelineStep {
                 id: #id,
                 target: #p::CallTarget { kind: #p::TargetKind::#kind, name: #name, version: #version },
                 inputs: #inputs,
                 outputs: #outputs,
+                after: #after,
             }
         })
     });

@@ -4,7 +4,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -12,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use skill_core::failure::{FailureMode, FailureModes};
-use skill_core::manifest::{Manifest, TargetKind};
+use skill_core::manifest::{Manifest, PipelineStep, TargetKind};
 
 use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Ctx;
@@ -85,165 +88,139 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
     };
     let run = inv.job_id.to_string();
     let mut state = resumed(inv, m, &input, jobs.load_run(&run).await);
+    let waits = waits(m);
+    let mut finished = vec![false; m.steps.len()];
     let mut done: Vec<(&'static str, Arc<Value>)> = Vec::with_capacity(m.steps.len());
     let mut outputs = Map::new();
-    for (i, step) in m.steps.iter().enumerate() {
-        let t = step.target;
-        let next = m.steps.get(i + 1).map(|s| s.id.to_owned());
+    loop {
+        let ready: Vec<usize> = (0..m.steps.len())
+            .filter(|&i| !finished[i] && waits[i].iter().all(|&w| finished[w]))
+            .collect();
+        if ready.is_empty() {
+            break;
+        }
         // Completed by an earlier run of this job (its worker died, or it
         // was retried): its output is in the state, and it does not run again.
-        if state.visited_nodes.iter().any(|v| v == step.id) {
-            let output = Arc::new(
-                state
-                    .intermediate
-                    .get(step.id)
-                    .cloned()
-                    .unwrap_or(Value::Null),
-            );
-            let skill_name = jobs
-                .label_of(t.kind, t.name, t.version)
-                .unwrap_or_else(|| Arc::from(t.name));
-            // As the step's run recorded it: its job, and when it completed.
-            let ran = state.nodes.iter().rev().find(|n| n.node == step.id);
-            let job_id = ran.map_or_else(|| inv.job_id.clone(), |n| n.job_id.clone());
-            let completed_at = ran
-                .and_then(|n| parse_time(&n.completed_at).ok())
-                .unwrap_or_else(SystemTime::now);
-            lock(steps).push(StepRun {
-                id: Cow::Borrowed(step.id),
-                skill_name,
-                job_id,
-                status: RunStatus::Succeeded,
-                output: Some(output.clone()),
-                error: None,
-                completed_at,
-            });
-            collect(step.outputs, &output, &mut outputs);
-            done.push((step.id, output));
+        let kept: Vec<usize> = ready
+            .iter()
+            .copied()
+            .filter(|&i| state.visited_nodes.iter().any(|v| v == m.steps[i].id))
+            .collect();
+        if !kept.is_empty() {
+            for i in kept {
+                let output = reused(&**jobs, steps, &state, inv, &m.steps[i]);
+                collect(m.steps[i].outputs, &output, &mut outputs);
+                done.push((m.steps[i].id, output));
+                finished[i] = true;
+            }
             continue;
         }
-        let mut params = Map::new();
-        for (field, source) in step.inputs {
-            let value = match Reference::parse(source) {
-                Some(Reference::Input(f)) => input.get(f),
-                Some(Reference::Step(id, f)) => done
-                    .iter()
-                    .find(|(d, _)| *d == id)
-                    .and_then(|(_, out)| out.get(f)),
-                // The macro and the registry reject anything else.
-                _ => None,
-            };
-            // An absent optional field stays absent.
-            if let Some(v) = value {
-                params.insert((*field).to_owned(), v.clone());
+        // The steps whose waits are over run at the same time.
+        let batch = ready.into_iter().map(|i| {
+            let job = step_job(inv, &run, &state, &input, &done, &m.steps[i]);
+            async move {
+                let job_id = job.job_id.clone();
+                let reference = job.reference();
+                let started_at = SystemTime::now();
+                let result = jobs.run_job(job).await;
+                (i, job_id, reference, started_at, SystemTime::now(), result)
+            }
+        });
+        let results = join_all(batch.collect()).await;
+        let mut failure = None;
+        for (i, job_id, reference, started_at, completed_at, result) in results {
+            let step = &m.steps[i];
+            let t = step.target;
+            state.budget.api_calls += 1;
+            match result {
+                Ok(r) => {
+                    lock(steps).push(StepRun {
+                        id: Cow::Borrowed(step.id),
+                        skill_name: r.skill.clone(),
+                        job_id: job_id.clone(),
+                        status: RunStatus::Succeeded,
+                        output: Some(r.data.clone()),
+                        error: None,
+                        completed_at,
+                    });
+                    collect(step.outputs, &r.data, &mut outputs);
+                    let b = &mut state.budget;
+                    b.tokens_used += r.metrics.tokens_used.unwrap_or(0);
+                    b.tokens_remaining = inv.constraints.max_tokens.saturating_sub(b.tokens_used);
+                    b.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
+                    state.artifacts.extend(
+                        r.artifacts
+                            .iter()
+                            .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone())),
+                    );
+                    state
+                        .intermediate
+                        .insert(step.id.to_owned(), (*r.data).clone());
+                    state.visited_nodes.push(step.id.to_owned());
+                    state.nodes.push(node_run(
+                        step.id,
+                        job_id,
+                        started_at,
+                        completed_at,
+                        GraphStatus::Succeeded,
+                        r.replayed,
+                    ));
+                    done.push((step.id, r.data));
+                    finished[i] = true;
+                }
+                Err(e) => {
+                    let what = match t.kind {
+                        TargetKind::Skill => "skill",
+                        TargetKind::Op => "op",
+                    };
+                    let message = format!(
+                        "step `{}` ({what} `{reference}`) failed: {e} [{}]",
+                        step.id,
+                        e.code()
+                    );
+                    // Named as a successful step is: `name@version` of what
+                    // ran, or the reference as written when nothing resolved.
+                    let skill_name = jobs
+                        .label_of(t.kind, t.name, t.version)
+                        .unwrap_or_else(|| Arc::from(reference.as_str()));
+                    lock(steps).push(StepRun {
+                        id: Cow::Borrowed(step.id),
+                        skill_name,
+                        job_id: job_id.clone(),
+                        status: RunStatus::Failed,
+                        output: None,
+                        error: Some(e.to_string()),
+                        completed_at,
+                    });
+                    state.errors.push(GraphError {
+                        node: step.id.to_owned(),
+                        message: e.to_string(),
+                        timestamp: format_time(completed_at),
+                        recoverable: e.next_action() == NextAction::Retry,
+                    });
+                    state.nodes.push(node_run(
+                        step.id,
+                        job_id,
+                        started_at,
+                        completed_at,
+                        GraphStatus::Failed,
+                        false,
+                    ));
+                    failure.get_or_insert((step.id, message));
+                }
             }
         }
-        // A step is held to what is left of the pipeline's limits, and sees
-        // what retrieval found for it. Its key is the run's and the node's:
-        // a node run again after its worker died is deduplicated by the
-        // step's own idempotency (a success is replayed, a lock held by the
-        // dead worker is taken over).
-        let mut constraints = inv.constraints.clone();
-        constraints.max_tokens = state.budget.tokens_remaining;
-        constraints.max_docs = inv
-            .constraints
-            .max_docs
-            .saturating_sub(state.budget.docs_retrieved);
-        let mut job = JobEnvelope::new(t.name, Value::Object(params))
-            .with_caller(inv.caller.clone())
-            .with_constraints(constraints)
-            .with_idempotency_key(format!("{run}/{}", step.id));
-        job.rag_context = inv.rag_context.clone();
-        job.kind = t.kind;
-        job.version = t.version.map(std::borrow::Cow::Borrowed);
-        job.trace_id = inv.trace_id.clone();
-        job.parent_job_id = Some(inv.job_id.clone());
-        let job_id = job.job_id.clone();
-        let reference = job.reference();
-        let started_at = SystemTime::now();
-        state.budget.api_calls += 1;
-        let result = jobs.run_job(job).await;
-        let completed_at = SystemTime::now();
-        match result {
-            Ok(r) => {
-                lock(steps).push(StepRun {
-                    id: Cow::Borrowed(step.id),
-                    skill_name: r.skill.clone(),
-                    job_id: job_id.clone(),
-                    status: RunStatus::Succeeded,
-                    output: Some(r.data.clone()),
-                    error: None,
-                    completed_at,
-                });
-                collect(step.outputs, &r.data, &mut outputs);
-                let b = &mut state.budget;
-                b.tokens_used += r.metrics.tokens_used.unwrap_or(0);
-                b.tokens_remaining = inv.constraints.max_tokens.saturating_sub(b.tokens_used);
-                b.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
-                state.artifacts.extend(
-                    r.artifacts
-                        .iter()
-                        .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone())),
-                );
-                state
-                    .intermediate
-                    .insert(step.id.to_owned(), (*r.data).clone());
-                state.visited_nodes.push(step.id.to_owned());
-                state.nodes.push(node_run(
-                    step.id,
-                    job_id,
-                    started_at,
-                    completed_at,
-                    GraphStatus::Succeeded,
-                    r.replayed,
-                ));
-                state.current_node = next;
-                save(&**jobs, &state).await;
-                done.push((step.id, r.data));
-            }
-            Err(e) => {
-                let what = match t.kind {
-                    TargetKind::Skill => "skill",
-                    TargetKind::Op => "op",
-                };
-                let message = format!(
-                    "step `{}` ({what} `{reference}`) failed: {e} [{}]",
-                    step.id,
-                    e.code()
-                );
-                // Named as a successful step is: `name@version` of what ran,
-                // or the reference as written when nothing resolved.
-                let skill_name = jobs
-                    .label_of(t.kind, t.name, t.version)
-                    .unwrap_or_else(|| Arc::from(reference.as_str()));
-                lock(steps).push(StepRun {
-                    id: Cow::Borrowed(step.id),
-                    skill_name,
-                    job_id: job_id.clone(),
-                    status: RunStatus::Failed,
-                    output: None,
-                    error: Some(e.to_string()),
-                    completed_at,
-                });
-                state.errors.push(GraphError {
-                    node: step.id.to_owned(),
-                    message: e.to_string(),
-                    timestamp: format_time(completed_at),
-                    recoverable: e.next_action() == NextAction::Retry,
-                });
-                state.nodes.push(node_run(
-                    step.id,
-                    job_id,
-                    started_at,
-                    completed_at,
-                    GraphStatus::Failed,
-                    false,
-                ));
-                state.status = GraphStatus::Failed;
-                save(&**jobs, &state).await;
-                return Err(failed(message));
-            }
+        if let Some((node, message)) = failure {
+            state.current_node = Some(node.to_owned());
+            state.status = GraphStatus::Failed;
+            save(&**jobs, &state).await;
+            return Err(failed(message));
         }
+        // The first step not completed, in the order written.
+        state.current_node = (0..m.steps.len())
+            .find(|&i| !finished[i])
+            .map(|i| m.steps[i].id.to_owned());
+        save(&**jobs, &state).await;
     }
     let output = Value::Object(outputs);
     state.output = Some(output.clone());
@@ -251,6 +228,131 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
     state.current_node = None;
     save(&**jobs, &state).await;
     Ok(output)
+}
+
+/// Each step's waits, as indexes: `after(...)`, or the step written before.
+fn waits(m: &Manifest) -> Vec<Vec<usize>> {
+    m.steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| match step.after {
+            None => i.checked_sub(1).into_iter().collect(),
+            Some(after) => after
+                .iter()
+                .filter_map(|a| m.steps.iter().position(|s| s.id == *a))
+                .collect(),
+        })
+        .collect()
+}
+
+/// A completed step's output, from the state, with its step record as its
+/// run left it.
+fn reused(
+    jobs: &dyn JobRunner,
+    steps: &std::sync::Mutex<Vec<StepRun>>,
+    state: &GraphState,
+    inv: &Invocation,
+    step: &PipelineStep,
+) -> Arc<Value> {
+    let t = step.target;
+    let output = Arc::new(
+        state
+            .intermediate
+            .get(step.id)
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    let skill_name = jobs
+        .label_of(t.kind, t.name, t.version)
+        .unwrap_or_else(|| Arc::from(t.name));
+    // As the step's run recorded it: its job, and when it completed.
+    let ran = state.nodes.iter().rev().find(|n| n.node == step.id);
+    let job_id = ran.map_or_else(|| inv.job_id.clone(), |n| n.job_id.clone());
+    let completed_at = ran
+        .and_then(|n| parse_time(&n.completed_at).ok())
+        .unwrap_or_else(SystemTime::now);
+    lock(steps).push(StepRun {
+        id: Cow::Borrowed(step.id),
+        skill_name,
+        job_id,
+        status: RunStatus::Succeeded,
+        output: Some(output.clone()),
+        error: None,
+        completed_at,
+    });
+    output
+}
+
+/// The job of `step`: its input read from the run's input and the outputs
+/// of the steps done, held to what is left of the run's limits, seeing what
+/// retrieval found. Its key is the run's and the step's: a step run again
+/// after its worker died is deduplicated by the step's own idempotency (a
+/// success is replayed, a lock held by the dead worker is taken over).
+fn step_job(
+    inv: &Invocation,
+    run: &str,
+    state: &GraphState,
+    input: &Value,
+    done: &[(&'static str, Arc<Value>)],
+    step: &PipelineStep,
+) -> JobEnvelope {
+    let mut params = Map::new();
+    for (field, source) in step.inputs {
+        let value = match Reference::parse(source) {
+            Some(Reference::Input(f)) => input.get(f),
+            Some(Reference::Step(id, f)) => done
+                .iter()
+                .find(|(d, _)| *d == id)
+                .and_then(|(_, out)| out.get(f)),
+            // The macro and the registry reject anything else.
+            _ => None,
+        };
+        // An absent optional field stays absent.
+        if let Some(v) = value {
+            params.insert((*field).to_owned(), v.clone());
+        }
+    }
+    let t = step.target;
+    let mut constraints = inv.constraints.clone();
+    constraints.max_tokens = state.budget.tokens_remaining;
+    constraints.max_docs = inv
+        .constraints
+        .max_docs
+        .saturating_sub(state.budget.docs_retrieved);
+    let mut job = JobEnvelope::new(t.name, Value::Object(params))
+        .with_caller(inv.caller.clone())
+        .with_constraints(constraints)
+        .with_idempotency_key(format!("{run}/{}", step.id));
+    job.rag_context = inv.rag_context.clone();
+    job.kind = t.kind;
+    job.version = t.version.map(std::borrow::Cow::Borrowed);
+    job.trace_id = inv.trace_id.clone();
+    job.parent_job_id = Some(inv.job_id.clone());
+    job
+}
+
+/// Every future of `futures`, polled together; their outputs in order.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if out.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => *out = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// The state a run starts from: the one saved by an earlier run of this job

@@ -21,7 +21,7 @@ use crate::schema::with_standard_formats;
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
-pub const REGISTRY_FORMAT_VERSION: &str = "2.3.0";
+pub const REGISTRY_FORMAT_VERSION: &str = "2.4.0";
 
 /// Version of the `op-registry.json` format (`op-registry.schema.json`).
 pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
@@ -134,12 +134,18 @@ fn step_json(step: &PipelineStep) -> Value {
                 .collect(),
         )
     };
-    json!({
+    let mut v = json!({
         "id": step.id,
         "target": target_json(&step.target),
         "inputs": mapping(step.inputs),
         "outputs": mapping(step.outputs),
-    })
+    });
+    // The graph is an addition: a step that follows the one before it (the
+    // straight line every reader of `steps` knows) says nothing more.
+    if let Some(after) = step.after {
+        v["after"] = Value::from(after.to_vec());
+    }
+    v
 }
 
 fn strs(v: &[&str]) -> Value {
