@@ -414,6 +414,21 @@ fn each_pipeline_rule_fails_on_its_own_mistake() {
             "refers to step `summarize`, which runs later",
         ),
         (
+            "a step waiting for a step written after it",
+            |d| pipeline_mut(d, "summarize_note")["steps"][0]["after"] = json!(["summarize"]),
+            "step `read` waits for step `summarize`, which is written after it",
+        ),
+        (
+            "a wait on no step",
+            |d| pipeline_mut(d, "summarize_note")["steps"][1]["after"] = json!(["fetch"]),
+            "step `summarize`: `after` names no step `fetch`",
+        ),
+        (
+            "a read of a step not waited for",
+            |d| pipeline_mut(d, "summarize_note")["steps"][1]["after"] = json!([]),
+            "step `summarize`: `$step.read.content` refers to step `read`, which `summarize` does not wait for",
+        ),
+        (
             "unknown input field of the pipeline",
             |d| {
                 pipeline_mut(d, "summarize_note")["steps"][0]["inputs"]["path"] =

@@ -126,6 +126,13 @@ struct StepCheck<'a> {
     all_ids: BTreeSet<&'a str>,
     /// Earlier steps' ids and their targets' output schemas.
     earlier: BTreeMap<&'a str, Option<&'a Value>>,
+    /// Each earlier step's ancestors: the steps it waits for (`after`, or
+    /// the step before it), and theirs.
+    ancestors: BTreeMap<&'a str, BTreeSet<&'a str>>,
+    /// The step being checked's ancestors.
+    waits_for: BTreeSet<&'a str>,
+    /// The step before the one being checked.
+    last: Option<&'a str>,
     /// Pipeline output -> the step that writes it.
     produced: BTreeMap<&'a str, &'a str>,
     problems: Vec<String>,
@@ -141,6 +148,9 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
         outputs: p.get("outputs_schema").unwrap_or(&Value::Null),
         all_ids: steps.iter().map(|s| str_of(s, "id")).collect(),
         earlier: BTreeMap::new(),
+        ancestors: BTreeMap::new(),
+        waits_for: BTreeSet::new(),
+        last: None,
         produced: BTreeMap::new(),
         problems: Vec::new(),
         unresolved: Vec::new(),
@@ -180,6 +190,7 @@ impl<'a> StepCheck<'a> {
         if self.earlier.contains_key(id) {
             self.problems.push(format!("step id `{id}` is used twice"));
         }
+        self.waits_for = self.waits(id, step);
         let target = match step.get("target").map(|t| self.index.target(t)) {
             Some(Ok((v, _))) => Some(v),
             Some(Err(e)) => {
@@ -219,6 +230,44 @@ impl<'a> StepCheck<'a> {
             self.output(id, &t_name, t_out, field, dest);
         }
         self.earlier.insert(id, t_out);
+        self.ancestors
+            .insert(id, std::mem::take(&mut self.waits_for));
+        self.last = Some(id);
+    }
+
+    /// The steps `step` waits for, with theirs: `after` (each written above
+    /// it), or the step before it.
+    fn waits(&mut self, id: &str, step: &'a Value) -> BTreeSet<&'a str> {
+        let direct: Vec<&'a str> = match step.get("after") {
+            None => self.last.into_iter().collect(),
+            Some(after) => {
+                let mut direct = Vec::new();
+                for a in after.as_array().into_iter().flatten() {
+                    let Some(a) = a.as_str() else {
+                        self.problems
+                            .push(format!("step `{id}`: `after` holds step ids"));
+                        continue;
+                    };
+                    if self.earlier.contains_key(a) {
+                        direct.push(a);
+                    } else if self.all_ids.contains(a) {
+                        self.problems.push(format!(
+                            "step `{id}` waits for step `{a}`, which is written after it"
+                        ));
+                    } else {
+                        self.problems
+                            .push(format!("step `{id}`: `after` names no step `{a}`"));
+                    }
+                }
+                direct
+            }
+        };
+        let mut all = BTreeSet::new();
+        for d in direct {
+            all.insert(d);
+            all.extend(self.ancestors.get(d).into_iter().flatten().copied());
+        }
+        all
     }
 
     /// Target input `field` read from `source`.
@@ -274,6 +323,13 @@ impl<'a> StepCheck<'a> {
                 Some(slot) => return Some(slot),
                 None => format!("step `{id}`: `{text}` is not a field of the pipeline's input"),
             },
+            Some(Reference::Step(s, _))
+                if self.earlier.contains_key(s) && !self.waits_for.contains(s) =>
+            {
+                format!(
+                    "step `{id}`: `{text}` refers to step `{s}`, which `{id}` does not wait for (they may run at the same time): add `{s}` to its `after`"
+                )
+            }
             Some(Reference::Step(s, f)) => match self.earlier.get(s) {
                 Some(Some(out)) => match Slot::of(out, f) {
                     Some(slot) => return Some(slot),
