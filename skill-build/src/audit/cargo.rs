@@ -148,7 +148,10 @@ pub fn handlers_in_bin(krate: &str, exe: &Path) -> Result<Vec<String>, AuditErro
     let mut found: Vec<String> = obj
         .symbols()
         .filter_map(|s| s.name().ok().map(super::graph::demangle))
-        .filter(|n| n.starts_with(&format!("{krate}::")))
+        .filter(|n| {
+            n.strip_prefix(krate)
+                .is_some_and(|rest| rest.starts_with("::"))
+        })
         .filter_map(|n| {
             let (_, rest) = n.split_once("::_::__skill_body_")?;
             Some(rest.split("::").next().unwrap_or(rest).to_owned())

@@ -111,9 +111,9 @@ const LIBC: &[(&str, &str)] = &[
     ("chdir", "env"),
 ];
 
-/// The kind of ambient authority the function named `name` (demangled,
-/// without its hash) reaches, if any.
-pub fn classify(name: &str) -> Option<&'static str> {
+/// The ambient kind the function named `name` (demangled, without its hash)
+/// reaches, if any; `path` is the name's [`subject`].
+pub fn classify_as(name: &str, path: &str) -> Option<&'static str> {
     if !name.contains("::") {
         return LIBC.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
     }
@@ -127,12 +127,11 @@ pub fn classify(name: &str) -> Option<&'static str> {
     {
         return Some("network");
     }
-    let path = subject(name);
     let listed = DISALLOWED_METHODS
         .iter()
         .map(|(p, k)| (*p, kind_of(k)))
         .chain(MORE.iter().copied())
-        .find(|(p, _)| under(&path, p));
+        .find(|(p, _)| under(path, p));
     if let Some((_, kind)) = listed {
         return Some(kind);
     }
@@ -140,11 +139,11 @@ pub fn classify(name: &str) -> Option<&'static str> {
     CRATES.iter().find(|(c, _)| *c == krate).map(|(_, k)| *k)
 }
 
-/// Whether the audit stops at `name` without reading it: the runtime's own
-/// code, whose effects are the runtime's (a skill reaches them through its
-/// context, which the type checks hold to its capabilities).
-pub fn trusted(name: &str) -> bool {
-    let path = subject(name);
+/// Whether the audit stops at the function named by `path` (a [`subject`])
+/// without reading it: the runtime's own code, whose effects are the
+/// runtime's (a skill reaches them through its context, which the type
+/// checks hold to its capabilities).
+pub fn trusted(path: &str) -> bool {
     ["skill_runtime::", "skill_core::", "inventory::"]
         .iter()
         .any(|p| path.starts_with(p))
@@ -204,22 +203,20 @@ fn strip_generics(s: &str) -> String {
 /// is `std::net::TcpStream::connect`, `<std::fs::File as Write>::write` is
 /// not `std::fs::write`.
 fn under(path: &str, listed: &str) -> bool {
-    let have: Vec<&str> = path.split("::").collect();
-    let want: Vec<&str> = listed.split("::").collect();
-    if have.first() != want.first() {
+    let (mut have, mut want) = (path.split("::"), listed.split("::"));
+    if have.next() != want.next() {
         return false;
     }
-    let (mut i, mut j) = (1, 1);
-    while j < want.len() {
-        let Some(segment) = have.get(i) else {
-            return false;
-        };
-        if *segment == want[j] {
-            j += 1;
-        } else if !segment.starts_with(|c: char| c.is_ascii_lowercase()) || i + 1 >= have.len() {
+    let (mut wanted, mut segment) = (want.next(), have.next());
+    while let Some(w) = wanted {
+        let Some(seg) = segment else { return false };
+        let next = have.next();
+        if seg == w {
+            wanted = want.next();
+        } else if !seg.starts_with(|c: char| c.is_ascii_lowercase()) || next.is_none() {
             return false;
         }
-        i += 1;
+        segment = next;
     }
     true
 }
@@ -237,6 +234,10 @@ fn kind_of(word: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn classify(name: &str) -> Option<&'static str> {
+        classify_as(name, &subject(name))
+    }
 
     #[test]
     fn names_are_read_by_their_receiver() {
@@ -278,11 +279,12 @@ mod tests {
         assert_eq!(classify("memcpy"), None);
         assert_eq!(classify("std::env::set_var"), Some("env"));
         assert_eq!(classify("std::env::var"), None);
-        assert!(trusted(
+        let trusted_name = |name: &str| trusted(&subject(name));
+        assert!(trusted_name(
             "<skill_runtime::contract::skill::Ctx<x::y> as core::ops::Drop>::drop"
         ));
-        assert!(trusted("skill_runtime::exec::job::run"));
-        assert!(!trusted(
+        assert!(trusted_name("skill_runtime::exec::job::run"));
+        assert!(!trusted_name(
             "core::ptr::drop_in_place<skill_runtime::Ctx<a::b>>"
         ));
         assert_eq!(subject("<a::B<c::D> as e::F>::g"), "a::B::g");

@@ -5,13 +5,14 @@
 //! walk first needs a symbol they define, found through each rlib's archive
 //! index; a symbol no rlib defines (`std`, the C library) is a leaf.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionKind, SymbolKind};
 
-use super::effects::{classify, subject, trusted};
+use super::effects::{classify_as, subject, trusted};
 
 /// A node's index in [`Program::nodes`].
 pub type NodeId = usize;
@@ -25,10 +26,50 @@ pub struct Node {
     pub data: bool,
     /// Which rlib defines it (`None`: outside them).
     pub archive: Option<usize>,
+    /// What the walks need of the name, worked out once, when a walk first
+    /// reaches the node.
+    facts: OnceCell<Facts>,
     refs: Vec<Ref>,
 }
 
-#[derive(Clone)]
+/// A node's name, as the walk reads it.
+struct Facts {
+    /// The path it is named by ([`subject`]).
+    subject: String,
+    /// The ambient kind it reaches, if it is effectful.
+    kind: Option<&'static str>,
+    /// The runtime's own code.
+    trusted: bool,
+}
+
+impl Node {
+    fn new(name: String, data: bool, archive: Option<usize>) -> Node {
+        Node {
+            name,
+            data,
+            archive,
+            facts: OnceCell::new(),
+            refs: Vec::new(),
+        }
+    }
+
+    fn facts(&self) -> &Facts {
+        self.facts.get_or_init(|| {
+            let subject = subject(&self.name);
+            Facts {
+                kind: classify_as(&self.name, &subject),
+                trusted: trusted(&subject),
+                subject,
+            }
+        })
+    }
+
+    /// The path it is named by: `T::method` for `<T as Trait>::method`.
+    pub fn subject(&self) -> &str {
+        &self.facts().subject
+    }
+}
+
 enum Ref {
     Node(NodeId),
     Global(String),
@@ -165,12 +206,8 @@ impl Program {
                 .cloned()
                 .unwrap_or_else(|| section.name().unwrap_or_default().to_owned());
             let id = self.nodes.len();
-            self.nodes.push(Node {
-                name: demangle(&mangled),
-                data,
-                archive: Some(archive),
-                refs: Vec::new(),
-            });
+            self.nodes
+                .push(Node::new(demangle(&mangled), data, Some(archive)));
             by_section.insert(section.index().0, id);
             pending.push((id, section.index()));
         }
@@ -235,14 +272,24 @@ impl Program {
             }
         }
         let id = self.nodes.len();
-        self.nodes.push(Node {
-            name: demangle(name),
-            data: false,
-            archive: None,
-            refs: Vec::new(),
-        });
+        self.nodes.push(Node::new(demangle(name), false, None));
         self.defined.insert(name.to_owned(), id);
         Ok(id)
+    }
+
+    /// The nodes `n` refers to. A global name is resolved once (reading the
+    /// object that defines it), and kept resolved for later walks.
+    fn targets(&mut self, n: NodeId) -> Result<Vec<NodeId>, String> {
+        let refs = std::mem::take(&mut self.nodes[n].refs);
+        let mut resolved = Vec::with_capacity(refs.len());
+        for r in refs {
+            resolved.push(match r {
+                Ref::Node(id) => id,
+                Ref::Global(name) => self.resolve(&name)?,
+            });
+        }
+        self.nodes[n].refs = resolved.iter().map(|id| Ref::Node(*id)).collect();
+        Ok(resolved)
     }
 
     /// Walk from `roots`, breadth first, to every effectful function: one
@@ -267,8 +314,9 @@ impl Program {
                 .get(&n)
                 .copied()
                 .flatten()
-                .is_some_and(|p| subject(&self.nodes[p].name).starts_with("std::sys::"));
-            if let Some(kind) = classify(&self.nodes[n].name).filter(|_| !from_std) {
+                .is_some_and(|p| self.nodes[p].subject().starts_with("std::sys::"));
+            let facts = self.nodes[n].facts();
+            if let Some(kind) = facts.kind.filter(|_| !from_std) {
                 if !found.iter().any(|r| r.kind == kind) {
                     let mut path = vec![n];
                     while let Some(Some(p)) = parent.get(path.last().expect("a path")) {
@@ -284,22 +332,16 @@ impl Program {
                 }
                 continue;
             }
-            let path = subject(&self.nodes[n].name);
-            if trusted(&self.nodes[n].name)
-                || (stop.contains(&n) && !roots.contains(&n))
-                || resources.iter().any(|r| {
-                    path.strip_prefix(r.as_str())
-                        .is_some_and(|rest| rest.starts_with("::"))
-                })
-            {
+            let own_resource = resources.iter().any(|r| {
+                facts
+                    .subject
+                    .strip_prefix(r.as_str())
+                    .is_some_and(|rest| rest.starts_with("::"))
+            });
+            if facts.trusted || (stop.contains(&n) && !roots.contains(&n)) || own_resource {
                 continue;
             }
-            let refs = self.nodes[n].refs.clone();
-            for r in refs {
-                let next = match r {
-                    Ref::Node(id) => id,
-                    Ref::Global(name) => self.resolve(&name)?,
-                };
+            for next in self.targets(n)? {
                 if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(next) {
                     e.insert(Some(n));
                     queue.push_back(next);

@@ -308,11 +308,14 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         .map(|t| {
             let module = t["module"].as_str().unwrap_or_default();
             let handler = t["handler"].as_str().unwrap_or_default();
-            let body = t["body"].as_bool().unwrap_or(true);
+            if !t["body"].as_bool().unwrap_or(true) {
+                return Vec::new();
+            }
+            let names = HandlerNames::new(module, handler);
             local
                 .iter()
                 .copied()
-                .filter(|n| body && is_root(&program.nodes[*n].name, module, handler))
+                .filter(|n| names.hold(&program.nodes[*n].name))
                 .collect()
         })
         .collect();
@@ -341,7 +344,8 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
             .iter()
             .copied()
             .filter(|n| {
-                effects::subject(&program.nodes[*n].name)
+                program.nodes[*n]
+                    .subject()
                     .strip_prefix(resource.as_str())
                     .is_some_and(|rest| rest.starts_with("::"))
             })
@@ -408,19 +412,37 @@ fn effects_of(
         .collect()
 }
 
-/// Whether the function `name` is part of the handler `module::handler`:
-/// its body (`#[skill]` moves it to `module::_::__skill_body_handler`), the
+/// The names of the functions that are the handler `module::handler`: its
+/// body (`#[skill]` moves it to `module::_::__skill_body_handler`), the
 /// closures and async blocks in it, the function callers name, and the
 /// generated impls for its marker type (conditions, rules).
-fn is_root(name: &str, module: &str, handler: &str) -> bool {
-    let within = |prefix: &str| {
-        name.strip_prefix(prefix)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
-    };
-    within(&format!("{module}::_::__skill_body_{handler}"))
-        || within(&format!("{module}::{handler}"))
-        || (name.starts_with(&format!("{module}::_::<impl "))
-            && name.contains(&format!(" for {module}::{handler}>::")))
+struct HandlerNames {
+    body: String,
+    function: String,
+    impls: String,
+    marker: String,
+}
+
+impl HandlerNames {
+    fn new(module: &str, handler: &str) -> HandlerNames {
+        HandlerNames {
+            body: format!("{module}::_::__skill_body_{handler}"),
+            function: format!("{module}::{handler}"),
+            impls: format!("{module}::_::<impl "),
+            marker: format!(" for {module}::{handler}>::"),
+        }
+    }
+
+    /// Whether the function `name` is part of the handler.
+    fn hold(&self, name: &str) -> bool {
+        let within = |prefix: &str| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        };
+        within(&self.body)
+            || within(&self.function)
+            || (name.starts_with(&self.impls) && name.contains(&self.marker))
+    }
 }
 
 /// A path for people: the handler by its name, closures folded into the
