@@ -13,9 +13,8 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use crate::agent::contract::AgentContract;
-use crate::agent::run::AgentFailure;
-use crate::agent::walk::{EscalationDecision, Walked};
-use crate::model::graph::{GraphBudget, GraphError, GraphJob, GraphState, GraphStatus};
+use crate::agent::run::{AgentFailure, EscalationDecision};
+use crate::model::graph::{GraphError, GraphState, GraphStatus};
 use crate::model::id::Id;
 use crate::model::time::format_time;
 
@@ -24,7 +23,6 @@ pub(crate) struct RunSummary<'a> {
     pub contract: &'a AgentContract,
     pub job_id: &'a Id,
     pub trace_id: &'a Id,
-    pub params: &'a Value,
     pub output: &'a Result<Value, AgentFailure>,
     pub escalation: Option<&'a EscalationDecision>,
     /// The run the escalation started, when it ran: its job id and whether
@@ -34,53 +32,26 @@ pub(crate) struct RunSummary<'a> {
     pub escalated_from: Option<&'a Id>,
     pub started_at: SystemTime,
     pub completed_at: SystemTime,
-    pub max_tokens: u64,
 }
 
-/// The run's `GraphState`: its skill calls as nodes, in the order made.
-pub(crate) fn graph_state(s: &RunSummary<'_>, walked: Walked) -> GraphState {
-    let mut errors = walked.errors;
+/// The run's `GraphState` as it ended: its skill calls were noted as they
+/// ended; its own failure, output and status are added.
+pub(crate) fn finished(s: &RunSummary<'_>, mut state: GraphState) -> GraphState {
     if let Err(f) = s.output {
-        errors.push(GraphError {
+        state.errors.push(GraphError {
             node: s.contract.id.to_owned(),
             message: f.message.clone(),
             timestamp: format_time(s.completed_at),
             recoverable: f.retryable,
         });
     }
-    let visited = walked
-        .nodes
-        .iter()
-        .filter(|n| n.status == GraphStatus::Succeeded)
-        .map(|n| n.node.clone())
-        .collect();
-    GraphState {
-        job: GraphJob {
-            job_id: s.job_id.clone(),
-            trace_id: s.trace_id.clone(),
-            skill: format!("{}@{}", s.contract.id, s.contract.version),
-            intent: None,
-        },
-        current_node: None,
-        visited_nodes: visited,
-        retry_count: 0,
-        input: s.params.clone(),
-        intermediate: walked.intermediate,
-        output: s.output.as_ref().ok().cloned(),
-        rag_context: None,
-        budget: GraphBudget {
-            tokens_remaining: s.max_tokens.saturating_sub(walked.budget.tokens_used),
-            ..walked.budget
-        },
-        errors,
-        artifacts: walked.artifacts,
-        status: if s.output.is_ok() {
-            GraphStatus::Succeeded
-        } else {
-            GraphStatus::Failed
-        },
-        nodes: walked.nodes,
-    }
+    state.output = s.output.as_ref().ok().cloned();
+    state.status = if s.output.is_ok() {
+        GraphStatus::Succeeded
+    } else {
+        GraphStatus::Failed
+    };
+    state
 }
 
 /// Write the three R3 files of `state`'s run into `dir`; their paths.

@@ -84,7 +84,8 @@ pub struct AgentCtx<A> {
     pub(crate) dry_run: bool,
     pub(crate) errors: Arc<AtomicU32>,
     pub(crate) calls: Arc<AtomicU32>,
-    pub(crate) walked: Arc<std::sync::Mutex<crate::agent::walk::Walked>>,
+    /// The run's state: each skill call is a node of it.
+    pub(crate) graph: Arc<std::sync::Mutex<crate::model::graph::GraphState>>,
     pub(crate) _agent: PhantomData<fn() -> A>,
 }
 
@@ -148,8 +149,9 @@ impl<A: Agent> AgentCtx<A> {
                     A::CONTRACT.id
                 ),
             };
-            self.walk(node, &self.job_id, started_at, &Err(e.clone()));
-            return Err(e);
+            let e = Err(e);
+            self.note(&node, self.job_id.clone(), started_at, &e);
+            return e;
         }
         let mut job = JobEnvelope::for_reference(reference, params)
             .with_caller(self.caller.clone())
@@ -161,19 +163,21 @@ impl<A: Agent> AgentCtx<A> {
         if result.is_err() {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
-        self.walk(node, &job_id, started_at, &result);
+        self.note(&node, job_id, started_at, &result);
         result
     }
 
-    /// Note a skill call as a node of the run's graph.
-    fn walk(
+    /// Note a skill call, ended now, as a node of the run's graph: the
+    /// `n`-th call of skill `name` is node `{name}#{n}`.
+    fn note(
         &self,
-        node: String,
-        job_id: &Id,
+        node: &str,
+        job_id: Id,
         started_at: std::time::SystemTime,
         result: &Result<SkillResult, InvokeError>,
     ) {
-        crate::agent::walk::walked(&self.walked, node, job_id, started_at, result);
+        let now = std::time::SystemTime::now();
+        crate::sync::lock(&self.graph).note(node, job_id, started_at, now, result);
     }
 
     /// Skill calls that failed so far in this run.

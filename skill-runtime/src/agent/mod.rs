@@ -15,4 +15,3 @@ pub(crate) mod kpi;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod runner;
-pub(crate) mod walk;

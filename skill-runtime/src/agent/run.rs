@@ -12,12 +12,11 @@ use skill_core::manifest::PermissionLevel;
 
 use crate::agent::contract::PostCheck;
 use crate::agent::handler::{Agent, AgentCtx};
-use crate::agent::walk::Walked;
 use crate::contract::invocation::Handler;
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
+use crate::model::graph::GraphState;
 use crate::model::id::Id;
-use crate::sync::lock;
 
 /// One agent run, as handed to the agent's typed code.
 pub(crate) struct Started {
@@ -25,6 +24,8 @@ pub(crate) struct Started {
     pub job_id: Id,
     pub trace_id: Id,
     pub dry_run: bool,
+    /// The run's state: each skill call is noted in it, as a node.
+    pub graph: Arc<Mutex<GraphState>>,
 }
 
 /// What the typed code gives back.
@@ -32,8 +33,19 @@ pub(crate) struct Finished {
     pub output: Result<Value, AgentFailure>,
     pub errors: u32,
     pub calls: u32,
-    /// The skill calls the run made, as nodes of its graph.
-    pub walked: Walked,
+}
+
+/// The escalation a run calls for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EscalationDecision {
+    /// The agent to hand over to.
+    pub target_agent: &'static str,
+    /// Whether a human must take over.
+    pub human_required: bool,
+    /// How long the target has to answer.
+    pub timeout_hours: u32,
+    /// Each trigger that held, as text (`confidence 0.62 < 0.7`).
+    pub reasons: Vec<String>,
 }
 
 /// Why a run failed: a code (a pre- or post-condition's `error_code`, the
@@ -74,13 +86,11 @@ pub(crate) fn refused(code: &str, message: String) -> Result<Value, AgentFailure
 pub(crate) async fn run_typed<A: Agent>(runtime: &Runtime, s: Started) -> Finished {
     let errors = Arc::new(AtomicU32::new(0));
     let calls = Arc::new(AtomicU32::new(0));
-    let walked = Arc::new(Mutex::new(Walked::default()));
-    let output = run_checked::<A>(runtime, s, &errors, &calls, &walked).await;
+    let output = run_checked::<A>(runtime, s, &errors, &calls).await;
     Finished {
         output,
         errors: errors.load(Ordering::Relaxed),
         calls: calls.load(Ordering::Relaxed),
-        walked: std::mem::take(&mut *lock(&walked)),
     }
 }
 
@@ -89,7 +99,6 @@ async fn run_checked<A: Agent>(
     s: Started,
     errors: &Arc<AtomicU32>,
     calls: &Arc<AtomicU32>,
-    walked: &Arc<Mutex<Walked>>,
 ) -> Result<Value, AgentFailure> {
     let c = A::CONTRACT;
     let decode = |params: &Value| serde_json::from_value::<A::Input>(params.clone());
@@ -127,7 +136,7 @@ async fn run_checked<A: Agent>(
         dry_run: s.dry_run,
         errors: errors.clone(),
         calls: calls.clone(),
-        walked: walked.clone(),
+        graph: s.graph,
         _agent: PhantomData,
     };
     let out = match Handler(Box::pin(A::execute(ctx, input))).await {

@@ -6,28 +6,29 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
 use skill_core::manifest::Severity;
 
-use crate::agent::artifacts::{RunSummary, graph_state, write};
+use crate::agent::artifacts::{RunSummary, finished as graph_finished, write};
 use crate::agent::contract::{AgentContract, Trigger};
 use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
+pub use crate::agent::run::EscalationDecision;
 use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
-pub use crate::agent::walk::EscalationDecision;
-use crate::agent::walk::Walked;
 use crate::exec::policy::approval::{Approval, ApprovalRequest};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, new_id};
+use crate::model::graph::{GraphJob, GraphState};
 use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
+use crate::sync::lock;
 
 /// What running an agent gives.
 #[derive(Clone, Debug, Serialize)]
@@ -222,12 +223,20 @@ impl AgentRunner {
             Some(_) => Vec::new(),
             None => agent.validator.violations(&params),
         };
+        // The run's state: the body notes each skill call in it.
+        let job = GraphJob {
+            job_id: job_id.clone(),
+            trace_id: trace_id.clone(),
+            skill: format!("{}@{}", c.id, c.version),
+            intent: None,
+        };
+        let max_tokens = JobConstraints::default().max_tokens;
+        let graph = Arc::new(Mutex::new(GraphState::new(job, params.clone(), max_tokens)));
         let finished = if let Some(why) = too_big {
             Finished {
                 output: refused("invalid_input", format!("input for agent `{}` {why}", c.id)),
                 errors: 0,
                 calls: 0,
-                walked: Walked::default(),
             }
         } else if violations.is_empty() {
             let started = Started {
@@ -235,6 +244,7 @@ impl AgentRunner {
                 job_id: job_id.clone(),
                 trace_id: trace_id.clone(),
                 dry_run,
+                graph: graph.clone(),
             };
             (agent.entry.run)(&self.runtime, started).await
         } else {
@@ -246,7 +256,6 @@ impl AgentRunner {
                 ),
                 errors: 0,
                 calls: 0,
-                walked: Walked::default(),
             }
         };
         // Every output is checked against its schema too (the seed's R2):
@@ -423,16 +432,14 @@ impl AgentRunner {
             contract: c,
             job_id: &job_id,
             trace_id: &trace_id,
-            params: &params,
             output: &finished.output,
             escalation: escalation.as_ref(),
             escalated_to: escalated.as_ref().map(|t| (&t.job_id, t.success)),
             escalated_from: from.as_ref().map(|f| &f.job_id),
             started_at,
             completed_at,
-            max_tokens: JobConstraints::default().max_tokens,
         };
-        let mut state = graph_state(&summary, finished.walked);
+        let mut state = graph_finished(&summary, lock(&graph).clone());
         let mut artifacts = Vec::new();
         if let Some(dir) = &self.artifacts {
             match write(dir, &summary, &state) {

@@ -21,11 +21,9 @@ use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
 use crate::model::envelope::JobEnvelope;
-use crate::model::graph::{GraphBudget, GraphError, GraphJob, GraphState, GraphStatus, NodeRun};
-use crate::model::id::Id;
+use crate::model::graph::{GraphJob, GraphState, GraphStatus};
 use crate::model::record::{RunStatus, StepRun};
-use crate::model::result::NextAction;
-use crate::model::time::{format_time, parse_time};
+use crate::model::time::parse_time;
 use crate::registry::rules::pipeline::Reference;
 use crate::sync::lock;
 
@@ -131,40 +129,19 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
         for (i, job_id, reference, started_at, completed_at, result) in results {
             let step = &m.steps[i];
             let t = step.target;
-            state.budget.api_calls += 1;
+            state.note(step.id, job_id.clone(), started_at, completed_at, &result);
             match result {
                 Ok(r) => {
                     lock(steps).push(StepRun {
                         id: Cow::Borrowed(step.id),
                         skill_name: r.skill.clone(),
-                        job_id: job_id.clone(),
+                        job_id,
                         status: RunStatus::Succeeded,
                         output: Some(r.data.clone()),
                         error: None,
                         completed_at,
                     });
                     collect(step.outputs, &r.data, &mut outputs);
-                    let b = &mut state.budget;
-                    b.tokens_used += r.metrics.tokens_used.unwrap_or(0);
-                    b.tokens_remaining = inv.constraints.max_tokens.saturating_sub(b.tokens_used);
-                    b.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
-                    state.artifacts.extend(
-                        r.artifacts
-                            .iter()
-                            .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone())),
-                    );
-                    state
-                        .intermediate
-                        .insert(step.id.to_owned(), (*r.data).clone());
-                    state.visited_nodes.push(step.id.to_owned());
-                    state.nodes.push(node_run(
-                        step.id,
-                        job_id,
-                        started_at,
-                        completed_at,
-                        GraphStatus::Succeeded,
-                        r.replayed,
-                    ));
                     done.push((step.id, r.data));
                     finished[i] = true;
                 }
@@ -186,26 +163,12 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
                     lock(steps).push(StepRun {
                         id: Cow::Borrowed(step.id),
                         skill_name,
-                        job_id: job_id.clone(),
+                        job_id,
                         status: RunStatus::Failed,
                         output: None,
                         error: Some(e.to_string()),
                         completed_at,
                     });
-                    state.errors.push(GraphError {
-                        node: step.id.to_owned(),
-                        message: e.to_string(),
-                        timestamp: format_time(completed_at),
-                        recoverable: e.next_action() == NextAction::Retry,
-                    });
-                    state.nodes.push(node_run(
-                        step.id,
-                        job_id,
-                        started_at,
-                        completed_at,
-                        GraphStatus::Failed,
-                        false,
-                    ));
                     failure.get_or_insert((step.id, message));
                 }
             }
@@ -385,32 +348,19 @@ fn resumed(
                 }
                 Ok(None) => {}
             }
-            GraphState {
-                job: GraphJob {
-                    job_id: inv.job_id.clone(),
-                    trace_id: inv.trace_id.clone(),
-                    skill,
-                    intent: inv.intent.clone(),
-                },
-                current_node: m.steps.first().map(|s| s.id.to_owned()),
-                visited_nodes: Vec::new(),
-                retry_count: 0,
-                input: input.clone(),
-                intermediate: Map::new(),
-                output: None,
-                rag_context: inv
-                    .rag_context
-                    .as_ref()
-                    .and_then(|r| serde_json::to_value(r).ok()),
-                budget: GraphBudget {
-                    tokens_remaining: inv.constraints.max_tokens,
-                    ..GraphBudget::default()
-                },
-                errors: Vec::new(),
-                artifacts: Vec::new(),
-                status: GraphStatus::Running,
-                nodes: Vec::new(),
-            }
+            let job = GraphJob {
+                job_id: inv.job_id.clone(),
+                trace_id: inv.trace_id.clone(),
+                skill,
+                intent: inv.intent.clone(),
+            };
+            let mut state = GraphState::new(job, input.clone(), inv.constraints.max_tokens);
+            state.current_node = m.steps.first().map(|s| s.id.to_owned());
+            state.rag_context = inv
+                .rag_context
+                .as_ref()
+                .and_then(|r| serde_json::to_value(r).ok());
+            state
         }
     }
 }
@@ -420,24 +370,6 @@ fn resumed(
 async fn save(jobs: &dyn JobRunner, state: &GraphState) {
     if let Err(e) = jobs.save_run(state).await {
         tracing::warn!(run = %state.job.job_id, error = %e, "the run's state was not saved");
-    }
-}
-
-fn node_run(
-    node: &str,
-    job_id: Id,
-    started_at: SystemTime,
-    completed_at: SystemTime,
-    status: GraphStatus,
-    replayed: bool,
-) -> NodeRun {
-    NodeRun {
-        node: node.to_owned(),
-        job_id,
-        started_at: format_time(started_at),
-        completed_at: format_time(completed_at),
-        status,
-        replayed,
     }
 }
 

@@ -7,10 +7,15 @@
 //! its worker died resumes at the first node not completed. Field names are
 //! the seed's (camelCase).
 
+use std::time::SystemTime;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::model::error::InvokeError;
 use crate::model::id::Id;
+use crate::model::result::{NextAction, SkillResult};
+use crate::model::time::format_time;
 
 /// One run's state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,4 +126,75 @@ pub struct NodeRun {
     /// Its result came from the idempotency store: an earlier run of the
     /// node (on a worker that died before saving the state) had finished.
     pub replayed: bool,
+}
+
+impl GraphState {
+    /// A run's state before its first node: nothing done, the job's whole
+    /// `maxTokens` left.
+    pub(crate) fn new(job: GraphJob, input: Value, max_tokens: u64) -> GraphState {
+        GraphState {
+            job,
+            current_node: None,
+            visited_nodes: Vec::new(),
+            retry_count: 0,
+            input,
+            intermediate: Map::new(),
+            output: None,
+            rag_context: None,
+            budget: GraphBudget {
+                tokens_remaining: max_tokens,
+                ..GraphBudget::default()
+            },
+            errors: Vec::new(),
+            artifacts: Vec::new(),
+            status: GraphStatus::Running,
+            nodes: Vec::new(),
+        }
+    }
+
+    /// Note how node `node` (job `job_id`, from `started_at` to
+    /// `completed_at`) ended: what it spent and produced, or its failure.
+    pub(crate) fn note(
+        &mut self,
+        node: &str,
+        job_id: Id,
+        started_at: SystemTime,
+        completed_at: SystemTime,
+        result: &Result<SkillResult, InvokeError>,
+    ) {
+        self.budget.api_calls += 1;
+        let (status, replayed) = match result {
+            Ok(r) => {
+                let tokens = r.metrics.tokens_used.unwrap_or(0);
+                self.budget.tokens_used += tokens;
+                self.budget.tokens_remaining = self.budget.tokens_remaining.saturating_sub(tokens);
+                self.budget.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
+                let artifacts = r
+                    .artifacts
+                    .iter()
+                    .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone()));
+                self.artifacts.extend(artifacts);
+                self.intermediate.insert(node.to_owned(), (*r.data).clone());
+                self.visited_nodes.push(node.to_owned());
+                (GraphStatus::Succeeded, r.replayed)
+            }
+            Err(e) => {
+                self.errors.push(GraphError {
+                    node: node.to_owned(),
+                    message: e.to_string(),
+                    timestamp: format_time(completed_at),
+                    recoverable: e.next_action() == NextAction::Retry,
+                });
+                (GraphStatus::Failed, false)
+            }
+        };
+        self.nodes.push(NodeRun {
+            node: node.to_owned(),
+            job_id,
+            started_at: format_time(started_at),
+            completed_at: format_time(completed_at),
+            status,
+            replayed,
+        });
+    }
 }
