@@ -64,7 +64,7 @@ pub struct AgentResult {
 }
 
 /// The run an escalation comes from.
-struct From {
+struct Handover {
     job_id: Id,
     agent: &'static str,
     reasons: Vec<String>,
@@ -179,7 +179,7 @@ impl AgentRunner {
         params: Value,
         caller: Caller,
         dry_run: bool,
-        from: Option<From>,
+        from: Option<Handover>,
     ) -> Pin<Box<dyn Future<Output = Result<AgentResult, AgentError>> + Send + 'a>> {
         Box::pin(self.run_once(id, params, caller, dry_run, from))
     }
@@ -190,7 +190,7 @@ impl AgentRunner {
         params: Value,
         caller: Caller,
         dry_run: bool,
-        from: Option<From>,
+        from: Option<Handover>,
     ) -> Result<AgentResult, AgentError> {
         let Some(agent) = self.agents.get(id) else {
             return Err(AgentError::UnknownAgent {
@@ -357,7 +357,7 @@ impl AgentRunner {
                     true
                 };
                 if go {
-                    let link = From {
+                    let link = Handover {
                         job_id: job_id.clone(),
                         agent: c.id,
                         reasons: e.reasons.clone(),
