@@ -17,3 +17,4 @@ pub mod capability;
 pub mod failure;
 pub mod manifest;
 pub mod names;
+pub mod steps;

@@ -380,53 +380,51 @@ pub fn arity(e: &syn::Expr) -> usize {
 /// the step written before it) and theirs. A step may wait only for steps
 /// written above it, so no cycle can be written.
 fn step_ancestors(cx: &Ctxt, args: &SkillArgs, ids: &[String]) -> Vec<Vec<String>> {
-    let mut ancestors: Vec<Vec<String>> = Vec::with_capacity(args.steps.len());
-    for (i, step) in args.steps.iter().enumerate() {
-        let me = step.id.as_ref().map(LitStr::value).unwrap_or_default();
-        let deps: Vec<String> = match &step.after {
-            None => ids.get(i.wrapping_sub(1)).cloned().into_iter().collect(),
-            Some(list) => {
-                let mut deps = Vec::new();
-                for a in list {
-                    let name = a.value();
-                    if !ids.contains(&name) {
-                        cx.error_spanned(
-                            a,
-                            format!(
-                                "`after(\"{name}\")` names no step; the steps are {}",
-                                ids.iter()
-                                    .map(|i| format!("\"{i}\""))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        );
-                    } else if !ids[..i.min(ids.len())].contains(&name) {
-                        cx.error_spanned(a, format!("step \"{me}\" waits for \"{name}\", which is written after it; a step waits only for steps written above it (so no cycle can be written): move \"{name}\" up"));
-                    } else if deps.contains(&name) {
-                        cx.error_spanned(
-                            a,
-                            format!("`after(...)` names \"{name}\" twice; keep one"),
-                        );
-                    } else {
-                        deps.push(name);
-                    }
-                }
-                deps
-            }
-        };
-        let mut all = deps.clone();
-        for d in &deps {
-            if let Some(j) = ids.iter().position(|x| x == d) {
-                for a in ancestors.get(j).into_iter().flatten() {
-                    if !all.contains(a) {
-                        all.push(a.clone());
-                    }
+    use skill_core::steps::{Wait, ancestors, waits};
+    let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let all: Vec<Vec<Wait>> = args
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let after: Option<Vec<String>> =
+                step.after.as_ref().map(|l| l.iter().map(LitStr::value).collect());
+            let after: Option<Vec<&str>> =
+                after.as_ref().map(|l| l.iter().map(String::as_str).collect());
+            let w = waits(&names, i, after.as_deref());
+            let me = step.id.as_ref().map(LitStr::value).unwrap_or_default();
+            for (wait, a) in w.iter().zip(step.after.iter().flatten()) {
+                let name = a.value();
+                match wait {
+                    Wait::On(_) => {}
+                    Wait::Unknown => cx.error_spanned(
+                        a,
+                        format!(
+                            "`after(\"{name}\")` names no step; the steps are {}",
+                            ids.iter()
+                                .map(|i| format!("\"{i}\""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ),
+                    Wait::Later => cx.error_spanned(a, format!("step \"{me}\" waits for \"{name}\", which is written after it; a step waits only for steps written above it (so no cycle can be written): move \"{name}\" up")),
+                    Wait::Twice => cx.error_spanned(
+                        a,
+                        format!("`after(...)` names \"{name}\" twice; keep one"),
+                    ),
                 }
             }
-        }
-        ancestors.push(all);
-    }
-    ancestors
+            w
+        })
+        .collect();
+    ancestors(&all)
+        .into_iter()
+        .map(|set| {
+            set.into_iter()
+                .filter_map(|j| ids.get(j).cloned())
+                .collect()
+        })
+        .collect()
 }
 
 /// What the pipeline macro can see of its steps: ids, targets and reference

@@ -193,17 +193,19 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
     Ok(output)
 }
 
-/// Each step's waits, as indexes: `after(...)`, or the step written before.
+/// Each step's waits, as indexes ([`skill_core::steps`]: `after(...)`, or
+/// the step written before; the macro refused any other).
 fn waits(m: &Manifest) -> Vec<Vec<usize>> {
-    m.steps
-        .iter()
-        .enumerate()
-        .map(|(i, step)| match step.after {
-            None => i.checked_sub(1).into_iter().collect(),
-            Some(after) => after
-                .iter()
-                .filter_map(|a| m.steps.iter().position(|s| s.id == *a))
-                .collect(),
+    let ids: Vec<&str> = m.steps.iter().map(|s| s.id).collect();
+    (0..m.steps.len())
+        .map(|i| {
+            skill_core::steps::waits(&ids, i, m.steps[i].after)
+                .into_iter()
+                .filter_map(|w| match w {
+                    skill_core::steps::Wait::On(j) => Some(j),
+                    _ => None,
+                })
+                .collect()
         })
         .collect()
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use skill_core::steps::{Wait, ancestors, waits};
 
 use crate::registry::json::{array, label, str_of, strings};
 use crate::registry::rules::finding::{At, Finding, subject};
@@ -126,13 +127,11 @@ struct StepCheck<'a> {
     all_ids: BTreeSet<&'a str>,
     /// Earlier steps' ids and their targets' output schemas.
     earlier: BTreeMap<&'a str, Option<&'a Value>>,
-    /// Each earlier step's ancestors: the steps it waits for (`after`, or
-    /// the step before it), and theirs.
-    ancestors: BTreeMap<&'a str, BTreeSet<&'a str>>,
+    /// Each step's ancestors, in the order written: the steps it waits for
+    /// (`after`, or the step before it), and theirs.
+    ancestors: Vec<BTreeSet<&'a str>>,
     /// The step being checked's ancestors.
     waits_for: BTreeSet<&'a str>,
-    /// The step before the one being checked.
-    last: Option<&'a str>,
     /// Pipeline output -> the step that writes it.
     produced: BTreeMap<&'a str, &'a str>,
     problems: Vec<String>,
@@ -148,9 +147,8 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
         outputs: p.get("outputs_schema").unwrap_or(&Value::Null),
         all_ids: steps.iter().map(|s| str_of(s, "id")).collect(),
         earlier: BTreeMap::new(),
-        ancestors: BTreeMap::new(),
+        ancestors: Vec::new(),
         waits_for: BTreeSet::new(),
-        last: None,
         produced: BTreeMap::new(),
         problems: Vec::new(),
         unresolved: Vec::new(),
@@ -158,7 +156,9 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
     if steps.is_empty() {
         c.problems.push("has no steps".to_owned());
     }
-    for step in steps {
+    c.ancestors = c.waits(steps);
+    for (i, step) in steps.iter().enumerate() {
+        c.waits_for = c.ancestors[i].clone();
         c.step(step);
     }
     for r in required(c.outputs) {
@@ -190,7 +190,6 @@ impl<'a> StepCheck<'a> {
         if self.earlier.contains_key(id) {
             self.problems.push(format!("step id `{id}` is used twice"));
         }
-        self.waits_for = self.waits(id, step);
         let target = match step.get("target").map(|t| self.index.target(t)) {
             Some(Ok((v, _))) => Some(v),
             Some(Err(e)) => {
@@ -230,44 +229,44 @@ impl<'a> StepCheck<'a> {
             self.output(id, &t_name, t_out, field, dest);
         }
         self.earlier.insert(id, t_out);
-        self.ancestors
-            .insert(id, std::mem::take(&mut self.waits_for));
-        self.last = Some(id);
     }
 
-    /// The steps `step` waits for, with theirs: `after` (each written above
-    /// it), or the step before it.
-    fn waits(&mut self, id: &str, step: &'a Value) -> BTreeSet<&'a str> {
-        let direct: Vec<&'a str> = match step.get("after") {
-            None => self.last.into_iter().collect(),
-            Some(after) => {
-                let mut direct = Vec::new();
-                for a in after.as_array().into_iter().flatten() {
-                    let Some(a) = a.as_str() else {
-                        self.problems
-                            .push(format!("step `{id}`: `after` holds step ids"));
-                        continue;
-                    };
-                    if self.earlier.contains_key(a) {
-                        direct.push(a);
-                    } else if self.all_ids.contains(a) {
-                        self.problems.push(format!(
-                            "step `{id}` waits for step `{a}`, which is written after it"
-                        ));
-                    } else {
-                        self.problems
-                            .push(format!("step `{id}`: `after` names no step `{a}`"));
-                    }
+    /// Each step's ancestors ([`skill_core::steps`]), with a problem for
+    /// each `after` entry that is not a step written above its step.
+    fn waits(&mut self, steps: &'a [Value]) -> Vec<BTreeSet<&'a str>> {
+        let ids: Vec<&'a str> = steps.iter().map(|s| str_of(s, "id")).collect();
+        let mut all = Vec::with_capacity(steps.len());
+        for (i, step) in steps.iter().enumerate() {
+            let id = ids[i];
+            let after: Option<Vec<&'a str>> = step.get("after").map(|after| {
+                let list = after.as_array().map(Vec::as_slice).unwrap_or_default();
+                if after.as_array().is_none() || list.iter().any(|a| !a.is_string()) {
+                    self.problems
+                        .push(format!("step `{id}`: `after` holds step ids"));
                 }
-                direct
+                list.iter().filter_map(Value::as_str).collect()
+            });
+            let w = waits(&ids, i, after.as_deref());
+            for (wait, a) in w.iter().zip(after.iter().flatten()) {
+                match wait {
+                    Wait::On(_) => {}
+                    Wait::Later => self.problems.push(format!(
+                        "step `{id}` waits for step `{a}`, which is written after it"
+                    )),
+                    Wait::Unknown => self
+                        .problems
+                        .push(format!("step `{id}`: `after` names no step `{a}`")),
+                    Wait::Twice => self
+                        .problems
+                        .push(format!("step `{id}`: `after` names `{a}` twice")),
+                }
             }
-        };
-        let mut all = BTreeSet::new();
-        for d in direct {
-            all.insert(d);
-            all.extend(self.ancestors.get(d).into_iter().flatten().copied());
+            all.push(w);
         }
-        all
+        ancestors(&all)
+            .into_iter()
+            .map(|set| set.into_iter().map(|j| ids[j]).collect())
+            .collect()
     }
 
     /// Target input `field` read from `source`.
