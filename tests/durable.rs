@@ -26,9 +26,16 @@ fn rt() -> tokio::runtime::Runtime {
 
 /// A runtime of the example skills over `data`, runs kept in memory.
 fn local_runtime(data: &std::path::Path) -> skill_runtime::Runtime {
+    local_runtime_with(data, |b| b)
+}
+
+/// [`local_runtime`], with `configure` applied to its builder.
+fn local_runtime_with(
+    data: &std::path::Path,
+    configure: impl FnOnce(skill_runtime::RuntimeBuilder) -> skill_runtime::RuntimeBuilder,
+) -> skill_runtime::Runtime {
     let registry = Arc::new(Registry::from_inventory().unwrap());
-    team_skills::runtime_builder(registry, data)
-        .unwrap()
+    configure(team_skills::runtime_builder(registry, data).unwrap())
         .build()
         .unwrap()
 }
@@ -360,12 +367,7 @@ fn a_state_saved_by_another_version_of_the_pipeline_is_not_resumed() {
     let data = data_copy("durable-version");
     let rt = rt();
     let runs = Arc::new(MemoryRuns::default());
-    let registry = Arc::new(Registry::from_inventory().unwrap());
-    let runtime = team_skills::runtime_builder(registry, &data)
-        .unwrap()
-        .run_store(runs.clone())
-        .build()
-        .unwrap();
+    let runtime = local_runtime_with(&data, |b| b.run_store(runs.clone()));
     let job = tally("version", 0);
     let run = job.job_id.to_string();
     // A first run, then its state as an older version would have left it
