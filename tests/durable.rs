@@ -42,14 +42,9 @@ fn local_runtime_with(
 
 /// The marks the tally steps left in `channel`, in order.
 fn marks(data: &std::path::Path, channel: &str) -> Vec<u64> {
-    std::fs::read_to_string(data.join(format!("outbox/{channel}.jsonl")))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["mark"]
-                .as_u64()
-                .unwrap()
-        })
+    lines_with(data, channel, "mark")
+        .iter()
+        .map(|v| v["mark"].as_u64().unwrap())
         .collect()
 }
 
@@ -441,4 +436,119 @@ fn steps_that_wait_for_the_same_step_run_at_the_same_time() {
             json!(["left", "right"])
         ]
     );
+}
+
+/// The lines of `channel` that have `key`.
+fn lines_with(data: &std::path::Path, channel: &str, key: &str) -> Vec<Value> {
+    std::fs::read_to_string(data.join(format!("outbox/{channel}.jsonl")))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get(key).is_some())
+        .collect()
+}
+
+fn route(channel: &str, at_least: u32, fail_first: u32) -> JobEnvelope {
+    JobEnvelope::new(
+        "tally_route",
+        json!({"channel": channel, "first": 1, "at_least": at_least, "fail_first": fail_first}),
+    )
+}
+
+#[test]
+fn a_flow_branches_on_a_boolean_and_a_step_retries_on_its_own_terms() {
+    use skill_runtime::record::RunStatus;
+    let data = data_copy("durable-route");
+    let rt = rt();
+    let runtime = local_runtime(&data);
+
+    // start leaves 1, its next (2) reaches 2: `high` runs, `low` is skipped;
+    // `last` fails twice and succeeds on its third try.
+    let job = route("high", 2, 2);
+    let run = job.job_id.to_string();
+    let result = rt.block_on(runtime.invoke(job)).unwrap();
+    assert_eq!(result.data["branch_mark"], 2);
+    assert_eq!(result.data["tries"], 3);
+    let steps: Vec<(&str, RunStatus)> = result
+        .pipeline_steps
+        .iter()
+        .map(|s| (&*s.id, s.status))
+        .collect();
+    assert!(steps.contains(&("low", RunStatus::Skipped)), "{steps:?}");
+    assert!(
+        !steps.iter().any(|s| s.0 == "note"),
+        "no failure, no handler"
+    );
+    let last: Vec<RunStatus> = steps
+        .iter()
+        .filter(|s| s.0 == "last")
+        .map(|s| s.1)
+        .collect();
+    assert_eq!(
+        last,
+        [RunStatus::Failed, RunStatus::Failed, RunStatus::Succeeded]
+    );
+    assert_eq!(
+        marks(&data, "high"),
+        [1, 2],
+        "start and high, low never ran"
+    );
+    assert_eq!(lines_with(&data, "high", "try").len(), 3);
+    let state = rt.block_on(runtime.run_state(&run)).unwrap().unwrap();
+    assert_eq!(state.visited_nodes, ["start", "check", "high", "last"]);
+    assert_eq!(state.retry_count, 2);
+    assert_eq!(state.errors.len(), 2);
+    assert!(
+        state
+            .errors
+            .iter()
+            .all(|e| e.node == "last" && e.recoverable)
+    );
+    let low = state.nodes.iter().find(|n| n.node == "low").unwrap();
+    assert_eq!(low.status, GraphStatus::Skipped);
+
+    // The next mark (2) does not reach 5: `low` runs, with the first mark.
+    let result = rt.block_on(runtime.invoke(route("low", 5, 0))).unwrap();
+    assert_eq!(result.data["branch_mark"], 1);
+    assert_eq!(marks(&data, "low"), [1, 1]);
+}
+
+#[test]
+fn a_step_that_fails_for_good_runs_its_error_handler_then_the_run_fails() {
+    use skill_runtime::record::RunStatus;
+    let data = data_copy("durable-handler");
+    let rt = rt();
+    let runtime = local_runtime(&data);
+    let job = route("broken", 2, 9);
+    let run = job.job_id.to_string();
+    let e = rt.block_on(runtime.invoke(job)).unwrap_err();
+    let message = e.to_string();
+    assert_eq!(e.code(), "pipeline_failed");
+    assert!(
+        message.contains("step `last`") && message.contains("error handler `note` ran"),
+        "{message}"
+    );
+    // Three tries (the step's own and its two retries), then the handler,
+    // which read the failure as `$error`.
+    assert_eq!(lines_with(&data, "broken", "try").len(), 3);
+    let notes = lines_with(&data, "broken", "failed");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["failed"], "last");
+    assert_eq!(notes[0]["code"], "outbox_unavailable");
+    assert!(notes[0]["message"].as_str().unwrap().contains("try 3"));
+    let state = rt.block_on(runtime.run_state(&run)).unwrap().unwrap();
+    assert_eq!(state.status, GraphStatus::Failed);
+    assert_eq!(state.current_node.as_deref(), Some("last"));
+    assert_eq!(state.visited_nodes.last().map(String::as_str), Some("note"));
+    let records = runtime.memory_records().unwrap().records();
+    let pipeline = records
+        .iter()
+        .find(|r| r.job_id.to_string() == run)
+        .unwrap();
+    let note = pipeline
+        .pipeline_steps
+        .iter()
+        .find(|s| s.id == "note")
+        .unwrap();
+    assert_eq!(note.status, RunStatus::Succeeded);
 }

@@ -43,7 +43,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let registry: Value = serde_json::from_slice(&a).expect("registry is JSON");
     assert_eq!(format_violations(&registry), Vec::<String>::new());
     assert_eq!(invalid_skill_schemas(&registry), Vec::<String>::new());
-    assert_eq!(registry["skills"].as_array().unwrap().len(), 20);
+    assert_eq!(registry["skills"].as_array().unwrap().len(), 24);
     let ops_cli = run_ok(&mut skill_examples(&["export", "--format", "ops"])).stdout;
     assert_eq!(
         fs::read(dir.join("first/op-registry.json")).expect("op-registry.json beside the registry"),

@@ -17,7 +17,9 @@ use skill_tests::{cargo, root, run_ok, skill_examples};
 
 fn builder() -> RuntimeBuilder {
     let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
-    seed_skills::runtime_builder(registry, Path::new(seed_skills::DATA_DIR)).expect("example data")
+    // The team's skills are linked (their pipelines are in the rules'
+    // cases), so their outbox is given; no test here writes to it.
+    team_skills::runtime_builder(registry, Path::new(seed_skills::DATA_DIR)).expect("example data")
 }
 
 fn runtime() -> Runtime {
@@ -198,7 +200,8 @@ async fn a_script_op_without_a_root_refuses_to_run() {
         .with(RoutesDir::new(data.join("remix/app/routes")))
         .with(RagCorpus::new(data.join("rag")))
         .with(VectorStore::default())
-        .with(VersionCache::default());
+        .with(VersionCache::default())
+        .with(team_skills::Outbox::new(data.join("outbox")));
     let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
     let rt = Runtime::builder(registry)
         .resources(resources)
@@ -310,10 +313,19 @@ async fn an_http_op_posts_json_and_reads_the_answer() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python3 runs the test endpoint");
+    // Stopped however the test ends: a server left behind holds the test
+    // run's output open.
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     let mut ready = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
+    let out = server.stdout.take().unwrap();
+    let server = Stop(server);
+    BufReader::new(out).read_line(&mut ready).unwrap();
     assert_eq!(ready.trim(), "ready");
 
     let rt = runtime();
@@ -324,8 +336,7 @@ async fn an_http_op_posts_json_and_reads_the_answer() {
     };
     let counted = rt.invoke(op("http_word_count")).await;
     let missing = rt.invoke(op("http_missing")).await;
-    server.kill().ok();
-    server.wait().ok();
+    drop(server);
     assert_eq!(
         *counted.expect("the endpoint answers").data,
         json!({"words": 3, "lines": 2})
@@ -427,6 +438,83 @@ fn each_pipeline_rule_fails_on_its_own_mistake() {
             "a read of a step not waited for",
             |d| pipeline_mut(d, "summarize_note")["steps"][1]["after"] = json!([]),
             "step `summarize`: `$step.read.content` refers to step `read`, which `summarize` does not wait for",
+        ),
+        (
+            "a guard on a field that is not a boolean",
+            |d| pipeline_mut(d, "tally_route")["steps"][2]["when"] = json!("$step.start.next"),
+            "step `high`: its guard `$step.start.next` is integer but a guard reads a boolean",
+        ),
+        (
+            "both guards on one step",
+            |d| pipeline_mut(d, "tally_route")["steps"][2]["unless"] = json!("$step.check.reached"),
+            "step `high` has both `when` and `unless`",
+        ),
+        (
+            "two writers of one output that are not the two sides of a guard",
+            |d| {
+                pipeline_mut(d, "tally_route")["steps"][3]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("unless");
+            },
+            "pipeline output `branch_mark` is written by step `high` and by step `low`",
+        ),
+        (
+            "a required output written only when a guard holds",
+            |d| {
+                let steps = pipeline_mut(d, "tally_route")["steps"]
+                    .as_array_mut()
+                    .unwrap();
+                steps[3]["outputs"] = json!({});
+            },
+            "required output `branch_mark` may be left unwritten: step `high` runs only when its guard holds",
+        ),
+        (
+            "a guarded step's output read for a required input",
+            |d| {
+                pipeline_mut(d, "tally_route")["steps"][4]["inputs"]["mark"] =
+                    json!("$step.high.next")
+            },
+            "step `last`: `$step.high.next` may be absent but input `mark` of `wobbly_tally@1.0.0` is required",
+        ),
+        (
+            "an error handler above the flow",
+            |d| {
+                let steps = pipeline_mut(d, "tally_route")["steps"]
+                    .as_array_mut()
+                    .unwrap();
+                let note = steps.remove(5);
+                steps.insert(1, note);
+            },
+            "step `check` is written below error handler `note`",
+        ),
+        (
+            "an error handler with outputs, and a step reading `$error`",
+            |d| {
+                let steps = pipeline_mut(d, "tally_route")["steps"]
+                    .as_array_mut()
+                    .unwrap();
+                steps[5]["outputs"] = json!({"noted": "$outputs.tries"});
+                steps[1]["inputs"]["value"] = json!("$error.code");
+            },
+            "error handler `note` runs when the run fails, which has no output",
+        ),
+        (
+            "a step reading `$error`",
+            |d| {
+                pipeline_mut(d, "tally_route")["steps"][1]["inputs"]["value"] = json!("$error.code")
+            },
+            "step `check`: `$error.code` is read by error handlers only",
+        ),
+        (
+            "a step waiting for an error handler",
+            |d| pipeline_mut(d, "tally_route")["steps"][4]["after"] = json!(["note"]),
+            "step `last` waits for step `note`, which is written after it",
+        ),
+        (
+            "retries past the bound",
+            |d| pipeline_mut(d, "tally_route")["steps"][4]["retries"] = json!(11),
+            "step `last`: `retries` is a whole number, at most 10",
         ),
         (
             "unknown input field of the pipeline",

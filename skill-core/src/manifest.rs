@@ -7,6 +7,7 @@
 
 pub use crate::capability::AmbientAllowance;
 use crate::capability::CapabilityInfo;
+pub use crate::steps::Guard;
 
 /// The static part of a skill's contract.
 #[derive(Debug)]
@@ -485,6 +486,27 @@ pub struct PipelineStep {
     /// The steps this one waits for (`after(...)`); `None`: the step written
     /// before it. Steps whose waits are over run at the same time.
     pub after: Option<&'static [&'static str]>,
+    /// `when = "..."` / `unless = "..."`: the step runs only if a boolean
+    /// (the pipeline's input's or a step's output's) is true, or false;
+    /// otherwise it is skipped. `None`: it always runs.
+    pub guard: Option<Guard>,
+    /// `on_error("a", ...)`: this step is an error handler. It runs only
+    /// when one of the steps it names fails, and the run fails after it.
+    /// Empty: a step of the flow.
+    pub on_error: &'static [&'static str],
+    /// `retries = N`: how many more times the step's job runs when it fails
+    /// with an error worth retrying, after its skill's own retries.
+    pub retries: u32,
+}
+
+impl PipelineStep {
+    /// The most node retries a step may ask for.
+    pub const MAX_RETRIES: u32 = 10;
+
+    /// Whether the step is an error handler (`on_error(...)`).
+    pub const fn is_handler(&self) -> bool {
+        !self.on_error.is_empty()
+    }
 }
 
 /// In-process Rust code: `module` is the Rust module path, `handler` the function.

@@ -174,10 +174,11 @@ pub mod record {
 pub mod rules {
     pub use crate::registry::rules::check_registry;
     pub use crate::registry::rules::finding::{At, Finding};
-    pub use crate::registry::rules::pipeline::{Closure, Reference, check_pipelines};
+    pub use crate::registry::rules::pipeline::{Closure, check_pipelines};
     pub use crate::registry::rules::schema::{
         MAX_DEPTH, MAX_STEPS, accepts, property, property_at, property_names, resolve, types_of,
     };
+    pub use skill_core::steps::Reference;
 }
 
 /// The JSON artifacts and their canonical bytes.

@@ -74,6 +74,7 @@ fn line(s: &GraphState) -> String {
         GraphStatus::Running => "running",
         GraphStatus::Succeeded => "succeeded",
         GraphStatus::Failed => "failed",
+        GraphStatus::Skipped => "skipped",
     };
     format!(
         "{} {} {status} visited [{}]{}{}",

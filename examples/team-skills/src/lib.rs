@@ -2,17 +2,21 @@
 //! card (calling the seed's `normalize_handle`), and notifications delivered
 //! through an outbox, once per job across a fleet of workers; and an agent,
 //! `agent.team.digest`, whose skill is the seed crate's `summarize_text`;
-//! and `durable_tally`, a five-step pipeline whose runs survive their worker.
+//! `durable_tally`, a five-step pipeline whose runs survive their worker;
+//! and `tally_route`, one that branches, retries a step and handles its
+//! failure.
 
 mod digest;
 mod durable;
 mod outbox;
 mod profile;
+mod routing;
 
 pub use digest::*;
 pub use durable::*;
 pub use outbox::*;
 pub use profile::*;
+pub use routing::*;
 
 use std::path::Path;
 use std::sync::Arc;

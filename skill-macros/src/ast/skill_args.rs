@@ -264,6 +264,9 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
         inputs: Vec::new(),
         outputs: Vec::new(),
         after: None,
+        guard: None,
+        on_error: None,
+        retries: None,
     };
     let mapping = |cx: &Ctxt, n: Node, what: &str| -> Vec<(syn::Ident, LitStr)> {
         let mut out = Vec::new();
@@ -286,7 +289,10 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
         cx,
         sub_list(cx, node),
         "step(...)",
-        &["id", "skill", "op", "inputs", "outputs", "after"],
+        &[
+            "id", "skill", "op", "inputs", "outputs", "after", "when", "unless", "on_error",
+            "retries",
+        ],
         &[],
     ) {
         match n.key().as_str() {
@@ -304,6 +310,19 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
             }
             "inputs" => s.inputs = mapping(cx, n, "inputs"),
             "after" => s.after = Some(str_list(cx, &n)),
+            "when" | "unless" => {
+                let runs_if = n.key() == "when";
+                if s.guard.is_some() {
+                    cx.error_at(
+                        n.span(),
+                        "a step has one guard: `when = \"...\"` or `unless = \"...\"`, not both",
+                    );
+                } else if let Some(r) = str_lit(cx, &n) {
+                    s.guard = Some((runs_if, r));
+                }
+            }
+            "on_error" => s.on_error = Some(str_list(cx, &n)),
+            "retries" => s.retries = int_lit(cx, &n),
             _ => s.outputs = mapping(cx, n, "outputs"),
         }
     }

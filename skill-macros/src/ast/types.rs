@@ -33,6 +33,12 @@ pub struct StepArgs {
     /// `after("a", "b")`: the steps this one waits for (default: the step
     /// written before it).
     pub after: Option<Vec<LitStr>>,
+    /// `when = "$..."` (runs if true) or `unless = "$..."` (runs if false).
+    pub guard: Option<(bool, LitStr)>,
+    /// `on_error("a", ...)`: the steps this error handler handles.
+    pub on_error: Option<Vec<LitStr>>,
+    /// `retries = N`: node retries.
+    pub retries: Option<LitInt>,
 }
 
 /// A choice among fixed words, kept as the runtime enum variant to emit.

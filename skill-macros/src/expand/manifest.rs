@@ -84,6 +84,18 @@ pub(super) fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> Tok
             None => quote!(::core::option::Option::None),
             Some(list) => quote!(::core::option::Option::Some(&[#(#list),*])),
         };
+        let guard = match &s.guard {
+            None => quote!(::core::option::Option::None),
+            Some((runs_if, source)) => {
+                quote!(::core::option::Option::Some(#p::Guard { source: #source, runs_if: #runs_if }))
+            }
+        };
+        let on_error = s.on_error.iter().flatten();
+        let retries = s
+            .retries
+            .as_ref()
+            .and_then(|n| n.base10_parse::<u32>().ok())
+            .unwrap_or(0);
         Some(quote! {
             #p::PipelineStep {
                 id: #id,
@@ -91,6 +103,9 @@ pub(super) fn manifest(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> Tok
                 inputs: #inputs,
                 outputs: #outputs,
                 after: #after,
+                guard: #guard,
+                on_error: &[#(#on_error),*],
+                retries: #retries,
             }
         })
     });

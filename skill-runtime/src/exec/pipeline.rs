@@ -1,12 +1,14 @@
-//! Pipeline skills: ordered steps, each a job of its own through the whole
+//! Pipeline skills: steps, each a job of its own through the whole
 //! invocation pipeline (authorization, rate limits, schemas, approvals and
-//! records apply per step), the first failure stopping the run.
+//! records apply per step). Steps whose waits are over run together; a
+//! guard skips a step; a step retries on its own terms; the first failure
+//! runs the error handlers of the steps that failed and stops the run.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::SystemTime;
 
@@ -21,11 +23,14 @@ use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
 use crate::model::envelope::JobEnvelope;
+use crate::model::error::InvokeError;
 use crate::model::graph::{GraphJob, GraphState, GraphStatus};
+use crate::model::id::Id;
 use crate::model::record::{RunStatus, StepRun};
+use crate::model::result::{NextAction, SkillResult};
 use crate::model::time::parse_time;
-use crate::registry::rules::pipeline::Reference;
 use crate::sync::lock;
+use skill_core::steps::{Plan, Reference, Shape, on};
 
 /// Why a pipeline stopped: the step that failed and its error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,13 +91,18 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
     };
     let run = inv.job_id.to_string();
     let mut state = resumed(inv, m, &input, jobs.load_run(&run).await);
-    let waits = waits(m);
+    let plan = plan(m);
+    let flow: Vec<usize> = (0..m.steps.len())
+        .filter(|&i| !m.steps[i].is_handler())
+        .collect();
     let mut finished = vec![false; m.steps.len()];
     let mut done: Vec<(&'static str, Arc<Value>)> = Vec::with_capacity(m.steps.len());
     let mut outputs = Map::new();
     loop {
-        let ready: Vec<usize> = (0..m.steps.len())
-            .filter(|&i| !finished[i] && waits[i].iter().all(|&w| finished[w]))
+        let ready: Vec<usize> = flow
+            .iter()
+            .copied()
+            .filter(|&i| !finished[i] && on(&plan.waits[i]).iter().all(|&w| finished[w]))
             .collect();
         if ready.is_empty() {
             break;
@@ -113,76 +123,84 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
             }
             continue;
         }
+        // A step whose guard does not hold is skipped: it is over, and what
+        // it would have written is absent.
+        let (run_now, skipped): (Vec<usize>, Vec<usize>) = ready
+            .into_iter()
+            .partition(|&i| guard_holds(&m.steps[i], &input, &done));
+        for &i in &skipped {
+            skip(inv, steps, &mut state, &m.steps[i]);
+            finished[i] = true;
+        }
+        if run_now.is_empty() {
+            continue;
+        }
         // The steps whose waits are over run at the same time.
-        let batch = ready.into_iter().map(|i| {
-            let job = step_job(inv, &run, &state, &input, &done, &m.steps[i]);
-            async move {
-                let job_id = job.job_id.clone();
-                let reference = job.reference();
-                let started_at = SystemTime::now();
-                let result = jobs.run_job(job).await;
-                (i, job_id, reference, started_at, SystemTime::now(), result)
-            }
+        let batch = run_now.into_iter().map(|i| {
+            let step = &m.steps[i];
+            let job = || step_job(inv, &run, &state, &input, &done, None, step);
+            async move { (i, attempts(&**jobs, job, step.retries).await) }
         });
         let results = join_all(batch.collect()).await;
-        let mut failure = None;
-        for (i, job_id, reference, started_at, completed_at, result) in results {
+        let mut failures: Vec<(usize, String, InvokeError)> = Vec::new();
+        for (i, tries) in results {
             let step = &m.steps[i];
-            let t = step.target;
-            state.note(step.id, job_id.clone(), started_at, completed_at, &result);
-            match result {
-                Ok(r) => {
-                    lock(steps).push(StepRun {
-                        id: Cow::Borrowed(step.id),
-                        skill_name: r.skill.clone(),
-                        job_id,
-                        status: RunStatus::Succeeded,
-                        output: Some(r.data.clone()),
-                        error: None,
-                        completed_at,
-                    });
-                    collect(step.outputs, &r.data, &mut outputs);
-                    done.push((step.id, r.data));
-                    finished[i] = true;
+            let last = tries.len() - 1;
+            for (k, t) in tries.into_iter().enumerate() {
+                state.note(
+                    step.id,
+                    t.job_id.clone(),
+                    t.started_at,
+                    t.completed_at,
+                    &t.result,
+                );
+                if k < last {
+                    state.retry_count += 1;
                 }
-                Err(e) => {
-                    let what = match t.kind {
-                        TargetKind::Skill => "skill",
-                        TargetKind::Op => "op",
-                    };
-                    let message = format!(
-                        "step `{}` ({what} `{reference}`) failed: {e} [{}]",
-                        step.id,
-                        e.code()
-                    );
-                    // Named as a successful step is: `name@version` of what
-                    // ran, or the reference as written when nothing resolved.
-                    let skill_name = jobs
-                        .label_of(t.kind, t.name, t.version)
-                        .unwrap_or_else(|| Arc::from(reference.as_str()));
-                    lock(steps).push(StepRun {
-                        id: Cow::Borrowed(step.id),
-                        skill_name,
-                        job_id,
-                        status: RunStatus::Failed,
-                        output: None,
-                        error: Some(e.to_string()),
-                        completed_at,
-                    });
-                    failure.get_or_insert((step.id, message));
+                record(&**jobs, steps, step, &t);
+                match t.result {
+                    Ok(r) => {
+                        collect(step.outputs, &r.data, &mut outputs);
+                        done.push((step.id, r.data));
+                        finished[i] = true;
+                    }
+                    Err(e) => {
+                        if k == last {
+                            failures.push((i, t.reference, e));
+                        }
+                    }
                 }
             }
         }
-        if let Some((node, message)) = failure {
-            state.current_node = Some(node.to_owned());
+        if let Some((first, reference, e)) = failures.first() {
+            let step = &m.steps[*first];
+            let what = match step.target.kind {
+                TargetKind::Skill => "skill",
+                TargetKind::Op => "op",
+            };
+            let mut message = format!(
+                "step `{}` ({what} `{reference}`) failed: {e} [{}]",
+                step.id,
+                e.code()
+            );
+            state.current_node = Some(step.id.to_owned());
+            save(&**jobs, &state).await;
+            let handled = handle(inv, &run, &mut state, &input, &done, &plan, m, &failures).await;
+            for (h, result) in handled {
+                match result {
+                    Ok(()) => message.push_str(&format!("; error handler `{h}` ran")),
+                    Err(e) => message.push_str(&format!("; error handler `{h}` failed too: {e}")),
+                }
+            }
             state.status = GraphStatus::Failed;
             save(&**jobs, &state).await;
             return Err(failed(message));
         }
         // The first step not completed, in the order written.
-        state.current_node = (0..m.steps.len())
-            .find(|&i| !finished[i])
-            .map(|i| m.steps[i].id.to_owned());
+        state.current_node = flow
+            .iter()
+            .find(|&&i| !finished[i])
+            .map(|&i| m.steps[i].id.to_owned());
         save(&**jobs, &state).await;
     }
     let output = Value::Object(outputs);
@@ -193,21 +211,182 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
     Ok(output)
 }
 
-/// Each step's waits, as indexes ([`skill_core::steps`]: `after(...)`, or
-/// the step written before; the macro refused any other).
-fn waits(m: &Manifest) -> Vec<Vec<usize>> {
+/// One run of a step's job.
+struct Try {
+    job_id: Id,
+    reference: String,
+    started_at: SystemTime,
+    completed_at: SystemTime,
+    result: Result<SkillResult, InvokeError>,
+}
+
+/// Run a step's job (made by `job`), and again up to `retries` more times
+/// while it fails with an error worth retrying; every try, in order. The
+/// tries share the step's idempotency key, which a failure releases.
+async fn attempts(jobs: &dyn JobRunner, job: impl Fn() -> JobEnvelope, retries: u32) -> Vec<Try> {
+    let mut tries = Vec::new();
+    loop {
+        let job = job();
+        let job_id = job.job_id.clone();
+        let reference = job.reference();
+        let started_at = SystemTime::now();
+        let result = jobs.run_job(job).await;
+        let again = matches!(&result, Err(e) if e.next_action() == NextAction::Retry)
+            && tries.len() < retries as usize;
+        tries.push(Try {
+            job_id,
+            reference,
+            started_at,
+            completed_at: SystemTime::now(),
+            result,
+        });
+        if !again {
+            return tries;
+        }
+    }
+}
+
+/// Add a step's try to the pipeline's step records, named `name@version`
+/// of what ran, or the reference as written when nothing resolved.
+fn record(jobs: &dyn JobRunner, steps: &Mutex<Vec<StepRun>>, step: &PipelineStep, t: &Try) {
+    let target = step.target;
+    let (status, output, error, skill_name) = match &t.result {
+        Ok(r) => (
+            RunStatus::Succeeded,
+            Some(r.data.clone()),
+            None,
+            r.skill.clone(),
+        ),
+        Err(e) => (
+            RunStatus::Failed,
+            None,
+            Some(e.to_string()),
+            jobs.label_of(target.kind, target.name, target.version)
+                .unwrap_or_else(|| Arc::from(t.reference.as_str())),
+        ),
+    };
+    lock(steps).push(StepRun {
+        id: Cow::Borrowed(step.id),
+        skill_name,
+        job_id: t.job_id.clone(),
+        status,
+        output,
+        error,
+        completed_at: t.completed_at,
+    });
+}
+
+/// A step whose guard did not hold, in the records and the state.
+fn skip(
+    inv: &Invocation,
+    steps: &Mutex<Vec<StepRun>>,
+    state: &mut GraphState,
+    step: &PipelineStep,
+) {
+    let now = SystemTime::now();
+    state.skip(step.id, now);
+    lock(steps).push(StepRun {
+        id: Cow::Borrowed(step.id),
+        skill_name: Arc::from(step.target.name),
+        job_id: inv.job_id.clone(),
+        status: RunStatus::Skipped,
+        output: None,
+        error: None,
+        completed_at: now,
+    });
+}
+
+/// Run the error handlers of the steps that failed (in the order written,
+/// one after the other), each with the first failure among its steps as
+/// `$error`; each handler's id and whether it succeeded.
+#[allow(clippy::too_many_arguments)]
+async fn handle(
+    inv: &Invocation,
+    run: &str,
+    state: &mut GraphState,
+    input: &Value,
+    done: &[(&'static str, Arc<Value>)],
+    plan: &Plan,
+    m: &Manifest,
+    failures: &[(usize, String, InvokeError)],
+) -> Vec<(&'static str, Result<(), String>)> {
+    let Some(PipelineRun { jobs, steps }) = inv.pipeline.get().map(|p| &**p) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (h, step) in m.steps.iter().enumerate().filter(|(_, s)| s.is_handler()) {
+        let handled = plan.handled(h);
+        let Some((failed, _, e)) = failures.iter().find(|(f, _, _)| handled.contains(f)) else {
+            continue;
+        };
+        let error = serde_json::json!({
+            "step": m.steps[*failed].id,
+            "message": e.to_string(),
+            "code": e.code(),
+        });
+        let job = || step_job(inv, run, state, input, done, Some(&error), step);
+        let tries = attempts(&**jobs, job, step.retries).await;
+        let mut outcome = Err(String::new());
+        for t in tries {
+            state.note(
+                step.id,
+                t.job_id.clone(),
+                t.started_at,
+                t.completed_at,
+                &t.result,
+            );
+            record(&**jobs, steps, step, &t);
+            outcome = t
+                .result
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| format!("{e} [{}]", e.code()));
+        }
+        out.push((step.id, outcome));
+    }
+    out
+}
+
+/// Whether `step` runs: it has no guard, or its boolean has the value the
+/// guard asks for (an absent value runs neither `when` nor `unless`).
+fn guard_holds(step: &PipelineStep, input: &Value, done: &[(&'static str, Arc<Value>)]) -> bool {
+    let Some(g) = step.guard else { return true };
+    read(g.source, input, done, None) == Some(&Value::Bool(g.runs_if))
+}
+
+/// The value a reference reads: the run's input, a done step's output, or
+/// (for an error handler) the failure.
+fn read<'v>(
+    source: &str,
+    input: &'v Value,
+    done: &'v [(&'static str, Arc<Value>)],
+    error: Option<&'v Value>,
+) -> Option<&'v Value> {
+    match Reference::parse(source) {
+        Some(Reference::Input(f)) => input.get(f),
+        Some(Reference::Step(id, f)) => done
+            .iter()
+            .find(|(d, _)| *d == id)
+            .and_then(|(_, out)| out.get(f)),
+        Some(Reference::Error(f)) => error.and_then(|e| e.get(f)),
+        // The macro and the registry reject anything else.
+        Some(Reference::Output(_)) | None => None,
+    }
+}
+
+/// The waits and reads of `m`'s steps ([`skill_core::steps`]: the macro
+/// refused any other shape).
+fn plan(m: &Manifest) -> Plan {
     let ids: Vec<&str> = m.steps.iter().map(|s| s.id).collect();
-    (0..m.steps.len())
-        .map(|i| {
-            skill_core::steps::waits(&ids, i, m.steps[i].after)
-                .into_iter()
-                .filter_map(|w| match w {
-                    skill_core::steps::Wait::On(j) => Some(j),
-                    _ => None,
-                })
-                .collect()
+    let shapes: Vec<Shape<'_>> = m
+        .steps
+        .iter()
+        .map(|s| Shape {
+            after: s.after,
+            on_error: s.is_handler().then_some(s.on_error),
         })
-        .collect()
+        .collect();
+    Plan::new(&ids, &shapes)
 }
 
 /// A completed step's output, from the state, with its step record as its
@@ -259,21 +438,13 @@ fn step_job(
     state: &GraphState,
     input: &Value,
     done: &[(&'static str, Arc<Value>)],
+    error: Option<&Value>,
     step: &PipelineStep,
 ) -> JobEnvelope {
     let mut params = Map::new();
     for (field, source) in step.inputs {
-        let value = match Reference::parse(source) {
-            Some(Reference::Input(f)) => input.get(f),
-            Some(Reference::Step(id, f)) => done
-                .iter()
-                .find(|(d, _)| *d == id)
-                .and_then(|(_, out)| out.get(f)),
-            // The macro and the registry reject anything else.
-            _ => None,
-        };
         // An absent optional field stays absent.
-        if let Some(v) = value {
+        if let Some(v) = read(source, input, done, error) {
             params.insert((*field).to_owned(), v.clone());
         }
     }

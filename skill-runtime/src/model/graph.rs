@@ -107,6 +107,8 @@ pub enum GraphStatus {
     Succeeded,
     /// A node failed.
     Failed,
+    /// A node whose guard did not hold: it did not run (nodes only).
+    Skipped,
 }
 
 /// One run of one node.
@@ -154,6 +156,22 @@ impl GraphState {
 
     /// Note how node `node` (job `job_id`, from `started_at` to
     /// `completed_at`) ended: what it spent and produced, or its failure.
+    /// Note that `node`'s guard did not hold: it did not run, and has no
+    /// job of its own (its record names the run's).
+    pub(crate) fn skip(&mut self, node: &str, at: SystemTime) {
+        if self.nodes.iter().any(|n| n.node == node) {
+            return;
+        }
+        self.nodes.push(NodeRun {
+            node: node.to_owned(),
+            job_id: self.job.job_id.clone(),
+            started_at: format_time(at),
+            completed_at: format_time(at),
+            status: GraphStatus::Skipped,
+            replayed: false,
+        });
+    }
+
     pub(crate) fn note(
         &mut self,
         node: &str,

@@ -157,6 +157,8 @@ pub enum RunStatus {
     Failed,
     /// The job's caller cancelled it (its error is `cancelled`).
     Cancelled,
+    /// A pipeline step whose guard did not hold: it did not run.
+    Skipped,
 }
 
 /// The steps of DESIGN §7, in the order they run.

@@ -21,7 +21,7 @@ use crate::schema::with_standard_formats;
 /// `registry_version` of every export. The format is published as
 /// `skill-registry.schema.json` at the repository root; changing it means a new
 /// version here and there, and a note in `docs/registry-format.md`.
-pub const REGISTRY_FORMAT_VERSION: &str = "2.4.0";
+pub const REGISTRY_FORMAT_VERSION: &str = "2.5.0";
 
 /// Version of the `op-registry.json` format (`op-registry.schema.json`).
 pub const OP_REGISTRY_FORMAT_VERSION: &str = "1.0.0";
@@ -144,6 +144,15 @@ fn step_json(step: &PipelineStep) -> Value {
     // straight line every reader of `steps` knows) says nothing more.
     if let Some(after) = step.after {
         v["after"] = Value::from(after.to_vec());
+    }
+    if let Some(g) = step.guard {
+        v[g.key()] = Value::from(g.source);
+    }
+    if step.is_handler() {
+        v["on_error"] = Value::from(step.on_error.to_vec());
+    }
+    if step.retries > 0 {
+        v["retries"] = Value::from(step.retries);
     }
     v
 }

@@ -7,6 +7,7 @@
 //! same function on files from anywhere. A registry built from Rust and a
 //! registry written by hand are therefore held to the same rules, word for word.
 
+mod closure;
 mod entry;
 pub mod finding;
 mod index;

@@ -1,56 +1,26 @@
 //! The rules of pipelines: every step's target exists and is enabled, every
-//! reference resolves to an earlier step or the pipeline's input and fits the
-//! target's field type, every required input and output is written, no cycle;
-//! and each pipeline's capability closure.
+//! reference resolves to a step the reader waits for (or the pipeline's
+//! input, or for an error handler the failed step's `$error`) and fits the
+//! target's field type, guards read booleans, every required input and
+//! output is written whichever way the guards go, error handlers sit below
+//! the flow; and each pipeline's capability closure ([`closure`]).
+//!
+//! [`closure`]: super::closure
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use skill_core::steps::{Wait, ancestors, waits};
+use std::sync::LazyLock;
 
-use crate::registry::json::{array, label, str_of, strings};
+use skill_core::manifest::PipelineStep;
+use skill_core::steps::{Plan, Reference, Shape, Wait};
+
+use crate::registry::json::{array, label, str_of};
+pub use crate::registry::rules::closure::Closure;
+use crate::registry::rules::closure::Walk;
 use crate::registry::rules::finding::{At, Finding, subject};
 use crate::registry::rules::index::Index;
 use crate::registry::rules::schema::{accepts, property, required, shown, types_of};
-
-/// What a pipeline can do: the union over every skill and op it reaches.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Closure {
-    /// Every capability the steps reach.
-    pub capabilities: BTreeSet<String>,
-    /// Every side effect the steps reach.
-    pub side_effects: BTreeSet<String>,
-    /// Some step's target (or a target's) is not in the checked documents:
-    /// the sets above hold what the others reach, a part of the closure.
-    pub partial: bool,
-}
-
-/// A reference in a step's mapping.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reference<'a> {
-    /// `$inputs.<field>`: a field of the pipeline's input.
-    Input(&'a str),
-    /// `$step.<id>.<field>`: an output field of an earlier step.
-    Step(&'a str, &'a str),
-    /// `$outputs.<name>`: a field of the pipeline's output (a destination).
-    Output(&'a str),
-}
-
-impl<'a> Reference<'a> {
-    /// `None` when `text` is none of the three forms.
-    pub fn parse(text: &'a str) -> Option<Reference<'a>> {
-        let field = |s: &'a str| (!s.is_empty() && !s.contains('.')).then_some(s);
-        if let Some(rest) = text.strip_prefix("$inputs.") {
-            return field(rest).map(Reference::Input);
-        }
-        if let Some(rest) = text.strip_prefix("$outputs.") {
-            return field(rest).map(Reference::Output);
-        }
-        let rest = text.strip_prefix("$step.")?;
-        let (id, f) = rest.split_once('.')?;
-        Some(Reference::Step(field(id)?, field(f)?))
-    }
-}
 
 /// Check every pipeline of `skills` against `skills` and `ops`, and compute the
 /// capability closure of each (keyed by `name@version`). Skills and ops that
@@ -124,20 +94,26 @@ struct StepCheck<'a> {
     /// The pipeline's input and output schemas.
     inputs: &'a Value,
     outputs: &'a Value,
-    all_ids: BTreeSet<&'a str>,
+    ids: Vec<&'a str>,
+    /// By index: the step is an error handler.
+    handler: Vec<bool>,
+    /// The steps each step may read, by index ([`Plan`]).
+    reads: Vec<BTreeSet<usize>>,
     /// Earlier steps' ids and their targets' output schemas.
     earlier: BTreeMap<&'a str, Option<&'a Value>>,
-    /// Each step's ancestors, in the order written: the steps it waits for
-    /// (`after`, or the step before it), and theirs.
-    ancestors: Vec<BTreeSet<&'a str>>,
-    /// The step being checked's ancestors.
-    waits_for: BTreeSet<&'a str>,
-    /// Pipeline output -> the step that writes it.
-    produced: BTreeMap<&'a str, &'a str>,
+    /// Steps with a guard: its source, the value it runs on, and whether
+    /// the source is always present (so a `when`/`unless` pair on it
+    /// always runs one side).
+    guarded: BTreeMap<&'a str, (&'a str, bool, bool)>,
+    /// Pipeline output -> the steps that write it.
+    produced: BTreeMap<&'a str, Vec<&'a str>>,
     problems: Vec<String>,
     /// Step targets the checked documents do not hold.
     unresolved: Vec<String>,
 }
+
+/// The schema of each `$error` field: a string, always there.
+static ERROR_FIELD: LazyLock<Value> = LazyLock::new(|| serde_json::json!({"type": "string"}));
 
 fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Vec<Finding>) {
     let steps = array(p, "steps");
@@ -145,10 +121,11 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
         index,
         inputs: p.get("inputs_schema").unwrap_or(&Value::Null),
         outputs: p.get("outputs_schema").unwrap_or(&Value::Null),
-        all_ids: steps.iter().map(|s| str_of(s, "id")).collect(),
+        ids: steps.iter().map(|s| str_of(s, "id")).collect(),
+        handler: steps.iter().map(|s| s.get("on_error").is_some()).collect(),
+        reads: Vec::new(),
         earlier: BTreeMap::new(),
-        ancestors: Vec::new(),
-        waits_for: BTreeSet::new(),
+        guarded: BTreeMap::new(),
         produced: BTreeMap::new(),
         problems: Vec::new(),
         unresolved: Vec::new(),
@@ -156,17 +133,12 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
     if steps.is_empty() {
         c.problems.push("has no steps".to_owned());
     }
-    c.ancestors = c.waits(steps);
+    c.reads = c.plan(steps);
     for (i, step) in steps.iter().enumerate() {
-        c.waits_for = c.ancestors[i].clone();
-        c.step(step);
+        c.step(i, step);
     }
     for r in required(c.outputs) {
-        if !c.produced.contains_key(r) {
-            c.problems.push(format!(
-                "required output `{r}` is written by no step (map a step output to `$outputs.{r}`)"
-            ));
-        }
+        c.required_output(r);
     }
     let who = subject("pipeline", p);
     findings.extend(
@@ -182,8 +154,8 @@ fn check_steps<'a>(p: &'a Value, at: At, index: &'a Index<'a>, findings: &mut Ve
 }
 
 impl<'a> StepCheck<'a> {
-    fn step(&mut self, step: &'a Value) {
-        let id = str_of(step, "id");
+    fn step(&mut self, i: usize, step: &'a Value) {
+        let id = self.ids[i];
         if id.is_empty() {
             self.problems.push("a step has no `id`".to_owned());
         }
@@ -213,7 +185,7 @@ impl<'a> StepCheck<'a> {
 
         let mapping = step.get("inputs").and_then(Value::as_object);
         for (field, source) in mapping.into_iter().flatten() {
-            self.input(id, &t_name, t_in, field, source);
+            self.input(i, &t_name, t_in, field, source);
         }
         if let Some(t_in) = t_in {
             for r in required(t_in) {
@@ -224,60 +196,115 @@ impl<'a> StepCheck<'a> {
                 }
             }
         }
+        self.guard(i, step);
+        self.retries(id, step);
         let mapping = step.get("outputs").and_then(Value::as_object);
-        for (field, dest) in mapping.into_iter().flatten() {
-            self.output(id, &t_name, t_out, field, dest);
+        if self.handler[i] && mapping.is_some_and(|m| !m.is_empty()) {
+            self.problems.push(format!(
+                "error handler `{id}` runs when the run fails, which has no output; it writes no `outputs`"
+            ));
+        } else {
+            for (field, dest) in mapping.into_iter().flatten() {
+                self.output(id, &t_name, t_out, field, dest);
+            }
         }
         self.earlier.insert(id, t_out);
     }
 
-    /// Each step's ancestors ([`skill_core::steps`]), with a problem for
-    /// each `after` entry that is not a step written above its step.
-    fn waits(&mut self, steps: &'a [Value]) -> Vec<BTreeSet<&'a str>> {
-        let ids: Vec<&'a str> = steps.iter().map(|s| str_of(s, "id")).collect();
-        let mut all = Vec::with_capacity(steps.len());
-        for (i, step) in steps.iter().enumerate() {
-            let id = ids[i];
-            let after: Option<Vec<&'a str>> = step.get("after").map(|after| {
-                let list = after.as_array().map(Vec::as_slice).unwrap_or_default();
-                if after.as_array().is_none() || list.iter().any(|a| !a.is_string()) {
+    /// What each step may read ([`Plan`]), with a problem for each `after`
+    /// or `on_error` entry that is not a step of the flow written above,
+    /// and for error handlers not written below the flow.
+    fn plan(&mut self, steps: &'a [Value]) -> Vec<BTreeSet<usize>> {
+        let list = |step: &'a Value, key: &str, problems: &mut Vec<String>| {
+            step.get(key).map(|v| {
+                let l = v.as_array().map(Vec::as_slice).unwrap_or_default();
+                if v.as_array().is_none() || l.iter().any(|a| !a.is_string()) {
+                    problems.push(format!(
+                        "step `{}`: `{key}` holds step ids",
+                        str_of(step, "id")
+                    ));
+                }
+                l.iter().filter_map(Value::as_str).collect::<Vec<&'a str>>()
+            })
+        };
+        let after: Vec<Option<Vec<&'a str>>> = steps
+            .iter()
+            .map(|s| list(s, "after", &mut self.problems))
+            .collect();
+        let on_error: Vec<Option<Vec<&'a str>>> = steps
+            .iter()
+            .map(|s| list(s, "on_error", &mut self.problems))
+            .collect();
+        let shapes: Vec<Shape<'_>> = after
+            .iter()
+            .zip(&on_error)
+            .map(|(a, h)| Shape {
+                after: a.as_deref(),
+                on_error: h.as_deref(),
+            })
+            .collect();
+        let plan = Plan::new(&self.ids, &shapes);
+        let mut below = None;
+        for (i, id) in self.ids.iter().enumerate() {
+            if self.handler[i] {
+                below.get_or_insert(*id);
+                if on_error[i].as_ref().is_some_and(Vec::is_empty) {
                     self.problems
-                        .push(format!("step `{id}`: `after` holds step ids"));
+                        .push(format!("error handler `{id}` handles no step"));
                 }
-                list.iter().filter_map(Value::as_str).collect()
-            });
-            let w = waits(&ids, i, after.as_deref());
-            for (wait, a) in w.iter().zip(after.iter().flatten()) {
-                match wait {
-                    Wait::On(_) => {}
-                    Wait::Later => self.problems.push(format!(
-                        "step `{id}` waits for step `{a}`, which is written after it"
-                    )),
-                    Wait::Unknown => self
-                        .problems
-                        .push(format!("step `{id}`: `after` names no step `{a}`")),
-                    Wait::Twice => self
-                        .problems
-                        .push(format!("step `{id}`: `after` names `{a}` twice")),
+                if after[i].is_some() {
+                    self.problems.push(format!(
+                        "error handler `{id}` waits for nothing; it has no `after`"
+                    ));
                 }
+                if ["when", "unless"]
+                    .iter()
+                    .any(|k| steps[i].get(*k).is_some())
+                {
+                    self.problems
+                        .push(format!("error handler `{id}` has no guard"));
+                }
+            } else if let Some(h) = below {
+                self.problems.push(format!(
+                    "step `{id}` is written below error handler `{h}`; error handlers go below every step of the flow"
+                ));
             }
-            all.push(w);
+            let named = plan.waits[i].iter().zip(after[i].iter().flatten());
+            let handled = plan.handles[i].iter().zip(on_error[i].iter().flatten());
+            for ((wait, a), key) in named
+                .map(|w| (w, "after"))
+                .chain(handled.map(|w| (w, "on_error")))
+            {
+                let problem = match wait {
+                    Wait::On(_) => continue,
+                    Wait::Handler => format!(
+                        "step `{id}`: `{key}` names error handler `{a}`, which runs only when a step fails"
+                    ),
+                    Wait::Later if key == "after" => {
+                        format!("step `{id}` waits for step `{a}`, which is written after it")
+                    }
+                    Wait::Later => format!(
+                        "error handler `{id}` handles step `{a}`, which is written after it"
+                    ),
+                    Wait::Unknown => format!("step `{id}`: `{key}` names no step `{a}`"),
+                    Wait::Twice => format!("step `{id}`: `{key}` names `{a}` twice"),
+                };
+                self.problems.push(problem);
+            }
         }
-        ancestors(&all)
-            .into_iter()
-            .map(|set| set.into_iter().map(|j| ids[j]).collect())
-            .collect()
+        plan.reads
     }
 
     /// Target input `field` read from `source`.
     fn input(
         &mut self,
-        id: &str,
+        i: usize,
         t_name: &str,
         t_in: Option<&'a Value>,
         field: &str,
         source: &'a Value,
     ) {
+        let id = self.ids[i];
         let Some(text) = source.as_str() else {
             self.problems.push(format!(
                 "step `{id}`: input `{field}` is not a reference string"
@@ -290,7 +317,7 @@ impl<'a> StepCheck<'a> {
                 "step `{id}`: `{field}` is not an input field of `{t_name}`"
             ));
         }
-        let Some(from) = self.source(id, field, text) else {
+        let Some(from) = self.source(i, &format!("input `{field}`"), text) else {
             return;
         };
         if let Some(to) = to {
@@ -308,40 +335,112 @@ impl<'a> StepCheck<'a> {
         }
     }
 
-    /// Where `text` (read by step `id` for its input `field`) points, when it
-    /// points somewhere known.
-    fn source(&mut self, id: &str, field: &str, text: &str) -> Option<Slot<'a>> {
+    /// `when` or `unless`: a reference to a boolean the step may read.
+    fn guard(&mut self, i: usize, step: &'a Value) {
+        let id = self.ids[i];
+        let guards: Vec<(bool, &'a Value)> = [("when", true), ("unless", false)]
+            .into_iter()
+            .filter_map(|(k, runs_if)| step.get(k).map(|v| (runs_if, v)))
+            .collect();
+        let [(runs_if, v)] = guards[..] else {
+            if guards.len() > 1 {
+                self.problems.push(format!(
+                    "step `{id}` has both `when` and `unless`; keep one"
+                ));
+            }
+            return;
+        };
+        let Some(text) = v.as_str() else {
+            self.problems
+                .push(format!("step `{id}`: its guard is not a reference string"));
+            return;
+        };
+        let Some(from) = self.source(i, "its guard", text) else {
+            return;
+        };
+        match types_of(from.schema, from.root) {
+            Some(t) if t.len() == 1 && t.contains("boolean") => {}
+            Some(t) => self.problems.push(format!(
+                "step `{id}`: its guard `{text}` is {} but a guard reads a boolean",
+                shown(&t)
+            )),
+            None => self.problems.push(format!(
+                "step `{id}`: its guard `{text}` has no type; a guard reads a boolean"
+            )),
+        }
+        self.guarded.insert(id, (text, runs_if, from.required));
+    }
+
+    fn retries(&mut self, id: &str, step: &Value) {
+        let Some(n) = step.get("retries") else { return };
+        if n.as_u64()
+            .is_none_or(|n| n > u64::from(PipelineStep::MAX_RETRIES))
+        {
+            self.problems.push(format!(
+                "step `{id}`: `retries` is a whole number, at most {}",
+                PipelineStep::MAX_RETRIES
+            ));
+        }
+    }
+
+    /// Where `text` (read by step `i` for `what`: an input or its guard)
+    /// points, when it points somewhere known. A step with a guard may be
+    /// skipped: what it writes may be absent.
+    fn source(&mut self, i: usize, what: &str, text: &str) -> Option<Slot<'a>> {
+        let id = self.ids[i];
         let problem = match Reference::parse(text) {
             None => {
                 format!("step `{id}`: `{text}` is not `$inputs.<field>` or `$step.<id>.<field>`")
             }
             Some(Reference::Output(_)) => format!(
-                "step `{id}`: input `{field}` reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`"
+                "step `{id}`: {what} reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`"
             ),
+            Some(Reference::Error(f))
+                if self.handler[i] && Reference::ERROR_FIELDS.contains(&f) =>
+            {
+                return Some(Slot {
+                    root: &ERROR_FIELD,
+                    schema: &ERROR_FIELD,
+                    required: true,
+                });
+            }
+            Some(Reference::Error(_)) if self.handler[i] => format!(
+                "step `{id}`: `{text}`: `$error` has the fields `step`, `message` and `code`"
+            ),
+            Some(Reference::Error(_)) => {
+                format!("step `{id}`: `{text}` is read by error handlers only (`on_error`)")
+            }
             Some(Reference::Input(f)) => match Slot::of(self.inputs, f) {
                 Some(slot) => return Some(slot),
                 None => format!("step `{id}`: `{text}` is not a field of the pipeline's input"),
             },
-            Some(Reference::Step(s, _))
-                if self.earlier.contains_key(s) && !self.waits_for.contains(s) =>
-            {
-                format!(
-                    "step `{id}`: `{text}` refers to step `{s}`, which `{id}` does not wait for (they may run at the same time): add `{s}` to its `after`"
-                )
-            }
-            Some(Reference::Step(s, f)) => match self.earlier.get(s) {
-                Some(Some(out)) => match Slot::of(out, f) {
-                    Some(slot) => return Some(slot),
-                    None => {
-                        format!("step `{id}`: `{text}`: `{f}` is not an output field of step `{s}`")
-                    }
+            Some(Reference::Step(s, f)) => match self.ids.iter().position(|x| *x == s) {
+                Some(j) if self.reads[i].contains(&j) => match self.earlier.get(s) {
+                    Some(Some(out)) => match Slot::of(out, f) {
+                        Some(mut slot) => {
+                            slot.required &= !self.guarded.contains_key(s);
+                            return Some(slot);
+                        }
+                        None => format!(
+                            "step `{id}`: `{text}`: `{f}` is not an output field of step `{s}`"
+                        ),
+                    },
+                    // The earlier step's target is unknown, which is reported there.
+                    _ => return None,
                 },
-                // The earlier step's target is unknown, which is reported there.
-                Some(None) => return None,
-                None if s == id => format!("step `{id}`: `{text}` refers to the step itself"),
-                None if self.all_ids.contains(s) => {
+                Some(j) if j == i => format!("step `{id}`: `{text}` refers to the step itself"),
+                Some(j) if self.handler[j] => format!(
+                    "step `{id}`: `{text}` refers to error handler `{s}`, which runs only when a step fails"
+                ),
+                Some(j) if j > i => {
                     format!("step `{id}`: `{text}` refers to step `{s}`, which runs later")
                 }
+                Some(_) if self.handler[i] => format!(
+                    "step `{id}`: `{text}` refers to step `{s}`, which may not have run when a step it handles fails (an error handler reads the steps every step it handles waits for)"
+                ),
+                Some(_) => format!(
+                    "step `{id}`: `{text}` refers to step `{s}`, which `{id}` does not wait for (they may run at the same time): add `{s}` to its `after`"
+                ),
                 None => format!("step `{id}`: `{text}` names no step"),
             },
         };
@@ -375,11 +474,15 @@ impl<'a> StepCheck<'a> {
                 return;
             }
         };
-        if let Some(first) = self.produced.insert(name, id) {
+        let writers = self.produced.entry(name).or_default();
+        if let Some(first) = writers.first()
+            && !(writers.len() == 1 && exclusive(&self.guarded, first, id))
+        {
             self.problems.push(format!(
-                "pipeline output `{name}` is written by step `{first}` and by step `{id}`"
+                "pipeline output `{name}` is written by step `{first}` and by step `{id}` (two steps may write one output only as the two sides of a `when`/`unless` pair on the same boolean)"
             ));
         }
+        writers.push(id);
         let Some(to) = Slot::of(self.outputs, name) else {
             self.problems.push(format!(
                 "step `{id}`: `$outputs.{name}` is not a field of the pipeline's output"
@@ -400,91 +503,35 @@ impl<'a> StepCheck<'a> {
             }
         }
     }
-}
 
-/// The walk that computes closures, memoized in `done`; a cycle is a finding.
-struct Walk<'a, 'f> {
-    skills: &'a [Value],
-    index: &'a Index<'a>,
-    done: BTreeMap<String, Closure>,
-    visiting: Vec<String>,
-    findings: &'f mut Vec<Finding>,
-}
-
-impl Walk<'_, '_> {
-    /// The closure of pipeline `p`.
-    fn closure(&mut self, p: &Value) -> Closure {
-        let me = label(p);
-        if let Some(c) = self.done.get(&me) {
-            return c.clone();
-        }
-        if let Some(first) = self.visiting.iter().position(|v| *v == me) {
-            let mut cycle = self.visiting[first..].to_vec();
-            cycle.push(me.clone());
-            // `p` is borrowed from `skills` (through the index).
-            let at = self.skills.iter().position(|s| std::ptr::eq(s, p));
-            self.findings.push(Finding {
-                subject: subject("pipeline", p),
-                message: format!("steps form a cycle: {}", cycle.join(" -> ")),
-                at: at.map(At::Skills),
-                also: None,
-                unresolved: false,
-            });
-            return Closure::default();
-        }
-        self.visiting.push(me.clone());
-        let mut c = Closure::default();
-        for step in array(p, "steps") {
-            let Some(Ok((t, _))) = step.get("target").map(|t| self.index.target(t)) else {
-                c.partial = true;
-                continue;
-            };
-            let part = if str_of(t, "kind") == "pipeline" {
-                self.closure(t)
-            } else {
-                Closure {
-                    capabilities: strings(t, "capabilities"),
-                    side_effects: strings(t, "side_effects"),
-                    partial: false,
-                }
-            };
-            c.partial |= part.partial;
-            c.capabilities.extend(part.capabilities);
-            c.side_effects.extend(part.side_effects);
-        }
-        self.visiting.pop();
-        self.done.insert(me, c.clone());
-        c
+    /// Required output `r` is written whichever way the guards go: by a
+    /// step without a guard, or by both sides of a pair on a boolean that
+    /// is always there.
+    fn required_output(&mut self, r: &str) {
+        let problem = match self.produced.get(r).map(Vec::as_slice) {
+            None | Some([]) => format!(
+                "required output `{r}` is written by no step (map a step output to `$outputs.{r}`)"
+            ),
+            Some([one]) if !self.guarded.contains_key(one) => return,
+            Some([a, b])
+                if exclusive(&self.guarded, a, b) && self.guarded.get(a).is_some_and(|g| g.2) =>
+            {
+                return;
+            }
+            Some(writers) => format!(
+                "required output `{r}` may be left unwritten: step `{}` runs only when its guard holds; write it from a step without a guard, or from both sides of a `when`/`unless` pair on a boolean that is always there",
+                writers[0]
+            ),
+        };
+        self.problems.push(problem);
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_parse_in_three_forms_only() {
-        assert_eq!(
-            Reference::parse("$inputs.path"),
-            Some(Reference::Input("path"))
-        );
-        assert_eq!(
-            Reference::parse("$step.read.content"),
-            Some(Reference::Step("read", "content"))
-        );
-        assert_eq!(
-            Reference::parse("$outputs.summary"),
-            Some(Reference::Output("summary"))
-        );
-        for bad in [
-            "inputs.path",
-            "$inputs.",
-            "$inputs.a.b",
-            "$step.read",
-            "$step..x",
-            "$output.x",
-        ] {
-            assert_eq!(Reference::parse(bad), None, "{bad}");
-        }
+/// Steps `a` and `b` are the two sides of one boolean: one runs when it is
+/// true, the other when it is false.
+fn exclusive(guarded: &BTreeMap<&str, (&str, bool, bool)>, a: &str, b: &str) -> bool {
+    match (guarded.get(a), guarded.get(b)) {
+        (Some(x), Some(y)) => x.0 == y.0 && x.1 != y.1,
+        _ => false,
     }
 }

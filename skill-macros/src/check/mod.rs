@@ -11,7 +11,10 @@ use crate::ast::read::same_path;
 use crate::ast::types::SkillArgs;
 use crate::ctxt::Ctxt;
 use proc_macro2::Span;
-use syn::LitStr;
+
+mod steps;
+
+pub use steps::steps;
 
 pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
     check_name(cx, args, func);
@@ -373,140 +376,6 @@ pub fn arity(e: &syn::Expr) -> usize {
     match e {
         syn::Expr::Closure(c) => c.inputs.len(),
         _ => 2,
-    }
-}
-
-/// Each step's ancestors: the steps it waits for (`after(...)`, by default
-/// the step written before it) and theirs. A step may wait only for steps
-/// written above it, so no cycle can be written.
-fn step_ancestors(cx: &Ctxt, args: &SkillArgs, ids: &[String]) -> Vec<Vec<String>> {
-    use skill_core::steps::{Wait, ancestors, waits};
-    let names: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let all: Vec<Vec<Wait>> = args
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let after: Option<Vec<String>> =
-                step.after.as_ref().map(|l| l.iter().map(LitStr::value).collect());
-            let after: Option<Vec<&str>> =
-                after.as_ref().map(|l| l.iter().map(String::as_str).collect());
-            let w = waits(&names, i, after.as_deref());
-            let me = step.id.as_ref().map(LitStr::value).unwrap_or_default();
-            for (wait, a) in w.iter().zip(step.after.iter().flatten()) {
-                let name = a.value();
-                match wait {
-                    Wait::On(_) => {}
-                    Wait::Unknown => cx.error_spanned(
-                        a,
-                        format!(
-                            "`after(\"{name}\")` names no step; the steps are {}",
-                            ids.iter()
-                                .map(|i| format!("\"{i}\""))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ),
-                    Wait::Later => cx.error_spanned(a, format!("step \"{me}\" waits for \"{name}\", which is written after it; a step waits only for steps written above it (so no cycle can be written): move \"{name}\" up")),
-                    Wait::Twice => cx.error_spanned(
-                        a,
-                        format!("`after(...)` names \"{name}\" twice; keep one"),
-                    ),
-                }
-            }
-            w
-        })
-        .collect();
-    ancestors(&all)
-        .into_iter()
-        .map(|set| {
-            set.into_iter()
-                .filter_map(|j| ids.get(j).cloned())
-                .collect()
-        })
-        .collect()
-}
-
-/// What the pipeline macro can see of its steps: ids, targets and reference
-/// syntax, and that every `$step` reference reads a step it waits for.
-pub fn steps(cx: &Ctxt, args: &SkillArgs) {
-    if args.steps.is_empty() {
-        cx.error_at(
-            Span::call_site(),
-            "a pipeline needs at least one `step(id = \"...\", skill = \"...\", inputs(...), outputs(...))`",
-        );
-        return;
-    }
-    let ids: Vec<String> = args
-        .steps
-        .iter()
-        .filter_map(|s| s.id.as_ref().map(LitStr::value))
-        .collect();
-    let ancestors = step_ancestors(cx, args, &ids);
-    for (i, step) in args.steps.iter().enumerate() {
-        let Some(id_lit) = &step.id else { continue };
-        let id = id_lit.value();
-        if !is_snake_case(&id) {
-            cx.error_spanned(
-                id_lit,
-                format!(
-                    "step id \"{id}\" is not snake_case; write it like \"{}\"",
-                    to_snake_case(&id)
-                ),
-            );
-        }
-        if ids[..i.min(ids.len())].contains(&id) {
-            cx.error_spanned(
-                id_lit,
-                format!("step id \"{id}\" is used by an earlier step; give each step its own id"),
-            );
-        }
-        if let Some((kind, target)) = &step.target {
-            let text = target.value();
-            let (name, version) = match text.split_once('@') {
-                Some((n, v)) => (n, Some(v)),
-                None => (text.as_str(), None),
-            };
-            if !is_snake_case(name) {
-                cx.error_spanned(target, format!("{kind} name \"{name}\" is not snake_case; write `\"name\"` or `\"name@1.0.0\"`"));
-            }
-            if let Some(v) = version
-                && !is_semver(v)
-            {
-                cx.error_spanned(target, format!("\"{v}\" is not a semver version; write `\"{name}@1.0.0\"`, or no version for the highest"));
-            }
-        }
-        let earlier = &ids[..i.min(ids.len())];
-        for (field, r) in &step.inputs {
-            let text = r.value();
-            let parts: Vec<&str> = text.split('.').collect();
-            match parts.as_slice() {
-                ["$inputs", f] if !f.is_empty() => {}
-                ["$step", s, f] if !s.is_empty() && !f.is_empty() => {
-                    let s = s.to_string();
-                    if s == id && !earlier.contains(&s) {
-                        cx.error_spanned(r, format!("step \"{id}\" reads its own output; read `$inputs.<field>` or an earlier step's"));
-                    } else if ids.contains(&s) && !earlier.contains(&s) {
-                        cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which runs later; steps run in order, so move \"{s}\" before \"{id}\""));
-                    } else if earlier.contains(&s) && !ancestors.get(i).is_some_and(|a| a.contains(&s)) {
-                        cx.error_spanned(r, format!("`{text}` reads step \"{s}\", which \"{id}\" does not wait for: they may run at the same time; add \"{s}\" to \"{id}\"'s `after(...)`"));
-                    } else if !ids.contains(&s) {
-                        cx.error_spanned(r, format!("`{text}` names no step; the steps are {}", ids.iter().map(|i| format!("\"{i}\"")).collect::<Vec<_>>().join(", ")));
-                    }
-                }
-                ["$outputs", _] => cx.error_spanned(r, format!("input `{field}` reads `{text}`, but `$outputs` is where results go; read `$inputs.<field>` or `$step.<id>.<field>`")),
-                _ => cx.error_spanned(r, format!("`{text}` is not a reference; write `$inputs.<field>` or `$step.<id>.<field>`")),
-            }
-        }
-        for (field, r) in &step.outputs {
-            let text = r.value();
-            let parts: Vec<&str> = text.split('.').collect();
-            match parts.as_slice() {
-                ["$outputs", n] if !n.is_empty() => {}
-                ["$step", s, f] if *s == id && field == *f => {}
-                _ => cx.error_spanned(r, format!("output `{field}` goes to `{text}`; write `$outputs.<name>` (a field of the pipeline's output), or `$step.{id}.{field}`")),
-            }
-        }
     }
 }
 
