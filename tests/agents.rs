@@ -554,3 +554,39 @@ fn a_hand_over_a_person_approves_runs_its_target() {
         .expect("the reviewer's record");
     assert_eq!(reviewer.parent_job_id.as_ref(), Some(&result.job_id));
 }
+
+/// An approver that never answers: the person who should decide is away.
+struct Away;
+
+impl skill_runtime::policy::Approver for Away {
+    fn approve<'a>(
+        &'a self,
+        _: &'a skill_runtime::policy::ApprovalRequest,
+    ) -> skill_runtime::policy::BoxFuture<'a, skill_runtime::policy::Approval> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[test]
+fn a_hand_over_nobody_decides_on_goes_on_by_itself_after_timeout_hours() {
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::builder(registry)
+        .approver(Away)
+        .build()
+        .expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    // An hour of 10 ms: the worker's `timeout_hours = 4` pass in 40 ms.
+    let runner = AgentRunner::new(runtime.clone(), agents)
+        .with_hour_length(std::time::Duration::from_millis(10));
+    let result = run_worker(&runner, json!({"n": 3, "confidence": 0.4}));
+    let target = result.escalated.as_ref().expect("the reviewer ran");
+    assert_eq!(target.agent, "agent.test.reviewer@1.0.0");
+    let records = runtime.memory_records().unwrap().records();
+    let worker = agent_record(&records);
+    assert!(
+        worker.notes.iter().any(|n| n.message
+            == "nobody decided on the hand-over within 4 h (timeout_hours): it went on by itself"),
+        "{:?}",
+        worker.notes
+    );
+}

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -105,6 +105,8 @@ pub struct AgentRunner {
     runtime: Runtime,
     agents: Arc<AgentRegistry>,
     artifacts: Option<PathBuf>,
+    /// How long one of an escalation's `timeout_hours` lasts.
+    hour: Duration,
 }
 
 impl AgentRunner {
@@ -114,6 +116,7 @@ impl AgentRunner {
             runtime,
             agents,
             artifacts: None,
+            hour: Duration::from_secs(3600),
         }
     }
 
@@ -121,6 +124,13 @@ impl AgentRunner {
     /// `.backlog.json`, `.graph.json`) into `dir`, created when missing.
     pub fn with_artifacts(mut self, dir: impl Into<PathBuf>) -> AgentRunner {
         self.artifacts = Some(dir.into());
+        self
+    }
+
+    /// Make one of an escalation's `timeout_hours` last `hour` instead of an
+    /// hour: for tests and demos of a hand-over nobody decides on.
+    pub fn with_hour_length(mut self, hour: Duration) -> AgentRunner {
+        self.hour = hour;
         self
     }
 
@@ -325,6 +335,7 @@ impl AgentRunner {
         // (the CLI's --approve, or the application's); denied, it stays
         // pending, with the reason.
         let mut approval: Option<Approval> = None;
+        let mut unanswered: Option<u32> = None;
         let escalated = match (
             &escalation,
             &escalation
@@ -349,10 +360,22 @@ impl AgentRunner {
                         dry_run,
                         caller: caller.clone(),
                     };
-                    let decision = self.runtime.approver().approve(&request).await;
-                    let go = matches!(decision, Approval::Approved { .. });
-                    approval = Some(decision);
-                    go
+                    // Nobody deciding within `timeout_hours` lets the hand-over
+                    // go on by itself.
+                    let wait = self.hour.saturating_mul(e.timeout_hours);
+                    match tokio::time::timeout(wait, self.runtime.approver().approve(&request))
+                        .await
+                    {
+                        Ok(decision) => {
+                            let go = matches!(decision, Approval::Approved { .. });
+                            approval = Some(decision);
+                            go
+                        }
+                        Err(_) => {
+                            unanswered = Some(e.timeout_hours);
+                            true
+                        }
+                    }
                 } else {
                     true
                 };
@@ -406,6 +429,15 @@ impl AgentRunner {
                 message: Cow::Owned(format!("the hand-over waits for a person: {reason}")),
             }),
             None => {}
+        }
+        if let Some(hours) = unanswered {
+            notes.push(RuleNote {
+                rule_id: Cow::Borrowed("escalation"),
+                severity: Severity::Warning,
+                message: Cow::Owned(format!(
+                    "nobody decided on the hand-over within {hours} h (timeout_hours): it went on by itself"
+                )),
+            });
         }
         if let Some(t) = &escalated {
             notes.push(RuleNote {
