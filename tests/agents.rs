@@ -590,3 +590,111 @@ fn a_hand_over_nobody_decides_on_goes_on_by_itself_after_timeout_hours() {
         worker.notes
     );
 }
+
+/// A hand-over through a queue: the run enqueues its target (the job
+/// carries where it comes from), and the queue's worker, serving agents,
+/// parks it for the person `human_required` asks for. Approved, it runs;
+/// with nobody deciding within `timeout_hours`, it runs anyway and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_through_a_queue_waits_parked_for_a_person() {
+    use skill_runtime::policy::Decision;
+    use skill_runtime::queue::api::{OutcomeStatus, Queue};
+    use skill_runtime::queue::memory::InProcessQueue;
+    use skill_runtime::queue::worker::WorkerOptions;
+
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::builder(registry).build().expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    // An hour of 250 ms on the worker: the worker's `timeout_hours = 4` is
+    // a second of waiting for a person.
+    let serving = AgentRunner::new(runtime.clone(), agents.clone())
+        .with_hour_length(std::time::Duration::from_millis(250));
+    let queue = Arc::new(
+        InProcessQueue::start_with_agents(
+            runtime.clone(),
+            WorkerOptions {
+                approvals: Some(std::time::Duration::from_secs(60)),
+                ..WorkerOptions::default()
+            },
+            std::time::Duration::from_secs(60),
+            serving,
+        )
+        .unwrap(),
+    );
+    let origin = AgentRunner::new(runtime.clone(), agents).with_queue(queue.clone());
+    let hand_over = || async {
+        let r = origin
+            .run(
+                "agent.test.worker",
+                json!({"n": 3, "confidence": 0.4}),
+                Caller::default(),
+                false,
+            )
+            .await
+            .unwrap();
+        assert!(r.escalated.is_none(), "not run in process");
+        (
+            r.job_id.clone(),
+            r.escalation_job.clone().expect("enqueued"),
+        )
+    };
+
+    // A person approves: the reviewer runs, its record pointing back.
+    let (from, job) = hand_over().await;
+    let mut parked = false;
+    for _ in 0..100 {
+        let status = queue.status().await.unwrap();
+        if status
+            .awaiting_approval
+            .iter()
+            .any(|a| a.job_id == job.as_str())
+        {
+            parked = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(parked, "the hand-over waits parked");
+    queue
+        .decide(job.as_str(), Decision::approved("the on-call reviewer"))
+        .await
+        .unwrap();
+    let out = queue
+        .outcome(job.as_str(), std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("an outcome");
+    assert_eq!(out.status, OutcomeStatus::Succeeded, "{out:?}");
+    let records = runtime.memory_records().unwrap().records();
+    let reviewer = records.iter().find(|r| r.job_id == job).unwrap();
+    assert_eq!(reviewer.skill, "agent.test.reviewer");
+    assert_eq!(reviewer.parent_job_id.as_ref(), Some(&from));
+    let says = |text: &str| reviewer.notes.iter().any(|n| n.message.contains(text));
+    assert!(
+        says("the hand-over was approved by the on-call reviewer"),
+        "{:?}",
+        reviewer.notes
+    );
+    assert!(
+        says("escalated from `agent.test.worker`"),
+        "{:?}",
+        reviewer.notes
+    );
+
+    // Nobody decides: after 4 (short) hours it runs anyway.
+    let (_, job) = hand_over().await;
+    let out = queue
+        .outcome(job.as_str(), std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("an outcome");
+    assert_eq!(out.status, OutcomeStatus::Succeeded, "{out:?}");
+    let records = runtime.memory_records().unwrap().records();
+    let reviewer = records.iter().find(|r| r.job_id == job).unwrap();
+    assert!(
+        reviewer.notes.iter().any(|n| n.message
+            == "nobody decided on the hand-over within 4 h (timeout_hours): it went on by itself"),
+        "{:?}",
+        reviewer.notes
+    );
+}

@@ -197,6 +197,41 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
+
+    // On the fleet, an escalation is a job of the queue: `agent` enqueues
+    // the target, which the surviving worker (serving agents) runs.
+    let out = run_ok(std::process::Command::new(app()).args([
+        "agent",
+        "agent.seo.vlevel",
+        r#"{"urls": ["https://shop.example.com/nothing/here/at/all/1"]}"#,
+        "--redis",
+        &url,
+        "--data",
+        &data.display().to_string(),
+    ]));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["escalation"]["target_agent"], "agent.seo.architect");
+    assert!(result.get("escalated").is_none(), "not run in process");
+    let job = result["escalation_job"]
+        .as_str()
+        .expect("enqueued")
+        .to_owned();
+    let o = rt
+        .block_on(b.outcome(&job, Duration::from_secs(60)))
+        .unwrap()
+        .expect("a worker ran the hand-over");
+    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.worker, second.name);
+    let r = o.result.expect("a result");
+    assert_eq!(&*r.skill, "agent.seo.architect@1.0.0");
+    assert!(
+        r.notes.iter().any(|n| n.message.starts_with(&format!(
+            "escalated from `agent.seo.vlevel` (job {})",
+            result["job_id"].as_str().unwrap()
+        ))),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]

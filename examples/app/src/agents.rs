@@ -116,6 +116,10 @@ pub fn run(
         if let Some(dir) = artifacts {
             runner = runner.with_artifacts(dir);
         }
+        // On a fleet, a hand-over is a job of the queue, for a worker.
+        if let Some(r) = &redis {
+            runner = runner.with_queue(Arc::new(r.clone()));
+        }
         // The operator's identity, as --role/--permission/--grant give it;
         // the agent's skill calls carry the agent's own role.
         let caller = job
@@ -139,13 +143,14 @@ pub fn run(
             serde_json::to_string_pretty(&result).unwrap_or_default()
         );
         if let Some(e) = &result.escalation {
-            let done = match &result.escalated {
-                Some(t) => format!(
+            let done = match (&result.escalated, &result.escalation_job) {
+                (Some(t), _) => format!(
                     "; it ran as job {} and {}",
                     t.job_id,
                     if t.success { "succeeded" } else { "failed" }
                 ),
-                None => String::new(),
+                (None, Some(job)) => format!("; it was enqueued as job {job}"),
+                (None, None) => String::new(),
             };
             eprintln!(
                 "next action: escalate to `{}`{}: {}{done}",

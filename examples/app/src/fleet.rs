@@ -145,8 +145,17 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
         );
         // With --otel, the queue's depth and the rest as gauges.
         skill_runtime::otel::observe_queue(Arc::new(backend.clone()), Duration::from_secs(5));
+        // The agents too: an agent's job (an `enqueue` of its id, or a
+        // hand-over another run enqueued) runs here, its own hand-overs
+        // enqueued in turn.
+        let agents = match crate::agents::registry() {
+            Ok(a) => Arc::new(a),
+            Err(code) => return code,
+        };
+        let runner = skill_runtime::agents::AgentRunner::new(runtime.clone(), agents)
+            .with_queue(Arc::new(backend.clone()));
         let worker = match Worker::new(runtime, Arc::new(source), options) {
-            Ok(w) => w,
+            Ok(w) => w.with_agents(runner),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);

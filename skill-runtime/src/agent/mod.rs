@@ -9,6 +9,7 @@
 pub(crate) mod artifacts;
 pub(crate) mod audit;
 pub(crate) mod contract;
+pub(crate) mod escalate;
 pub(crate) mod export;
 pub(crate) mod handler;
 pub(crate) mod kpi;

@@ -14,17 +14,18 @@ use serde_json::Value;
 use skill_core::manifest::Severity;
 
 use crate::agent::artifacts::{RunSummary, finished as graph_finished, write};
-use crate::agent::contract::{AgentContract, Trigger};
+use crate::agent::escalate::{Enqueue, Escalator, HandedOver, Origin, note, triggered};
 use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
 pub use crate::agent::run::EscalationDecision;
 use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
-use crate::exec::policy::approval::{Approval, ApprovalRequest};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
+use crate::model::approval::Decision;
 use crate::model::caller::Caller;
-use crate::model::envelope::{JobConstraints, new_id};
+use crate::model::envelope::{JobConstraints, JobEnvelope, new_id};
 use crate::model::graph::{GraphJob, GraphState};
+use crate::model::handover::Handover;
 use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
@@ -57,23 +58,31 @@ pub struct AgentResult {
     /// person, to an agent of the registry).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalated: Option<Box<AgentResult>>,
+    /// The target's job, when the escalation was enqueued
+    /// ([`AgentRunner::with_queue`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation_job: Option<Id>,
+    /// What the run's record notes: the escalation, who decided on it, where
+    /// it went, and where this run came from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<RuleNote>,
     /// The R3 files the run wrote (`audit.md`, `backlog.json`,
     /// `graph.json`), when the runner has a directory for them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
 }
 
-/// The run an escalation comes from.
-struct Handover {
-    job_id: Id,
-    agent: &'static str,
-    reasons: Vec<String>,
-    /// Every agent of the chain so far: none is escalated to twice.
-    chain: Vec<&'static str>,
+/// One run to make: its input, caller, dry run; the hand-over it comes
+/// from; the job's and trace's ids when a job brings them; and the decision
+/// a person made on the hand-over, as the record notes it.
+struct Call {
+    params: Value,
+    caller: Caller,
+    dry_run: bool,
+    from: Option<Handover>,
+    ids: Option<(Id, Id)>,
+    decided: Option<RuleNote>,
 }
-
-/// How many hand-overs one run may start, one after the other.
-const MAX_CHAIN: usize = 4;
 
 /// What a run cost.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -97,6 +106,16 @@ pub enum AgentError {
         /// The registered ids.
         known: Vec<String>,
     },
+    #[error(
+        "the hand-over to agent `{id}` needs a person's approval, and it was not given: {detail}"
+    )]
+    /// A job handed over to agent `id` needs a person, who said no.
+    NotApproved {
+        /// The agent the job names.
+        id: String,
+        /// What the person said.
+        detail: String,
+    },
 }
 
 /// Runs the agents of a registry on a runtime.
@@ -107,6 +126,8 @@ pub struct AgentRunner {
     artifacts: Option<PathBuf>,
     /// How long one of an escalation's `timeout_hours` lasts.
     hour: Duration,
+    /// Where hand-overs go, when not run in process.
+    queue: Option<Arc<dyn Enqueue>>,
 }
 
 impl AgentRunner {
@@ -117,6 +138,7 @@ impl AgentRunner {
             agents,
             artifacts: None,
             hour: Duration::from_secs(3600),
+            queue: None,
         }
     }
 
@@ -132,6 +154,29 @@ impl AgentRunner {
     pub fn with_hour_length(mut self, hour: Duration) -> AgentRunner {
         self.hour = hour;
         self
+    }
+
+    /// Enqueue hand-overs on `queue` instead of running them in process:
+    /// the target agent runs on a worker that serves agents
+    /// ([`Worker::with_agents`](crate::queue::worker::Worker::with_agents)),
+    /// and a hand-over that needs a person waits on the queue's approvals.
+    pub fn with_queue(mut self, queue: Arc<dyn Enqueue>) -> AgentRunner {
+        self.queue = Some(queue);
+        self
+    }
+
+    fn escalator(&self) -> Escalator<'_> {
+        Escalator {
+            runtime: &self.runtime,
+            agents: &self.agents,
+            hour: self.hour,
+            queue: self.queue.as_ref(),
+        }
+    }
+
+    /// How long one of an escalation's `timeout_hours` lasts here.
+    pub fn hour_length(&self) -> Duration {
+        self.hour
     }
 
     /// The agents it runs.
@@ -183,6 +228,42 @@ impl AgentRunner {
         self.run_linked(id, params, caller, dry_run, None).await
     }
 
+    /// Run the agent job `job` names (in `skill`) as its envelope says: its
+    /// ids, caller, dry run and, for a job another agent escalated to, the
+    /// hand-over (`escalatedFrom`), which its record points back to. A
+    /// hand-over that needs a person runs once `decision` approves it, or
+    /// its deadline passed with nobody deciding; without a decision the
+    /// runtime's approver is asked, with `timeout_hours` to answer. What a
+    /// worker that serves agents calls.
+    pub async fn run_job(
+        &self,
+        job: JobEnvelope,
+        decision: Option<Decision>,
+    ) -> Result<AgentResult, AgentError> {
+        let mut job = job;
+        let from = job.escalated_from.take().map(|b| *b);
+        let mut decided = None;
+        if let Some(f) = from.as_ref().filter(|f| f.human_required) {
+            let (go, said) = self.escalator().decide(&job, f, decision).await;
+            if !go {
+                return Err(AgentError::NotApproved {
+                    id: job.skill.into_owned(),
+                    detail: said.message.into_owned(),
+                });
+            }
+            decided = Some(said);
+        }
+        let call = Call {
+            params: job.params,
+            caller: job.caller,
+            dry_run: job.constraints.dry_run,
+            from,
+            ids: Some((job.job_id, job.trace_id)),
+            decided,
+        };
+        self.run_once(&job.skill, call).await
+    }
+
     fn run_linked<'a>(
         &'a self,
         id: &'a str,
@@ -191,17 +272,26 @@ impl AgentRunner {
         dry_run: bool,
         from: Option<Handover>,
     ) -> Pin<Box<dyn Future<Output = Result<AgentResult, AgentError>> + Send + 'a>> {
-        Box::pin(self.run_once(id, params, caller, dry_run, from))
+        let call = Call {
+            params,
+            caller,
+            dry_run,
+            from,
+            ids: None,
+            decided: None,
+        };
+        Box::pin(self.run_once(id, call))
     }
 
-    async fn run_once(
-        &self,
-        id: &str,
-        params: Value,
-        caller: Caller,
-        dry_run: bool,
-        from: Option<Handover>,
-    ) -> Result<AgentResult, AgentError> {
+    async fn run_once(&self, id: &str, call: Call) -> Result<AgentResult, AgentError> {
+        let Call {
+            params,
+            caller,
+            dry_run,
+            from,
+            ids,
+            decided,
+        } = call;
         let Some(agent) = self.agents.get(id) else {
             return Err(AgentError::UnknownAgent {
                 id: id.to_owned(),
@@ -214,7 +304,7 @@ impl AgentRunner {
             });
         };
         let c = agent.contract();
-        let (job_id, trace_id) = (new_id(), new_id());
+        let (job_id, trace_id) = ids.unwrap_or_else(|| (new_id(), new_id()));
         let started_at = SystemTime::now();
         let clock = Instant::now();
         // Params come from outside (a CLI, an MCP client): the runtime's
@@ -323,140 +413,66 @@ impl AgentRunner {
             Err(f) if f.retryable => NextAction::Retry,
             Err(_) => NextAction::Escalate,
         };
-        // The hand-over, when it needs no person and its target is here and
-        // not already in the chain.
-        let chain: Vec<&'static str> = from
-            .as_ref()
-            .map_or_else(Vec::new, |f| f.chain.clone())
-            .into_iter()
-            .chain([c.id])
-            .collect();
-        // A hand-over that needs a person asks the runtime's approver first
-        // (the CLI's --approve, or the application's); denied, it stays
-        // pending, with the reason.
-        let mut approval: Option<Approval> = None;
-        let mut unanswered: Option<u32> = None;
-        let escalated = match (
-            &escalation,
-            &escalation
-                .as_ref()
-                .and_then(|e| self.agents.get(e.target_agent)),
-        ) {
-            (Some(e), Some(target))
-                if chain.len() < MAX_CHAIN && !chain.contains(&e.target_agent) =>
-            {
-                let input = fitted(&params, &target.input_schema);
-                let go = if e.human_required {
-                    let request = ApprovalRequest {
-                        skill: format!("{}@{}", e.target_agent, target.contract().version),
-                        job_id: job_id.clone(),
-                        reason: format!(
-                            "human_required: `{}` escalates to `{}`: {}",
-                            c.id,
-                            e.target_agent,
-                            e.reasons.join("; ")
-                        ),
-                        params: input.clone(),
-                        dry_run,
-                        caller: caller.clone(),
-                    };
-                    // Nobody deciding within `timeout_hours` lets the hand-over
-                    // go on by itself.
-                    let wait = self.hour.saturating_mul(e.timeout_hours);
-                    match tokio::time::timeout(wait, self.runtime.approver().approve(&request))
-                        .await
-                    {
-                        Ok(decision) => {
-                            let go = matches!(decision, Approval::Approved { .. });
-                            approval = Some(decision);
-                            go
-                        }
-                        Err(_) => {
-                            unanswered = Some(e.timeout_hours);
-                            true
-                        }
-                    }
-                } else {
-                    true
-                };
-                if go {
-                    let link = Handover {
-                        job_id: job_id.clone(),
-                        agent: c.id,
-                        reasons: e.reasons.clone(),
-                        chain: chain.clone(),
-                    };
-                    self.run_linked(e.target_agent, input, caller.clone(), dry_run, Some(link))
-                        .await
-                        .ok()
-                        .map(Box::new)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
         let (data, error) = match &finished.output {
             Ok(v) => (v.clone(), None),
             Err(f) => (Value::Null, Some(f.clone())),
         };
         let mut notes: Vec<RuleNote> = escalation
             .iter()
-            .map(|e| RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Warning,
-                message: Cow::Owned(format!(
-                    "escalate to `{}`{}: {}",
-                    e.target_agent,
-                    if e.human_required {
-                        " (a human is required)"
-                    } else {
-                        ""
-                    },
-                    e.reasons.join("; ")
-                )),
+            .map(|e| {
+                let person = if e.human_required {
+                    " (a human is required)"
+                } else {
+                    ""
+                };
+                note(
+                    Severity::Warning,
+                    format!(
+                        "escalate to `{}`{person}: {}",
+                        e.target_agent,
+                        e.reasons.join("; ")
+                    ),
+                )
             })
             .collect();
-        match &approval {
-            Some(Approval::Approved { by }) => notes.push(RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Info,
-                message: Cow::Owned(format!("the hand-over was approved by {by}")),
-            }),
-            Some(Approval::Denied { reason }) => notes.push(RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Warning,
-                message: Cow::Owned(format!("the hand-over waits for a person: {reason}")),
-            }),
-            None => {}
+        let handed = match &escalation {
+            Some(e) => {
+                let origin = Origin {
+                    contract: c,
+                    job_id: &job_id,
+                    trace_id: &trace_id,
+                    params: &params,
+                    caller: &caller,
+                    dry_run,
+                    from: from.as_ref(),
+                };
+                self.escalator().hand_over(origin, e).await
+            }
+            None => HandedOver::default(),
+        };
+        notes.extend(handed.notes);
+        let mut escalated = None;
+        if let Some((target, input, link)) = handed.run {
+            let run = self.run_linked(target, input, caller.clone(), dry_run, Some(link));
+            if let Ok(t) = run.await {
+                notes.push(note(
+                    Severity::Info,
+                    format!("escalated: `{}` ran as job {}", t.agent, t.job_id),
+                ));
+                escalated = Some(Box::new(t));
+            }
         }
-        if let Some(hours) = unanswered {
-            notes.push(RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Warning,
-                message: Cow::Owned(format!(
-                    "nobody decided on the hand-over within {hours} h (timeout_hours): it went on by itself"
-                )),
-            });
-        }
-        if let Some(t) = &escalated {
-            notes.push(RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Info,
-                message: Cow::Owned(format!("escalated: `{}` ran as job {}", t.agent, t.job_id)),
-            });
-        }
+        notes.extend(decided);
         if let Some(f) = &from {
-            notes.push(RuleNote {
-                rule_id: Cow::Borrowed("escalation"),
-                severity: Severity::Info,
-                message: Cow::Owned(format!(
+            notes.push(note(
+                Severity::Info,
+                format!(
                     "escalated from `{}` (job {}): {}",
                     f.agent,
                     f.job_id,
                     f.reasons.join("; ")
-                )),
-            });
+                ),
+            ));
         }
         // R3: the run's state in the run store, and its three files.
         let completed_at = started_at + duration;
@@ -528,7 +544,7 @@ impl AgentRunner {
                 code: f.code.clone(),
                 message: f.message.clone(),
             }),
-            notes,
+            notes: notes.clone(),
             pipeline_steps: Vec::new(),
             progress: None,
         };
@@ -548,43 +564,9 @@ impl AgentRunner {
             next_action,
             escalation,
             escalated,
+            escalation_job: handed.enqueued,
+            notes,
             artifacts,
         })
     }
-}
-
-/// The fields of `params` the target's input schema declares (all of them
-/// when it declares none): what a hand-over passes on.
-fn fitted(params: &Value, schema: &Value) -> Value {
-    match (params, schema.get("properties").and_then(Value::as_object)) {
-        (Value::Object(p), Some(props)) => Value::Object(
-            p.iter()
-                .filter(|(k, _)| props.contains_key(*k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        _ => params.clone(),
-    }
-}
-
-/// The triggers of `c` that hold for a run, each as text.
-fn triggered(c: &AgentContract, run: &Finished) -> Vec<String> {
-    let Some(esc) = &c.escalation else {
-        return Vec::new();
-    };
-    let output = run.output.as_ref().ok();
-    esc.triggers
-        .iter()
-        .filter_map(|t| match *t {
-            Trigger::ErrorCountAbove { count } => {
-                (run.errors > count).then(|| format!("error_count {} > {count}", run.errors))
-            }
-            Trigger::ConfidenceBelow { field, value } => {
-                let seen = output?.pointer(field)?.as_f64()?;
-                (seen < value).then(|| format!("confidence {seen} < {value} (at {field})"))
-            }
-            Trigger::HumanRequired { field } => (output?.pointer(field)? == &Value::Bool(true))
-                .then(|| format!("human_required == true (at {field})")),
-        })
-        .collect()
 }

@@ -115,6 +115,8 @@ impl State {
             expires_at,
             rag_context,
             traceparent,
+            // Read by the agent runner, which runs such jobs.
+            escalated_from: _,
             minted: _,
             delivered,
         } = job;

@@ -4,9 +4,11 @@
 
 pub mod approval;
 pub mod caller;
+pub mod constraints;
 pub mod envelope;
 pub mod error;
 pub mod graph;
+pub mod handover;
 pub mod hash;
 pub mod id;
 pub mod record;

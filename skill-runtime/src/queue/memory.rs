@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::agent::runner::AgentRunner;
 use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
 use crate::model::approval::Decision;
@@ -81,6 +82,26 @@ impl InProcessQueue {
         options: WorkerOptions,
         result_ttl: Duration,
     ) -> Result<InProcessQueue, QueueError> {
+        InProcessQueue::serving(runtime, options, result_ttl, None)
+    }
+
+    /// [`InProcessQueue::start`], its worker serving the agents of `agents`
+    /// too ([`Worker::with_agents`]).
+    pub fn start_with_agents(
+        runtime: Runtime,
+        options: WorkerOptions,
+        result_ttl: Duration,
+        agents: AgentRunner,
+    ) -> Result<InProcessQueue, QueueError> {
+        InProcessQueue::serving(runtime, options, result_ttl, Some(agents))
+    }
+
+    fn serving(
+        runtime: Runtime,
+        options: WorkerOptions,
+        result_ttl: Duration,
+        agents: Option<AgentRunner>,
+    ) -> Result<InProcessQueue, QueueError> {
         Bound::RESULT_TTL.check(result_ttl)?;
         let state = Arc::new(State {
             waiting: Mutex::new(Default::default()),
@@ -100,7 +121,10 @@ impl InProcessQueue {
             decisions: Mutex::new(HashMap::new()),
         });
         let (tx, rx) = oneshot::channel();
-        let worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
+        let mut worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
+        if let Some(agents) = agents {
+            worker = worker.with_agents(agents);
+        }
         let handle = tokio::spawn(worker.run(async {
             let _ = rx.await;
         }));

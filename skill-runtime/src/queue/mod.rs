@@ -5,6 +5,7 @@
 //! (`redis`, feature `redis`), where idempotency, rate limits and run records
 //! are shared too.
 
+mod agents;
 pub mod api;
 pub mod memory;
 #[cfg(feature = "redis")]

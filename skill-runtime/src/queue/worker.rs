@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::{AbortHandle, JoinSet};
 
+use crate::agent::runner::AgentRunner;
 use crate::contract::watch::{Cancel, Watch};
 use crate::exec::lend;
 use crate::exec::policy::BoxFuture;
@@ -20,6 +21,8 @@ use crate::exec::stages::execute::CatchUnwind;
 use crate::model::caller::Priority;
 use crate::model::error::InvokeError;
 use crate::model::record::Progress;
+use crate::model::result::SkillResult;
+use crate::queue::agents::{self, agent_job};
 use crate::queue::api::{Bound, CANCEL_HEARD_WITHIN, Outcome, QueueError};
 use crate::queue::source::{Delivery, Parking, WorkSource};
 use crate::sync::lock;
@@ -99,6 +102,7 @@ pub struct Worker {
     runtime: Runtime,
     source: Arc<dyn WorkSource>,
     options: WorkerOptions,
+    agents: Option<AgentRunner>,
 }
 
 /// A delivery in flight, and the task that works on it once started.
@@ -107,6 +111,8 @@ type Working = (Arc<Delivery>, Option<AbortHandle>);
 /// What the worker's tasks share.
 struct Shared {
     runtime: Runtime,
+    /// The agents it serves: a job naming one runs through this runner.
+    agents: Option<AgentRunner>,
     /// How long a job that needs approval waits parked for it.
     approvals: Option<Duration>,
     source: Arc<dyn WorkSource>,
@@ -137,7 +143,19 @@ impl Worker {
             runtime,
             source,
             options: options.check()?,
+            agents: None,
         })
+    }
+
+    /// Serve the agents of `runner` too: a job whose `skill` is an agent's
+    /// id runs as that agent ([`AgentRunner::run_job`]). A job another
+    /// agent handed over with `human_required` is parked for a person's
+    /// decision first (when the worker parks jobs for approval), for the
+    /// hand-over's `timeout_hours`; past them it runs anyway, and its record
+    /// says nobody decided.
+    pub fn with_agents(mut self, runner: AgentRunner) -> Worker {
+        self.agents = Some(runner);
+        self
     }
 
     /// Work until `shutdown` completes; then take no more jobs, let running
@@ -146,6 +164,7 @@ impl Worker {
         let options = self.options;
         let shared = Arc::new(Shared {
             runtime: self.runtime,
+            agents: self.agents,
             approvals: options.approvals,
             source: self.source,
             in_flight: Mutex::new(HashMap::new()),
@@ -411,14 +430,26 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
                 cancel.cancel();
             }
             let mut watch = Watch::new();
+            let agent = shared
+                .agents
+                .as_ref()
+                .and_then(|a| Some((a, agent_job(a, job)?)));
             // A job that needs a person waits for one apart, holding no slot;
             // it comes back with the decision (or its deadline passed).
-            if let Some(wait) = shared.approvals
+            let needs_person = match agent {
+                Some((_, handover)) => handover,
+                None => shared.runtime.needs_approval(job).and(shared.approvals),
+            };
+            let mut decided = None;
+            if let Some(wait) = needs_person
+                && shared.approvals.is_some()
                 && !cancel.is_cancelled()
-                && shared.runtime.needs_approval(job).is_some()
             {
                 match source.park(&d, &job_id, wait).await {
-                    Ok(Parking::Decided(decision)) => watch = watch.decided(decision),
+                    Ok(Parking::Decided(decision)) => {
+                        decided = Some(decision.clone());
+                        watch = watch.decided(decision);
+                    }
                     Ok(Parking::Parked | Parking::Lost) => return,
                     // Left unsigned: taken over once its visibility runs out.
                     Err(e) => {
@@ -435,7 +466,16 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             let (system, queue) = source.queue();
             let process = crate::exec::trace::process(system, queue, job);
             // The job (and its span) starts when called: under `process`.
-            let run = process.in_scope(|| shared.runtime.invoke_watched(job.clone(), watch));
+            let run: BoxFuture<'_, Result<SkillResult, InvokeError>> = match agent {
+                Some((runner, _)) => {
+                    let started_at = std::time::SystemTime::now();
+                    let run = runner.run_job(job.clone(), decided);
+                    Box::pin(async move { agents::outcome(&job.skill, run.await, started_at) })
+                }
+                None => {
+                    Box::pin(process.in_scope(|| shared.runtime.invoke_watched(job.clone(), watch)))
+                }
+            };
             let result = CatchUnwind(Box::pin(tracing::Instrument::instrument(run, process)))
                 .await
                 .unwrap_or_else(|panic| {
