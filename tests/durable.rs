@@ -232,6 +232,27 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         "{:?}",
         r.notes
     );
+    // The worker kept the target's R3 files on Redis: the result names
+    // their keys, and `run artifact KEY` prints each.
+    assert_eq!(r.artifacts.len(), 3, "{:?}", r.artifacts);
+    let graph = r
+        .artifacts
+        .iter()
+        .find(|a| a.name.ends_with(".graph.json"))
+        .expect("graph.json");
+    let key = graph.uri.as_deref().unwrap();
+    assert!(key.contains(":artifact:agent.seo.architect."), "{key}");
+    let out =
+        run_ok(std::process::Command::new(app()).args(["run", "artifact", key, "--redis", &url]));
+    let graph: Value = serde_json::from_slice(&out.stdout).expect("graph.json is JSON");
+    assert!(graph.is_object(), "{graph}");
+    // The run that escalated kept its own, on Redis too (no --artifacts).
+    let own = result["artifacts"].as_array().unwrap();
+    assert_eq!(own.len(), 3, "{own:?}");
+    assert!(
+        own.iter()
+            .all(|k| k.as_str().unwrap().contains(":artifact:agent.seo.vlevel."))
+    );
 }
 
 #[test]

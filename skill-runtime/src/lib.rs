@@ -93,11 +93,13 @@ mod sync;
 /// Agents (the AI-COS agent model): contracts checked when the code
 /// compiles, their registry, running them, their KPIs. See docs/agents.md.
 pub mod agents {
+    pub use crate::agent::artifacts::{ArtifactStore, DirArtifacts};
     pub use crate::agent::audit::audit_targets;
     pub use crate::agent::contract::{
         AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
         PostCheck, PostCondition, PreCondition, Trigger,
     };
+    pub use crate::agent::escalate::Enqueue;
     pub use crate::agent::export::{AGENT_REGISTRY_VERSION, check_agents};
     pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::kpi::{KpiRun, KpiValue, kpis};

@@ -113,12 +113,17 @@ pub fn run(
             Err(code) => return code,
         };
         let mut runner = AgentRunner::new(runtime.clone(), agents);
+        let has_dir = artifacts.is_some();
         if let Some(dir) = artifacts {
             runner = runner.with_artifacts(dir);
         }
-        // On a fleet, a hand-over is a job of the queue, for a worker.
+        // On a fleet, a hand-over is a job of the queue, for a worker, and
+        // the R3 files (without --artifacts) are kept on Redis.
         if let Some(r) = &redis {
             runner = runner.with_queue(Arc::new(r.clone()));
+            if !has_dir {
+                runner = runner.with_artifact_store(r.artifact_store());
+            }
         }
         // The operator's identity, as --role/--permission/--grant give it;
         // the agent's skill calls carry the agent's own role.

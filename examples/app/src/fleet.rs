@@ -153,7 +153,8 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             Err(code) => return code,
         };
         let runner = skill_runtime::agents::AgentRunner::new(runtime.clone(), agents)
-            .with_queue(Arc::new(backend.clone()));
+            .with_queue(Arc::new(backend.clone()))
+            .with_artifact_store(backend.artifact_store());
         let worker = match Worker::new(runtime, Arc::new(source), options) {
             Ok(w) => w.with_agents(runner),
             Err(e) => {

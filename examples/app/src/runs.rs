@@ -30,6 +30,14 @@ pub enum RunCommand {
         #[command(flatten)]
         redis: RedisArgs,
     },
+    /// Print an R3 file of an agent's run kept on the fleet (`audit.md`,
+    /// `backlog.json`, `graph.json`), by the key its result lists.
+    Artifact {
+        /// The key, as the run's `artifacts` names it.
+        key: String,
+        #[command(flatten)]
+        redis: RedisArgs,
+    },
 }
 
 /// `runs`: the latest runs, one line each.
@@ -50,7 +58,10 @@ pub fn runs(args: RunsArgs) -> ExitCode {
 
 /// `run show RUN_ID`: exit status 2 when the store keeps no such run.
 pub fn run(command: RunCommand) -> ExitCode {
-    let RunCommand::Show { run_id, redis } = command;
+    let (run_id, redis) = match command {
+        RunCommand::Show { run_id, redis } => (run_id, redis),
+        RunCommand::Artifact { key, redis } => return artifact(&key, &redis),
+    };
     with_store(&redis, "run show", async |store| {
         match store.load(&run_id).await.map_err(fail)? {
             Some(state) => {
@@ -63,6 +74,34 @@ pub fn run(command: RunCommand) -> ExitCode {
                     "error: no run {run_id} is kept (not a pipeline's job id, or its state expired after 7 days)"
                 );
                 Ok(ExitCode::from(2))
+            }
+        }
+    })
+}
+
+/// `run artifact KEY`: exit status 2 when no such file is kept.
+fn artifact(key: &str, redis: &RedisArgs) -> ExitCode {
+    let rt = match async_runtime(tokio::runtime::Builder::new_current_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    rt.block_on(async move {
+        let backend = match redis.require("run artifact").await {
+            Ok(b) => b,
+            Err(code) => return code,
+        };
+        match backend.artifact(key).await {
+            Ok(Some(text)) => {
+                out!("{text}");
+                ExitCode::SUCCESS
+            }
+            Ok(None) => {
+                eprintln!("error: no file {key} is kept (its run's result names the keys; they are kept 30 days)");
+                ExitCode::from(2)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
             }
         }
     })

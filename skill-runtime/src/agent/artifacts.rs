@@ -7,13 +7,14 @@
 //! - `.graph.json`: the nodes walked with their timings, and the edges
 //!   between them (the agent to each call, in order).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
 use crate::agent::contract::AgentContract;
 use crate::agent::run::{AgentFailure, EscalationDecision};
+use crate::exec::policy::BoxFuture;
 use crate::model::graph::{GraphError, GraphState, GraphStatus};
 use crate::model::id::Id;
 use crate::model::time::format_time;
@@ -54,28 +55,50 @@ pub(crate) fn finished(s: &RunSummary<'_>, mut state: GraphState) -> GraphState 
     state
 }
 
-/// Write the three R3 files of `state`'s run into `dir`; their paths.
-pub(crate) fn write(
-    dir: &Path,
-    s: &RunSummary<'_>,
-    state: &GraphState,
-) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+/// Where a run's R3 files are kept: a directory ([`DirArtifacts`]), or a
+/// store the fleet shares (the Redis backend's `artifact_store`).
+pub trait ArtifactStore: Send + Sync {
+    /// Keep `text` as the file `name`; where it is now (a path, a key).
+    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<String, String>>;
+}
+
+/// R3 files as files of a directory, created when missing.
+#[derive(Clone, Debug)]
+pub struct DirArtifacts {
+    dir: PathBuf,
+}
+
+impl DirArtifacts {
+    /// Files in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> DirArtifacts {
+        DirArtifacts { dir: dir.into() }
+    }
+}
+
+impl ArtifactStore for DirArtifacts {
+    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<String, String>> {
+        let written = std::fs::create_dir_all(&self.dir)
+            .and_then(|()| {
+                let path = self.dir.join(name);
+                std::fs::write(&path, text).map(|()| path)
+            })
+            .map(|p| p.display().to_string())
+            .map_err(|e| format!("{}: {e}", self.dir.display()));
+        Box::pin(std::future::ready(written))
+    }
+}
+
+/// The three R3 files of `state`'s run: names (`{agent_id}.{time}.audit.md`,
+/// `.backlog.json`, `.graph.json`) and contents.
+pub(crate) fn files(s: &RunSummary<'_>, state: &GraphState) -> [(String, String); 3] {
     // A file name's time: RFC 3339 without the colons some systems refuse.
     let stamp = format_time(s.started_at).replace(':', "-");
     let base = format!("{}.{stamp}", s.contract.id);
-    let files = [
+    [
         (format!("{base}.audit.md"), audit_md(s, state)),
         (format!("{base}.backlog.json"), pretty(&backlog(s, state))),
         (format!("{base}.graph.json"), pretty(&graph(s, state))),
-    ];
-    let mut paths = Vec::with_capacity(files.len());
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text)?;
-        paths.push(path);
-    }
-    Ok(paths)
+    ]
 }
 
 fn pretty(v: &Value) -> String {

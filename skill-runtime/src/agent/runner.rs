@@ -13,7 +13,9 @@ use serde::Serialize;
 use serde_json::Value;
 use skill_core::manifest::Severity;
 
-use crate::agent::artifacts::{RunSummary, finished as graph_finished, write};
+use crate::agent::artifacts::{
+    ArtifactStore, DirArtifacts, RunSummary, files, finished as graph_finished,
+};
 use crate::agent::escalate::{Enqueue, Escalator, HandedOver, Origin, note, triggered};
 use crate::agent::kpi::{KpiRun, KpiValue};
 use crate::agent::registry::AgentRegistry;
@@ -123,7 +125,7 @@ pub enum AgentError {
 pub struct AgentRunner {
     runtime: Runtime,
     agents: Arc<AgentRegistry>,
-    artifacts: Option<PathBuf>,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
     /// How long one of an escalation's `timeout_hours` lasts.
     hour: Duration,
     /// Where hand-overs go, when not run in process.
@@ -144,8 +146,14 @@ impl AgentRunner {
 
     /// Write each run's R3 files (`{agent_id}.{timestamp}.audit.md`,
     /// `.backlog.json`, `.graph.json`) into `dir`, created when missing.
-    pub fn with_artifacts(mut self, dir: impl Into<PathBuf>) -> AgentRunner {
-        self.artifacts = Some(dir.into());
+    pub fn with_artifacts(self, dir: impl Into<PathBuf>) -> AgentRunner {
+        self.with_artifact_store(Arc::new(DirArtifacts::new(dir)))
+    }
+
+    /// Keep each run's R3 files in `store` (on a fleet, the Redis
+    /// backend's `artifact_store`, which every worker shares).
+    pub fn with_artifact_store(mut self, store: Arc<dyn ArtifactStore>) -> AgentRunner {
+        self.artifacts = Some(store);
         self
     }
 
@@ -489,11 +497,13 @@ impl AgentRunner {
         };
         let mut state = graph_finished(&summary, lock(&graph).clone());
         let mut artifacts = Vec::new();
-        if let Some(dir) = &self.artifacts {
-            match write(dir, &summary, &state) {
-                Ok(paths) => artifacts = paths.iter().map(|p| p.display().to_string()).collect(),
-                Err(e) => {
-                    tracing::warn!(agent = c.id, error = %e, "the run's R3 files were not written")
+        if let Some(store) = &self.artifacts {
+            for (name, text) in files(&summary, &state) {
+                match store.put(&name, text).await {
+                    Ok(at) => artifacts.push(at),
+                    Err(e) => {
+                        tracing::warn!(agent = c.id, file = name, error = %e, "an R3 file of the run was not kept")
+                    }
                 }
             }
         }

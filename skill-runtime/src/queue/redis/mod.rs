@@ -21,6 +21,7 @@
 //! `policy` (idempotency and rate limits), `schedule` (cron schedules).
 
 mod approvals;
+mod artifacts;
 mod backend;
 mod conn;
 mod policy;
@@ -32,6 +33,7 @@ mod schedule;
 mod scripts;
 mod source;
 
+pub use self::artifacts::RedisArtifacts;
 pub use self::backend::{RedisBackend, worker_name};
 pub use self::conn::RedisConfig;
 pub use self::policy::{RedisIdempotency, RedisRateLimits};
