@@ -608,3 +608,65 @@ fn a_step_that_fails_for_good_runs_its_error_handler_then_the_run_fails() {
         .unwrap();
     assert_eq!(note.status, RunStatus::Succeeded);
 }
+
+#[test]
+fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed() {
+    let redis = RedisServer::start("durable-agent");
+    let data = data_copy("durable-agent");
+    let url = redis.url();
+    let rt = rt();
+    let b: RedisBackend = rt
+        .block_on(RedisBackend::connect(RedisConfig::new(&url)))
+        .expect("redis is up");
+    let args = [
+        "--visibility".to_owned(),
+        "2s".into(),
+        "--lock-ttl".into(),
+        "2s".into(),
+        "--data".into(),
+        data.display().to_string(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut first = WorkerProcess::start(&url, &args);
+    let job = JobEnvelope::new(
+        "agent.team.tally",
+        json!({"channel": "agentrun", "count": 4, "slow": 3, "slow_ms": 5000}),
+    );
+    let id = rt.block_on(b.enqueue(job)).unwrap().to_string();
+    // Calls 1 and 2 done, call 3 working (5 s): kill its worker.
+    let started = std::time::Instant::now();
+    while marks(&data, "agentrun").len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "calls 1-2 never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = WorkerProcess::start(&url, &args);
+    first.kill_hard();
+    assert_eq!(marks(&data, "agentrun"), [1, 2], "killed during call 3");
+    let o = rt
+        .block_on(b.outcome(&id, Duration::from_secs(120)))
+        .unwrap()
+        .expect("the run completes after its worker died");
+    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.worker, second.name);
+    assert_eq!(o.result.unwrap().data["last"], 4);
+    assert_eq!(
+        marks(&data, "agentrun"),
+        [1, 2, 3, 4],
+        "calls 1-2 ran once each; call 3 ran again from its start"
+    );
+    let out = run_ok(std::process::Command::new(app()).args(["run", "show", &id, "--redis", &url]));
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        state["visitedNodes"],
+        json!(["tally#1", "tally#2", "tally#3", "tally#4"])
+    );
+    assert_eq!(
+        state["retryCount"], 1,
+        "taken up once, by the second worker"
+    );
+    assert_eq!(state["status"], "succeeded");
+}

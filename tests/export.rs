@@ -67,7 +67,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid skill-build export (20 skills, 5 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (24 skills, 6 pipelines, 3 ops, 4 agents)"),
         "{out}"
     );
 
@@ -75,7 +75,7 @@ fn build_script_export_matches_cli_is_deterministic_and_valid() {
     let (code, out, err) = registry_cli(&["validate", &path("reg.json")]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("valid skill-build export (20 skills, 5 pipelines, 3 ops, 3 agents)"),
+        out.contains("valid skill-build export (24 skills, 6 pipelines, 3 ops, 4 agents)"),
         "{out}"
     );
 

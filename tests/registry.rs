@@ -32,6 +32,7 @@ fn collects_every_skill_of_both_crates_sorted() {
             "handle_profile",
             "mcp_tool_workflow",
             "normalize_handle",
+            "note_failure",
             "notify",
             "rag_cache_purge",
             "rag_reindex",
@@ -43,13 +44,16 @@ fn collects_every_skill_of_both_crates_sorted() {
             "summarize_text",
             "tally",
             "tally_fanout",
+            "tally_route",
+            "threshold",
             "vlevel_calculator",
+            "wobbly_tally",
             "mcp_summarize",
             "obsidian_search",
             "word_count",
         ]
     );
-    assert!(r.skills()[20..].iter().all(|s| s.is_op()));
+    assert!(r.skills()[24..].iter().all(|s| s.is_op()));
     let crates = r.contributing_crates();
     assert!(
         crates.contains("seed_skills") && crates.contains("team_skills"),

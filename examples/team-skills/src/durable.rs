@@ -63,7 +63,8 @@ pub struct TallyOutput {
         description = "Appends one line per run of the step"
     )),
     timeout_ms = 90_000,
-    retries = 0
+    retries = 0,
+    reusable_by(executor = "execute")
 )]
 pub async fn tally(ctx: Ctx, input: TallyInput) -> Result<TallyOutput, TallyError> {
     tokio::time::sleep(Duration::from_millis(u64::from(input.work_ms))).await;
@@ -210,3 +211,56 @@ pub struct TallyFanoutInput {
     )
 )]
 pub async fn tally_fanout(input: TallyFanoutInput) -> DurableTallyOutput;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TallyAgentInput {
+    /// The outbox channel the marks go to.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,31}$"))]
+    pub channel: String,
+    /// How many marks, from 1 (at most 20).
+    #[schemars(range(min = 1, max = 20))]
+    pub count: u32,
+    /// Which mark's call is slow (from 1), and how slow, in milliseconds.
+    #[serde(default)]
+    pub slow: u32,
+    #[serde(default)]
+    #[schemars(range(max = 60_000))]
+    pub slow_ms: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TallyAgentOutput {
+    /// The last mark left.
+    pub last: u32,
+}
+
+/// Leave `count` marks, one `tally` call each: an agent run to kill a
+/// worker in, which another worker resumes after the calls it completed.
+#[agent(
+    id = "agent.team.tally",
+    name = "Team Tally Agent",
+    role = "executor",
+    domain = "core",
+    version = "1.0.0",
+    owner = "growth-team",
+    skills(tally)
+)]
+pub async fn tally_agent(
+    ctx: AgentCtx,
+    input: TallyAgentInput,
+) -> Result<TallyAgentOutput, TallyError> {
+    let mut last = 0;
+    for mark in 1..=input.count {
+        let out = ctx
+            .run::<tally>(TallyInput {
+                channel: input.channel.clone(),
+                mark,
+                work_ms: if mark == input.slow { input.slow_ms } else { 0 },
+                tokens: 0,
+            })
+            .await
+            .map_err(|e| TallyError::OutboxUnavailable(e.to_string()))?;
+        last = out.mark;
+    }
+    Ok(TallyAgentOutput { last })
+}

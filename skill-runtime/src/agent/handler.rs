@@ -153,9 +153,17 @@ impl<A: Agent> AgentCtx<A> {
             self.note(&node, self.job_id.clone(), started_at, &e);
             return e;
         }
+        // Completed by an earlier run of this job (taken up again after its
+        // worker died): its output, as that run saved it.
+        if let Some(done) = self.replayed(&node, name) {
+            return Ok(done);
+        }
+        // Keyed by the run and the call: a call that completed but whose
+        // state was not saved is answered by the skill's idempotency.
         let mut job = JobEnvelope::for_reference(reference, params)
             .with_caller(self.caller.clone())
-            .with_parent(self.job_id.clone());
+            .with_parent(self.job_id.clone())
+            .with_idempotency_key(format!("{}/{node}", self.job_id));
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
         let job_id = job.job_id.clone();
@@ -164,7 +172,38 @@ impl<A: Agent> AgentCtx<A> {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
         self.note(&node, job_id, started_at, &result);
+        // Saved after each call, so a run taken over resumes after it; a
+        // store that refuses costs the run its resumability, not its result.
+        let state = crate::sync::lock(&self.graph).clone();
+        if let Err(e) = self.runtime.save_run(&state).await {
+            tracing::warn!(run = %self.job_id, error = %e, "the agent run's state was not saved");
+        }
         result
+    }
+
+    /// The result of call `node` (of skill `name`) as the run's saved state
+    /// holds it, when an earlier run of this job completed it.
+    fn replayed(&self, node: &str, name: &str) -> Option<SkillResult> {
+        let state = crate::sync::lock(&self.graph);
+        if !state.visited_nodes.iter().any(|v| v == node) {
+            return None;
+        }
+        let data = state.intermediate.get(node)?.clone();
+        let ran = state.nodes.iter().rev().find(|n| n.node == node);
+        Some(SkillResult {
+            success: true,
+            job_id: ran.map_or_else(|| self.job_id.clone(), |n| n.job_id.clone()),
+            trace_id: self.trace_id.clone(),
+            skill: std::sync::Arc::from(name),
+            data: std::sync::Arc::new(data),
+            artifacts: Vec::new(),
+            metrics: Default::default(),
+            next_action: crate::model::result::NextAction::Complete,
+            notes: Vec::new(),
+            started_at: std::time::SystemTime::now(),
+            replayed: true,
+            pipeline_steps: Vec::new(),
+        })
     }
 
     /// Note a skill call, ended now, as a node of the run's graph: the

@@ -26,7 +26,7 @@ use crate::exec::runtime::Runtime;
 use crate::model::approval::Decision;
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, JobEnvelope, new_id};
-use crate::model::graph::{GraphJob, GraphState};
+use crate::model::graph::{GraphJob, GraphState, GraphStatus};
 use crate::model::handover::Handover;
 use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
@@ -312,6 +312,7 @@ impl AgentRunner {
             });
         };
         let c = agent.contract();
+        let resumable = ids.is_some();
         let (job_id, trace_id) = ids.unwrap_or_else(|| (new_id(), new_id()));
         let started_at = SystemTime::now();
         let clock = Instant::now();
@@ -339,7 +340,20 @@ impl AgentRunner {
             intent: None,
         };
         let max_tokens = JobConstraints::default().max_tokens;
-        let graph = Arc::new(Mutex::new(GraphState::new(job, params.clone(), max_tokens)));
+        // A job's run taken up again (its worker died, the queue delivered
+        // it once more) resumes from its saved state: the calls it made are
+        // replayed from there, not run again.
+        let saved = match (resumable, self.runtime.run_state(job_id.as_str()).await) {
+            (true, Ok(Some(mut s)))
+                if s.job.skill == job.skill && s.status == GraphStatus::Running =>
+            {
+                s.retry_count += 1;
+                Some(s)
+            }
+            _ => None,
+        };
+        let state = saved.unwrap_or_else(|| GraphState::new(job, params.clone(), max_tokens));
+        let graph = Arc::new(Mutex::new(state));
         let finished = if let Some(why) = too_big {
             Finished {
                 output: refused("invalid_input", format!("input for agent `{}` {why}", c.id)),
