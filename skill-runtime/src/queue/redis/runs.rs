@@ -65,10 +65,14 @@ impl RunStore for RedisRuns {
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default()
                 .as_millis() as u64;
-            // One round trip: the state, and the run's place in the index
-            // (by its first save: NX keeps a resumed run where it started).
+            // One round trip, applied whole (MULTI/EXEC): the state, with
+            // the node's outcome in it (its run in `nodes`, its output in
+            // `intermediate`, its failure in `errors`), and the run's place
+            // in the index (by its first save: NX keeps a resumed run where
+            // it started). No reader sees one without the other.
             let mut pipe = redis::pipe();
-            pipe.cmd("SET")
+            pipe.atomic()
+                .cmd("SET")
                 .arg(self.key(&run))
                 .arg(text)
                 .arg("EX")
