@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use serde_json::{Map, Value, json};
-use skill_runtime::MemorySink;
 use skill_runtime::mcp::McpServer;
 use skill_runtime::prelude::*;
+use skill_runtime::record::MemorySink;
 use skill_runtime::{JobEnvelope, Registry, Runtime};
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use skill_runtime::agents::{AgentRegistry, AgentResult, AgentRunner};
 use skill_runtime::policy::Limits;
 use skill_runtime::prelude::*;
-use skill_runtime::{InvokeError, RunRecord};
+use skill_runtime::{InvokeError, record::RunRecord};
 use skill_runtime::{Registry, Runtime};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use skill_runtime::prelude::*;
 use skill_runtime::record::RunStatus;
-use skill_runtime::{InvokeError, MemorySink};
+use skill_runtime::{InvokeError, record::MemorySink};
 use skill_runtime::{JobEnvelope, Registry, Runtime};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

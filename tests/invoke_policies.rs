@@ -11,8 +11,9 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel, Severity};
 use skill_runtime::prelude::*;
 use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
 use skill_runtime::{
-    ApproveAll, EntityType, InvokeError, JobConstraints, Limits, MemorySink, RollbackError,
-    RollbackRequest, RunRecord, Scope, SkillResult,
+    InvokeError, SkillResult, envelope::JobConstraints, envelope::Scope, manifest::EntityType,
+    policy::ApproveAll, policy::Limits, policy::RollbackError, policy::RollbackRequest,
+    record::MemorySink, record::RunRecord,
 };
 use skill_runtime::{JobEnvelope, Registry, Resources, Runtime};
 
@@ -1514,7 +1515,7 @@ async fn outputs_are_checked_unless_their_type_guarantees_them() {
 async fn a_json_lines_sink_writes_one_parsable_record_per_job() {
     let path = std::env::temp_dir().join(format!("skill-records-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let sink = Arc::new(skill_runtime::JsonLinesSink::append(&path).unwrap());
+    let sink = Arc::new(skill_runtime::record::JsonLinesSink::append(&path).unwrap());
     let rt = runtime_with(|b| b.sink(sink.clone()));
     ok(&rt, JobEnvelope::new("double", json!({"n": 1}))).await;
     err(&rt, JobEnvelope::new("double", json!({"n": 13}))).await;

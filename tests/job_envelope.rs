@@ -5,7 +5,10 @@
 
 use serde_json::{Value, json};
 use skill_runtime::envelope::stable_hash;
-use skill_runtime::{EntityType, JobConstraints, JobEnvelope, Priority, Scope, Source};
+use skill_runtime::{
+    JobEnvelope, envelope::JobConstraints, envelope::Priority, envelope::Scope, envelope::Source,
+    manifest::EntityType,
+};
 use skill_tests::root;
 
 fn schema() -> jsonschema::Validator {

@@ -207,11 +207,11 @@ async fn a_script_op_without_a_root_refuses_to_run() {
         .resources(resources)
         .rollback(
             "rollback_to_previous_version",
-            |_: skill_runtime::RollbackRequest<'_>| Ok(()),
+            |_: skill_runtime::policy::RollbackRequest<'_>| Ok(()),
         )
         .rollback(
             "revert_route_changes",
-            |_: skill_runtime::RollbackRequest<'_>| Ok(()),
+            |_: skill_runtime::policy::RollbackRequest<'_>| Ok(()),
         )
         .build()
         .expect("runtime starts");

@@ -12,7 +12,7 @@ use skill_runtime::queue::api::{OutcomeStatus, Queue};
 use skill_runtime::queue::memory::InProcessQueue;
 use skill_runtime::queue::worker::WorkerOptions;
 use skill_runtime::{JobEnvelope, Registry, Resources, Runtime};
-use skill_runtime::{Priority, Scope};
+use skill_runtime::{envelope::Priority, envelope::Scope};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Tag {
@@ -193,7 +193,7 @@ async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
         .expect("options within bounds");
     let job = JobEnvelope::for_intent(
         "no_such_intent",
-        Scope::new(skill_runtime::EntityType::All),
+        Scope::new(skill_runtime::manifest::EntityType::All),
         json!({}),
     );
     let id = queue.enqueue(job).await.unwrap();

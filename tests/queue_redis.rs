@@ -822,7 +822,7 @@ fn hand_made_trouble_is_contained_and_named() {
     );
     let low =
         JobEnvelope::new("echo", json!({"message": "low"})).with_caller(skill_runtime::Caller {
-            priority: skill_runtime::Priority::Low,
+            priority: skill_runtime::envelope::Priority::Low,
             ..skill_runtime::Caller::default()
         });
     let e = rt.block_on(b.enqueue(low)).unwrap_err();

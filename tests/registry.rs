@@ -9,7 +9,7 @@ use team_skills as _;
 use serde_json::json;
 use skill_runtime::manifest::*;
 use skill_runtime::prelude::*;
-use skill_runtime::{InvokeError, Runtime, SkillEntry, capability::catalog};
+use skill_runtime::{InvokeError, Runtime, capability::catalog, registry::SkillEntry};
 use skill_runtime::{Registry, Resources};
 
 fn registry() -> Registry {
@@ -88,7 +88,7 @@ fn manifests_carry_the_seed_fields() {
     assert_eq!(m.side_effects[0].target, "__seo_audit_log");
     assert_eq!(
         m.side_effects[0].capability.operation,
-        skill_runtime::Operation::Write
+        skill_runtime::capability::Operation::Write
     );
     let c = &r.get("seo_role_audit").unwrap().conditions;
     assert_eq!(c.preconditions[0].error_code, "EMPTY_INPUT");

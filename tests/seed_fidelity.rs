@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skill_runtime::mcp::{McpOptions, McpServer};
-use skill_runtime::{ApproveAll, JobConstraints, JobEnvelope, Registry, Runtime};
+use skill_runtime::{JobEnvelope, Registry, Runtime, envelope::JobConstraints, policy::ApproveAll};
 use skill_tests::fleet::{app, data_copy};
 use skill_tests::root;
 

@@ -78,7 +78,7 @@ macro_rules! link {
 pub enum ExportError {
     /// The linked skills do not form a valid registry.
     #[error("{0}")]
-    Registry(#[from] skill_runtime::RegistryError),
+    Registry(#[from] skill_runtime::registry::RegistryError),
     #[error(
         "crate `{0}` is listed in skill_build::link! but contributed no skills or capabilities; \
          is it the right crate, and does it define skills?"

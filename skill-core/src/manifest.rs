@@ -437,12 +437,10 @@ pub enum OpRuntime {
     /// Rust code in this process (`module` + `handler`).
     Native,
     /// A tool on the runtime's MCP client (skill-runtime's `op::McpTools`).
-    /// A tool on the runtime's MCP client (skill-runtime's `op::McpTools`).
     Mcp {
         /// The tool's name on that server.
         tool: &'static str,
     },
-    /// An HTTP endpoint that takes the input as a JSON POST body.
     /// An HTTP endpoint that takes the input as a JSON POST body.
     Http {
         /// The endpoint (`http://` only).

@@ -136,6 +136,24 @@ impl Plan {
         plan
     }
 
+    /// The plan of the steps `ids`, each written with its `after` and
+    /// `on_error` lists (`None`: not written), in the order of `ids`.
+    pub fn of_lists(
+        ids: &[&str],
+        after: &[Option<Vec<&str>>],
+        on_error: &[Option<Vec<&str>>],
+    ) -> Plan {
+        let shapes: Vec<Shape<'_>> = after
+            .iter()
+            .zip(on_error)
+            .map(|(a, h)| Shape {
+                after: a.as_deref(),
+                on_error: h.as_deref(),
+            })
+            .collect();
+        Plan::new(ids, &shapes)
+    }
+
     /// Error handler `i`'s steps, by index.
     pub fn handled(&self, i: usize) -> Vec<usize> {
         self.handles.get(i).map(|h| on(h)).unwrap_or_default()

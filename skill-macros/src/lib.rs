@@ -170,7 +170,6 @@ fn declared_impl(
     }
 }
 
-/// Declare a capability on a unit struct:
 /// Declare an agent (the AI-COS agent contract) on an `async fn`. See
 /// `skill_runtime` and `docs/agents.md`.
 #[proc_macro_attribute]
@@ -178,6 +177,7 @@ pub fn agent(attr: TokenStream, item: TokenStream) -> TokenStream {
     agent::expand(attr.into(), item.into()).into()
 }
 
+/// Declare a capability on a unit struct:
 /// `#[capability(id = "database.write", effect = "database", operation = "write", resource = Db)]`.
 /// The doc comment is its description.
 #[proc_macro_attribute]

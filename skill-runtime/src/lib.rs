@@ -117,44 +117,37 @@ pub mod agents {
 /// Capabilities: the data every capability carries, and the traits that tie
 /// capabilities to skills at compile time.
 pub mod capability {
-    pub use crate::contract::capability::{
-        CallableBy, Calls, Capability, CapabilityEntry, Declares, catalog,
-    };
+    pub use crate::contract::capability::{CallableBy, Calls, CapabilityEntry, Declares, catalog};
     pub use skill_core::capability::{Ambient, CapabilityInfo, EffectType, Operation};
     pub use skill_core::names::is_capability_id;
 }
 
-/// The static manifest every skill carries, and the words of its fields.
+/// The static manifest every skill carries, the words of its fields, and
+/// the typed checks (conditions, rules) it declares.
 pub mod manifest {
+    pub use crate::contract::conditions::{
+        Conditions, PostconditionInfo, PreconditionInfo, ValidationRuleInfo,
+    };
+    pub use crate::contract::skill::{
+        InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
+    };
     pub use skill_core::manifest::*;
     pub use skill_core::names::{is_semver, is_snake_case};
     pub use skill_core::words::Word;
 }
 
-/// Failure modes: the expected error codes of a skill, from its error type.
-pub mod failure {
-    pub use skill_core::failure::{FailureMode, FailureModes, Never};
-}
-
-/// What a caller sends and what it gets back.
+/// What a caller sends and what it gets back, beyond the envelope and the
+/// result themselves (at the crate root): priorities, scopes, limits,
+/// retrieval context, metrics, and where an escalated job comes from.
 pub mod envelope {
-    pub use crate::model::caller::{Caller, Priority, Source};
-    pub use crate::model::envelope::{
-        JobConstraints, JobEnvelope, RagContext, Scope, SearchMethod, TruthLevel, new_id,
-        split_reference,
-    };
-    pub use crate::model::error::OverBudget;
+    pub use crate::model::caller::{Priority, Source};
+    pub use crate::model::constraints::JobConstraints;
+    pub use crate::model::envelope::{RagContext, Scope, SearchMethod, TruthLevel, new_id};
+    pub use crate::model::handover::Handover;
     pub use crate::model::hash::stable_hash;
-    pub use crate::model::id::{Id, NotAUuid};
-    pub use crate::model::record::RuleNote;
-    pub use crate::model::result::{Artifact, Metrics, NextAction, SkillResult};
+    pub use crate::model::id::NotAUuid;
+    pub use crate::model::result::Metrics;
     pub use crate::model::time::parse_time;
-    pub use skill_core::manifest::EntityType;
-}
-
-/// Why a job produced no result, and why a runtime could not start.
-pub mod error {
-    pub use crate::model::error::{InvokeError, StartError};
 }
 
 /// Run records, the sinks they go to, and statistics.
@@ -222,7 +215,7 @@ pub mod op {
     #[cfg(feature = "mcp-client")]
     #[cfg_attr(docsrs, doc(cfg(feature = "mcp-client")))]
     pub use crate::exec::op::McpClient;
-    pub use crate::exec::op::{McpTools, OpFailed, ScriptRoot, ToolClient, ToolFuture};
+    pub use crate::exec::op::{McpTools, OpFailed, ScriptRoot, ToolClient};
 }
 
 /// Pipeline skills: ordered steps, each a job of its own.
@@ -230,33 +223,23 @@ pub mod pipeline {
     pub use crate::exec::pipeline::PipelineFailed;
 }
 
-pub use capability::{Ambient, CallableBy, Calls, CapabilityInfo, Declares, EffectType, Operation};
+// The crate root: what writing, testing and exporting skills needs. The
+// rest is under the module named for its front door (`policy`, `record`,
+// `envelope`, `queue`, `mcp`, ...), and each item has one public path (the
+// prelude aside).
 pub use contract::capability::Capability;
-pub use contract::conditions::{
-    Conditions, PostconditionInfo, PreconditionInfo, ValidationRuleInfo,
-};
 pub use contract::direct::{AppCtx, Authority};
-pub use contract::entry::SkillEntry;
 pub use contract::invocation::{Fence, Resources};
-pub use contract::skill::Ctx;
-pub use contract::skill::{
-    InputCheck, OutputCheck, Postcondition, Precondition, Skill, ValidationRule,
-};
+pub use contract::skill::{Ctx, Skill};
 pub use contract::watch::{Cancel, PROGRESS_EVERY, Watch};
-pub use envelope::{
-    Artifact, Caller, EntityType, Id, JobConstraints, JobEnvelope, Metrics, NextAction, OverBudget,
-    Priority, RuleNote, Scope, SkillResult, Source,
-};
-pub use error::{InvokeError, StartError};
 pub use exec::runtime::{Runtime, RuntimeBuilder};
-pub use failure::{FailureMode, FailureModes, Never};
-pub use manifest::{Manifest, Severity};
-pub use policy::{
-    Approval, ApprovalRequest, ApproveAll, Approver, DenyApprovals, Limits, Rollback,
-    RollbackError, RollbackRequest,
-};
-pub use record::{JsonLinesSink, MemorySink, RecordSink, RunRecord, SkillStats, StepRun};
-pub use registry::{Problem, RegisteredSkill, Registry, RegistryError};
+pub use model::caller::Caller;
+pub use model::envelope::JobEnvelope;
+pub use model::error::{InvokeError, OverBudget, StartError};
+pub use model::id::Id;
+pub use model::result::{Artifact, NextAction, SkillResult};
+pub use registry::index::Registry;
+pub use skill_core::failure::{FailureMode, FailureModes, Never};
 
 /// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
 pub use skill_macros::skill;
@@ -295,9 +278,15 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
-/// Paths the generated code uses. Not public API.
+/// Paths the generated code uses. Not public API. Its name carries the
+/// generation of the contract between this crate and `skill-macros`: a
+/// macro crate of another generation names a module that is not here, and
+/// the skill fails to compile ("could not find `__private_v1` in
+/// `skill_runtime`") instead of misbehaving. Use the same version of both
+/// (the facade re-exports the macros, so depending on `skill-runtime` alone
+/// does).
 #[doc(hidden)]
-pub mod __private {
+pub mod __private_v1 {
     pub use crate::agent::audit::audit_targets;
     pub use crate::agent::contract::{
         AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
@@ -305,6 +294,9 @@ pub mod __private {
     };
     pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::registry::AgentEntry;
+    pub use crate::capability::{
+        Ambient, CallableBy, Calls, CapabilityInfo, Declares, EffectType, Operation,
+    };
     pub use crate::contract::capability::{
         CapabilityEntry, ambient_allowed, assert_effect_listed, assert_no_wider,
     };
@@ -315,11 +307,10 @@ pub mod __private {
     pub use crate::contract::entry::SkillEntry;
     pub use crate::exec::op::{OpFailed, run as run_external_op};
     pub use crate::exec::pipeline::{PipelineFailed, run as run_pipeline};
-    pub use crate::{
-        Ambient, CallableBy, Caller, Calls, Capability, CapabilityInfo, Ctx, Declares, EffectType,
-        FailureMode, FailureModes, InputCheck, Never, Operation, OutputCheck, Postcondition,
-        Precondition, Skill, ValidationRule,
+    pub use crate::manifest::{
+        InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
     };
+    pub use crate::{Caller, Capability, Ctx, FailureMode, FailureModes, Never, Skill};
     pub use core;
     pub use inventory;
     pub use skill_core::agent::{Direction, Storage, ToolPermission};

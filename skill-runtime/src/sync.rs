@@ -1,6 +1,13 @@
-//! Locking that survives a panic elsewhere.
+//! Locking that survives a panic elsewhere, and the one boxed-future type
+//! every layer returns where a trait object needs a future.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// A boxed future borrowing for `'a`: what approvers, rollback actions,
+/// stores, queues and tool clients return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Lock `m`, taking the value over from a thread that panicked while holding
 /// it: every value kept under these locks (sinks, counters, reports) is left

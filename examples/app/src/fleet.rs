@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use skill_runtime::queue::api::{Bound, Outcome, OutcomeStatus, Queue, QueueError};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig, Schedules, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
-use skill_runtime::{JobEnvelope, Priority, Registry, Scope};
+use skill_runtime::{JobEnvelope, Registry, envelope::Priority, envelope::Scope};
 
 use crate::progress::Spinner;
 use crate::redis_args::RedisArgs;

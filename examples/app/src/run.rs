@@ -13,8 +13,8 @@ use skill_runtime::queue::redis::RedisBackend;
 use skill_runtime::record::{FanOut, RecordSink};
 use skill_runtime::registry::Contract;
 use skill_runtime::{
-    ApproveAll, InvokeError, JobConstraints, JobEnvelope, JsonLinesSink, Registry, Runtime,
-    SkillResult,
+    InvokeError, JobEnvelope, Registry, Runtime, SkillResult, envelope::JobConstraints,
+    policy::ApproveAll, record::JsonLinesSink,
 };
 
 use crate::redis_args::RedisArgs;
@@ -289,9 +289,6 @@ pub fn async_runtime(
     })
 }
 
-/// The example runtime: the seed skills' resources and rollback actions, an
-/// approver when the operator approves, a record file when asked; with a
-/// Redis backend, the fleet's idempotency, rate limits and records.
 /// The example data: `given`, else [`seed_skills::DATA_DIR`] under the
 /// working directory, else under each folder above this program's file (so a
 /// checkout's binary finds it from anywhere). Found at run time, never a path
@@ -318,6 +315,9 @@ fn data_dir(given: Option<&std::path::Path>) -> Result<PathBuf, ExitCode> {
     Err(ExitCode::FAILURE)
 }
 
+/// The example runtime: the seed skills' resources and rollback actions, an
+/// approver when the operator approves, a record file when asked; with a
+/// Redis backend, the fleet's idempotency, rate limits and records.
 pub fn build_runtime(
     registry: Registry,
     args: &RuntimeArgs,

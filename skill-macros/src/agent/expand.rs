@@ -22,7 +22,7 @@ use crate::source_text::source_text;
 
 pub fn agent(args: &Args, func: &SkillFn) -> TokenStream {
     let ident = &func.item.sig.ident;
-    let p = quote!(::skill_runtime::__private);
+    let p = quote!(::skill_runtime::__private_v1);
     let body = crate::expand::body_fn(func);
     let body_ident = crate::expand::body_ident(ident);
     let marker = marker(func);

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use proc_macro2::Span;
 use skill_core::manifest::PipelineStep;
 use skill_core::names::{is_semver, is_snake_case};
-use skill_core::steps::{Plan, Shape, Wait};
+use skill_core::steps::{Plan, Wait};
 use syn::LitStr;
 
 use super::to_snake_case;
@@ -99,15 +99,7 @@ impl Steps<'_> {
         let after: Vec<Option<Vec<&str>>> = after.iter().map(|l| strs(l.as_deref())).collect();
         let on_error: Vec<Option<Vec<&str>>> =
             on_error.iter().map(|l| strs(l.as_deref())).collect();
-        let shapes: Vec<Shape<'_>> = after
-            .iter()
-            .zip(&on_error)
-            .map(|(a, h)| Shape {
-                after: a.as_deref(),
-                on_error: h.as_deref(),
-            })
-            .collect();
-        let plan = Plan::new(&names, &shapes);
+        let plan = Plan::of_lists(&names, &after, &on_error);
         for (i, step) in self.args.steps.iter().enumerate() {
             if !self.handler[i] {
                 self.waits_named(

@@ -144,7 +144,7 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     let ident = &func.item.sig.ident;
     let caps = args.capabilities.iter().map(|c| {
         respan(
-            quote!(unsafe impl #krate::__private::Declares<#c> for #ident {}),
+            quote!(unsafe impl #krate::__private_v1::Declares<#c> for #ident {}),
             // At the capability for errors, in the macro's context so that
             // `unsafe_code` (even forbidden) does not flag the macro's own impl.
             c.span().resolved_at(Span::call_site()),
@@ -154,23 +154,23 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     // capabilities; checked here, at the `calls(...)` entry, even before any call.
     let calls = args.calls.iter().map(|t| {
         let check = respan(
-            quote!(#krate::__private::Probe(::core::marker::PhantomData::<#t>).__skill_callable::<#ident>();),
+            quote!(#krate::__private_v1::Probe(::core::marker::PhantomData::<#t>).__skill_callable::<#ident>();),
             t.span(),
         );
         quote! {
-            unsafe impl #krate::__private::Calls<#t> for #ident {}
+            unsafe impl #krate::__private_v1::Calls<#t> for #ident {}
             const _: fn() = || {
                 #[allow(unused_imports)]
-                use #krate::__private::NotASkill as _;
+                use #krate::__private_v1::NotASkill as _;
                 #check
             };
         }
     });
     let caps_list = &args.capabilities;
     let callable = quote! {
-        unsafe impl<__S> #krate::__private::CallableBy<__S> for #ident
+        unsafe impl<__S> #krate::__private_v1::CallableBy<__S> for #ident
         where
-            #(__S: #krate::__private::Declares<#caps_list>,)*
+            #(__S: #krate::__private_v1::Declares<#caps_list>,)*
         {}
     };
     quote!(#(#caps)* #(#calls)* #callable)
@@ -207,7 +207,7 @@ fn no_wider(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
 
 pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
-    let p = quote!(#krate::__private);
+    let p = quote!(#krate::__private_v1);
     let ident = &func.item.sig.ident;
     let caller = caller_fn(func, &p);
     let body = body_fn(func);
@@ -408,7 +408,7 @@ fn impl_skill(
 /// whose handler runs the steps, or calls the op where it runs.
 pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
-    let p = quote!(#krate::__private);
+    let p = quote!(#krate::__private_v1);
     let (error, run): (Type, _) = if args.op.is_some() {
         (
             syn::parse_quote!(#p::OpFailed),

@@ -12,7 +12,7 @@ use skill_core::capability::{Ambient, CapabilityInfo};
 use skill_core::manifest::{Kind, Manifest, OpRuntime};
 
 use crate::agent::registry::AgentRegistry;
-use crate::registry::Registry;
+use crate::registry::index::Registry;
 
 /// The audit's targets as canonical JSON, or why the linked crates do not
 /// form a registry.

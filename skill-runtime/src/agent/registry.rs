@@ -4,8 +4,6 @@
 //! input schemas. Its JSON (`agent-registry.json`) is built in `export`.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 
 use serde_json::Value;
 
@@ -15,6 +13,7 @@ use crate::agent::run::{Finished, Started, run_typed};
 use crate::exec::runtime::Runtime;
 use crate::schema::compiled::CompiledSchema;
 use crate::schema::generate::{RootFns, input_schema, output_schema};
+use crate::sync::BoxFuture;
 
 /// The type-erased agent `#[agent]` submits.
 pub struct AgentEntry {
@@ -22,7 +21,7 @@ pub struct AgentEntry {
     pub contract: &'static AgentContract,
     input_root: &'static RootFns,
     output_root: &'static RootFns,
-    pub(crate) run: for<'a> fn(&'a Runtime, Started) -> RunFuture<'a>,
+    pub(crate) run: for<'a> fn(&'a Runtime, Started) -> BoxFuture<'a, Finished>,
 }
 
 impl AgentEntry {
@@ -37,10 +36,7 @@ impl AgentEntry {
     }
 }
 
-/// An agent run, type-erased.
-pub(crate) type RunFuture<'a> = Pin<Box<dyn Future<Output = Finished> + Send + 'a>>;
-
-fn run_erased<A: Agent>(runtime: &Runtime, started: Started) -> RunFuture<'_> {
+fn run_erased<A: Agent>(runtime: &Runtime, started: Started) -> BoxFuture<'_, Finished> {
     Box::pin(run_typed::<A>(runtime, started))
 }
 

@@ -8,10 +8,9 @@
 //! ([`Checks`](crate::contract::checks::Checks)). The invocation pipeline itself
 //! (policies, validation, records) is written once, over that function pointer,
 //! so a crate of N skills compiles a few small functions per skill instead of N
-//! copies of the pipeline.
-//! In the compile-time benchmark (`bench/compile-time.py`) each function compiled
-//! per skill costs rustc a few hundred thousand instructions whatever its size,
-//! which is why there are so few of them.
+//! copies of the pipeline. Each function compiled per skill has a fixed cost
+//! to the compiler whatever its size, which is why there are so few of them
+//! (docs/performance.md has the figures).
 
 use std::any::TypeId;
 use std::future::Future;
@@ -257,8 +256,8 @@ fn display(e: &dyn std::fmt::Display) -> String {
 #[macro_export]
 macro_rules! register_skill {
     ($skill:ty) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::SkillEntry::of::<$skill>()
+        $crate::__private_v1::inventory::submit! {
+            $crate::__private_v1::SkillEntry::of::<$skill>()
         }
     };
 }

@@ -21,6 +21,7 @@ use crate::model::id::Id;
 use crate::model::record::Progress;
 use crate::model::record::StepRun;
 use crate::model::result::{Artifact, NextAction, SkillResult};
+use crate::sync::BoxFuture;
 use crate::sync::lock;
 
 /// Shared values that capabilities grant access to (database handles, HTTP clients,
@@ -154,23 +155,16 @@ pub(crate) struct PipelineRun {
     pub(crate) steps: Mutex<Vec<StepRun>>,
 }
 
-/// A run store's answer, as a [`JobRunner`] gives it.
-pub(crate) type RunFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
-
-/// A job's future, as a [`JobRunner`] returns it.
-pub(crate) type JobFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<SkillResult, InvokeError>> + Send + 'a>>;
-
 /// Runs a job through the whole pipeline: the execution layer's runtime, seen
 /// from the handlers below it (a pipeline's steps are jobs of their own).
 pub(crate) trait JobRunner: Send + Sync {
-    fn run_job(&self, job: JobEnvelope) -> JobFuture<'_>;
+    fn run_job(&self, job: JobEnvelope) -> BoxFuture<'_, Result<SkillResult, InvokeError>>;
 
     /// The saved state of multi-step run `run` (its job id), if any.
-    fn load_run<'a>(&'a self, run: &'a str) -> RunFuture<'a, Option<GraphState>>;
+    fn load_run<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<GraphState>, String>>;
 
     /// Save a multi-step run's state, replacing the last.
-    fn save_run<'a>(&'a self, state: &'a GraphState) -> RunFuture<'a, ()>;
+    fn save_run<'a>(&'a self, state: &'a GraphState) -> BoxFuture<'a, Result<(), String>>;
 
     /// The `name@version` a job for `name` (at `version`, or the latest)
     /// runs, when the registry has it: how step records name what ran, even

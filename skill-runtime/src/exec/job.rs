@@ -17,7 +17,7 @@ use serde_json::Value;
 use skill_core::manifest::{Kind, Severity};
 
 use crate::contract::boxed::Boxed;
-use crate::contract::invocation::{Fence, JobFuture, JobRunner, PipelineRun, RunFuture};
+use crate::contract::invocation::{Fence, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
 use crate::contract::watch::Watch;
 use crate::exec::policy::idempotency::Claimed;
@@ -33,6 +33,7 @@ use crate::model::graph::GraphState;
 use crate::model::record::RuleNote;
 use crate::model::record::{Step, StepOutcome};
 use crate::model::result::SkillResult;
+use crate::sync::BoxFuture;
 use crate::sync::lock;
 
 impl Runtime {
@@ -178,13 +179,12 @@ impl Runtime {
         State::new(&self.inner.resources, job, typed, text_len)
     }
 
-    /// The whole job, boxed: the future (about 840 bytes) and the job's state
-    /// ([`State::new`], about 600) are each a heap block of their own, so that every
-    /// move of the job (into `block_on`, into a task, through each entry point)
-    /// copies a pointer. Unboxed, the future was 1.4 KB, copied several times per
-    /// call: 12% of a typed call's instructions. Both blocks stay within the
-    /// sizes the allocator serves from its per-thread cache (a unit test checks),
-    /// which is what made an earlier, 1.9 KB box cost more than it saved.
+    /// The whole job, boxed: the future and the job's state ([`State::new`])
+    /// are each a heap block of their own, so that every move of the job (into
+    /// `block_on`, into a task, through each entry point) copies a pointer, not
+    /// the future. Both blocks stay within the sizes the allocator serves from
+    /// its per-thread cache (a unit test checks): a larger block would take
+    /// the allocator's slow path on every job.
     ///
     /// `pick` turns what the job produced into what the entry point returns, so
     /// that no entry point needs an `async` layer of its own around this one.
@@ -345,16 +345,16 @@ impl Runtime {
 /// A pipeline's steps run as jobs of their own on the runtime that runs the
 /// pipeline.
 impl JobRunner for Runtime {
-    fn run_job(&self, job: JobEnvelope) -> JobFuture<'_> {
+    fn run_job(&self, job: JobEnvelope) -> BoxFuture<'_, Result<SkillResult, InvokeError>> {
         // The job's boxed future, as it is.
         self.run(self.state(job, None, None), |d| Ok(d.result))
     }
 
-    fn load_run<'a>(&'a self, run: &'a str) -> RunFuture<'a, Option<GraphState>> {
+    fn load_run<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<GraphState>, String>> {
         self.inner.runs.load(run)
     }
 
-    fn save_run<'a>(&'a self, state: &'a GraphState) -> RunFuture<'a, ()> {
+    fn save_run<'a>(&'a self, state: &'a GraphState) -> BoxFuture<'a, Result<(), String>> {
         self.inner.runs.save(state)
     }
 
@@ -394,8 +394,8 @@ mod tests {
 
     /// A job's future is one heap block, moved as a pointer (into `block_on`,
     /// into a task). The block must stay within the sizes glibc serves from its
-    /// per-thread cache (1,032 bytes): past that, each job's allocation takes the
-    /// slow path. Rare paths (approval, idempotency, shared rate limits,
+    /// per-thread cache (the bound this test asserts): past that, each job's
+    /// allocation takes the slow path. Rare paths (approval, idempotency, shared rate limits,
     /// rollback) are boxed so they do not widen it, and the job's state is a
     /// heap block of its own.
     #[test]

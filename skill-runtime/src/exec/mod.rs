@@ -11,6 +11,7 @@ pub(crate) mod lend;
 pub mod op;
 pub mod pipeline;
 pub mod policy;
+pub mod provided;
 pub mod redact;
 pub mod runtime;
 pub mod sink;

@@ -1,9 +1,6 @@
 //! Ops that run outside this process: a tool on an MCP client, or a script.
 //! Native ops are Rust functions and run like skills.
 
-use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 
@@ -12,53 +9,28 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::OpRuntime;
 
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
+use crate::sync::BoxFuture;
 
-/// Why an external op failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpFailed {
-    message: String,
-}
-
-impl fmt::Display for OpFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for OpFailed {}
-
-static OP_FAILED: FailureMode = FailureMode {
-    code: "op_failed",
-    description: "Op execution failed.",
-    retryable: false,
-};
-
-impl FailureModes for OpFailed {
-    const FAILURE_MODES: &'static [FailureMode] = &[OP_FAILED];
-
-    fn failure_mode(&self) -> &'static FailureMode {
-        &OP_FAILED
-    }
-}
+pub use crate::exec::provided::OpFailed;
 
 fn failed(message: String) -> OpFailed {
-    OpFailed { message }
+    OpFailed::new(message)
 }
-
-/// A future that borrows its client.
-pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
 
 /// Something that calls MCP tools: the client `runtime = "mcp"` ops use. The
 /// `mcp-client` feature provides one over a child process (`McpClient`).
 pub trait ToolClient: Send + Sync + 'static {
     /// Call `tool` with `arguments`; the tool's structured result, or its error
     /// text when the tool (or the transport) failed.
-    fn call_tool<'a>(&'a self, tool: &'a str, arguments: Value) -> ToolFuture<'a>;
+    fn call_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, String>>;
 }
 
 /// The MCP client of a runtime, registered as a resource:
@@ -279,7 +251,11 @@ impl McpClient {
 
 #[cfg(feature = "mcp-client")]
 impl ToolClient for McpClient {
-    fn call_tool<'a>(&'a self, tool: &'a str, arguments: Value) -> ToolFuture<'a> {
+    fn call_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+    ) -> BoxFuture<'a, Result<Value, String>> {
         Box::pin(async move {
             let mut params = rmcp::model::CallToolRequestParams::new(tool.to_owned());
             if let Value::Object(map) = arguments {

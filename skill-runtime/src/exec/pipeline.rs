@@ -5,7 +5,6 @@
 //! runs the error handlers of the steps that failed and stops the run.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -16,7 +15,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::{Manifest, PipelineStep, TargetKind};
 
 use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
@@ -32,36 +30,10 @@ use crate::model::time::parse_time;
 use crate::sync::lock;
 use skill_core::steps::{Plan, Reference, Shape, on};
 
-/// Why a pipeline stopped: the step that failed and its error.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PipelineFailed {
-    message: String,
-}
-
-impl fmt::Display for PipelineFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PipelineFailed {}
-
-static PIPELINE_FAILED: FailureMode = FailureMode {
-    code: "pipeline_failed",
-    description: "Pipeline execution failed.",
-    retryable: false,
-};
-
-impl FailureModes for PipelineFailed {
-    const FAILURE_MODES: &'static [FailureMode] = &[PIPELINE_FAILED];
-
-    fn failure_mode(&self) -> &'static FailureMode {
-        &PIPELINE_FAILED
-    }
-}
+pub use crate::exec::provided::PipelineFailed;
 
 fn failed(message: String) -> PipelineFailed {
-    PipelineFailed { message }
+    PipelineFailed::new(message)
 }
 
 /// The handler `#[pipeline]` generates: run the steps of `S`'s manifest.
@@ -147,17 +119,10 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
             let step = &m.steps[i];
             let last = tries.len() - 1;
             for (k, t) in tries.into_iter().enumerate() {
-                state.note(
-                    step.id,
-                    t.job_id.clone(),
-                    t.started_at,
-                    t.completed_at,
-                    &t.result,
-                );
+                noted(&**jobs, steps, &mut state, step, &t);
                 if k < last {
                     state.retry_count += 1;
                 }
-                record(&**jobs, steps, step, &t);
                 match t.result {
                     Ok(r) => {
                         collect(step.outputs, &r.data, &mut outputs);
@@ -246,6 +211,24 @@ async fn attempts(jobs: &dyn JobRunner, job: impl Fn() -> JobEnvelope, retries: 
     }
 }
 
+/// Note a step's try in the run's state and in its step records.
+fn noted(
+    jobs: &dyn JobRunner,
+    steps: &Mutex<Vec<StepRun>>,
+    state: &mut GraphState,
+    step: &PipelineStep,
+    t: &Try,
+) {
+    state.note(
+        step.id,
+        t.job_id.clone(),
+        t.started_at,
+        t.completed_at,
+        &t.result,
+    );
+    record(jobs, steps, step, t);
+}
+
 /// Add a step's try to the pipeline's step records, named `name@version`
 /// of what ran, or the reference as written when nothing resolved.
 fn record(jobs: &dyn JobRunner, steps: &Mutex<Vec<StepRun>>, step: &PipelineStep, t: &Try) {
@@ -328,14 +311,7 @@ async fn handle(
         let tries = attempts(&**jobs, job, step.retries).await;
         let mut outcome = Err(String::new());
         for t in tries {
-            state.note(
-                step.id,
-                t.job_id.clone(),
-                t.started_at,
-                t.completed_at,
-                &t.result,
-            );
-            record(&**jobs, steps, step, &t);
+            noted(&**jobs, steps, state, step, &t);
             outcome = t
                 .result
                 .as_ref()

@@ -46,12 +46,11 @@ impl MemorySink {
     /// tests; stats count every job whatever the bound, and a [`JsonLinesSink`]
     /// keeps them all.
     ///
-    /// A record holds its params and output as JSON trees, and `serde_json`
-    /// puts even a three-field object in a 600-byte map node: a small skill's
-    /// record takes about 2 KB. Ten thousand of them (20 MB) outgrow the
-    /// processor's cache, and a full sink frees its oldest record on every
-    /// call, so each call then paid about 400 ns of cache misses, a quarter of
-    /// a JSON call (`cargo bench --bench invoke`). A thousand stay in cache.
+    /// A record holds its params and output as JSON trees, which are large
+    /// even for a small skill. Many thousands of them outgrow the processor's
+    /// cache, and a full sink frees its oldest record on every call, so each
+    /// call would pay for cache misses; a thousand stay in cache
+    /// (docs/performance.md, `cargo bench --bench invoke`).
     pub const DEFAULT_CAPACITY: usize = 1_000;
 
     /// A sink keeping the last `capacity` records.

@@ -62,7 +62,7 @@ pub(crate) struct State {
 
 /// The envelope's fields that stay with the job's state; the rest (ids, caller,
 /// constraints) go to its invocation. Kept apart so that the state does not
-/// carry an emptied copy of them (about 220 bytes, copied into every job's box).
+/// carry an emptied copy of them into every job's box.
 pub(crate) struct Target {
     pub(crate) skill: Cow<'static, str>,
     pub(crate) kind: TargetKind,
@@ -88,8 +88,8 @@ impl Target {
 }
 
 impl State {
-    /// The job's state, on the heap: the job's future holds a pointer to it, not
-    /// its 600 bytes (see [`Runtime::run`](crate::exec::runtime::Runtime)).
+    /// The job's state, on the heap: the job's future holds a pointer to it,
+    /// not the state itself (see [`Runtime::run`](crate::exec::runtime::Runtime)).
     pub(crate) fn new(
         resources: &Arc<Resources>,
         job: JobEnvelope,

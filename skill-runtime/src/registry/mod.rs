@@ -14,7 +14,7 @@ pub(crate) mod views;
 
 pub use self::build::{Problem, RegistryError};
 pub use self::contract::{Contract, ContractError};
-pub use self::index::Registry;
 pub use self::skill::RegisteredSkill;
+pub use crate::contract::entry::SkillEntry;
 pub use crate::model::envelope::split_reference;
 pub use skill_core::names::{MAX_DESCRIPTION, is_mcp_tool_name};

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use skill_runtime::prelude::*;
-use skill_runtime::{Authority, Calls};
+use skill_runtime::{Authority, capability::Calls};
 
 #[derive(Deserialize, Serialize, JsonSchema)]
 pub struct Text {

@@ -2,7 +2,7 @@
 //! they compose across skills that declare the capability.
 
 use skill_runtime::prelude::*;
-use skill_runtime::{Ctx, Declares};
+use skill_runtime::{Ctx, capability::Declares};
 
 pub struct Log(std::sync::Mutex<Vec<String>>);
 

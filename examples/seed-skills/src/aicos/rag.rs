@@ -4,7 +4,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use skill_runtime::prelude::*;
-use skill_runtime::{OverBudget, RollbackError, RollbackRequest};
+use skill_runtime::{OverBudget, policy::RollbackError, policy::RollbackRequest};
 
 use crate::caps::*;
 use crate::stores::{IndexVersion, VectorStore, VersionCache, lock};

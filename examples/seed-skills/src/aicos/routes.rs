@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use skill_runtime::manifest::PermissionLevel;
 use skill_runtime::prelude::*;
-use skill_runtime::{RollbackError, RollbackRequest};
+use skill_runtime::{policy::RollbackError, policy::RollbackRequest};
 
 use crate::caps::*;
 use crate::defaults::yes;

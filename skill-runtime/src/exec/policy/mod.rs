@@ -12,8 +12,4 @@ pub mod rate;
 pub mod rollback;
 pub mod runs;
 
-use std::future::Future;
-use std::pin::Pin;
-
-/// A boxed future borrowing for `'a`: what approvers and rollback actions return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::sync::BoxFuture;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::sync::LazyLock;
 
 use skill_core::manifest::PipelineStep;
-use skill_core::steps::{Plan, Reference, Shape, Wait};
+use skill_core::steps::{Plan, Reference, Wait};
 
 use crate::registry::json::{array, label, str_of};
 pub use crate::registry::rules::closure::Closure;
@@ -235,15 +235,7 @@ impl<'a> StepCheck<'a> {
             .iter()
             .map(|s| list(s, "on_error", &mut self.problems))
             .collect();
-        let shapes: Vec<Shape<'_>> = after
-            .iter()
-            .zip(&on_error)
-            .map(|(a, h)| Shape {
-                after: a.as_deref(),
-                on_error: h.as_deref(),
-            })
-            .collect();
-        let plan = Plan::new(&self.ids, &shapes);
+        let plan = Plan::of_lists(&self.ids, &after, &on_error);
         let mut below = None;
         for (i, id) in self.ids.iter().enumerate() {
             if self.handler[i] {

@@ -16,8 +16,8 @@ const ANNOTATION_KEYWORDS: &[&str] = &[
 ];
 
 /// The most schema nodes inlining may write for one schema. Definitions that
-/// each refer to the next twice double the size at every level (a 31 KB
-/// schema would inline to gigabytes); past this budget the schema is left as
+/// each refer to the next twice double the size at every level (a small
+/// schema can inline to gigabytes); past this budget the schema is left as
 /// it is, its `$ref`s and `$defs` kept, which every client resolving `$ref`
 /// reads the same.
 pub const MAX_INLINED_NODES: usize = 20_000;

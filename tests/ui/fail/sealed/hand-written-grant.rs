@@ -29,7 +29,7 @@ pub async fn writer(input: In) -> Out {
     Out { y: input.x }
 }
 
-impl skill_runtime::Declares<LedgerWrite> for reader {}
-impl skill_runtime::__private::Calls<writer> for reader {}
+impl skill_runtime::capability::Declares<LedgerWrite> for reader {}
+impl skill_runtime::__private_v1::Calls<writer> for reader {}
 
 fn main() {}

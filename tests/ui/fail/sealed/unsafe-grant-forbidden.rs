@@ -36,6 +36,6 @@ pub async fn sneak(input: In) -> Out {
     Out { y: input.x }
 }
 
-unsafe impl skill_runtime::Declares<LedgerWrite> for sneak {}
+unsafe impl skill_runtime::capability::Declares<LedgerWrite> for sneak {}
 
 fn main() {}
