@@ -55,6 +55,73 @@ fn tally(channel: &str, slow_ms: u32) -> JobEnvelope {
     )
 }
 
+/// A fleet to kill workers in: a Redis server, a copy of the example data,
+/// a client, and the arguments its workers start with (short visibility
+/// and lock timeouts, so a dead worker's job is taken over in seconds).
+struct Fleet {
+    _redis: RedisServer,
+    data: std::path::PathBuf,
+    url: String,
+    rt: tokio::runtime::Runtime,
+    b: RedisBackend,
+    args: Vec<String>,
+}
+
+impl Fleet {
+    fn start(name: &str) -> Fleet {
+        let redis = RedisServer::start(name);
+        let data = data_copy(name);
+        let url = redis.url();
+        let rt = rt();
+        let b = rt
+            .block_on(RedisBackend::connect(RedisConfig::new(&url)))
+            .expect("redis is up");
+        let args = ["--visibility", "2s", "--lock-ttl", "2s", "--data"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain([data.display().to_string()])
+            .collect();
+        Fleet {
+            _redis: redis,
+            data,
+            url,
+            rt,
+            b,
+            args,
+        }
+    }
+
+    fn worker(&self) -> WorkerProcess {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        WorkerProcess::start(&self.url, &args)
+    }
+
+    /// Enqueue `job`, wait until `channel` holds `n` marks, then start a
+    /// second worker and kill `first` (`kill -9`) while it works on the next
+    /// node; the second worker and the job's id.
+    fn kill_after(
+        &self,
+        mut first: WorkerProcess,
+        job: JobEnvelope,
+        channel: &str,
+        n: usize,
+    ) -> (WorkerProcess, String) {
+        let id = self.rt.block_on(self.b.enqueue(job)).unwrap().to_string();
+        let started = std::time::Instant::now();
+        while marks(&self.data, channel).len() < n {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the first {n} nodes never ran"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let second = self.worker();
+        first.kill_hard();
+        (second, id)
+    }
+}
+
 #[test]
 fn a_run_keeps_its_state_and_a_completed_step_never_runs_again() {
     let data = data_copy("durable-local");
@@ -103,47 +170,11 @@ fn a_run_keeps_its_state_and_a_completed_step_never_runs_again() {
 
 #[test]
 fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
-    let redis = RedisServer::start("durable");
-    let data = data_copy("durable");
-    let url = redis.url();
-    let rt = rt();
-    let b: RedisBackend = rt
-        .block_on(RedisBackend::connect(RedisConfig::new(&url)))
-        .expect("redis is up");
-    let args = |data: &std::path::Path| {
-        vec![
-            "--visibility".to_owned(),
-            "2s".into(),
-            "--lock-ttl".into(),
-            "2s".into(),
-            "--data".into(),
-            data.display().to_string(),
-        ]
-    };
-    let first_args = args(&data);
-    let mut first = WorkerProcess::start(
-        &url,
-        &first_args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    let id = rt
-        .block_on(b.enqueue(tally("fleet", 5_000)))
-        .unwrap()
-        .to_string();
+    let fleet = Fleet::start("durable");
+    let (data, url) = (fleet.data.clone(), fleet.url.clone());
+    let (rt, b) = (&fleet.rt, &fleet.b);
     // Steps 1 to 3 done, step 4 working (5 s): kill its worker.
-    let started = std::time::Instant::now();
-    while marks(&data, "fleet").len() < 3 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "steps 1-3 never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    let second = WorkerProcess::start(
-        &url,
-        &first_args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    first.kill_hard();
+    let (second, id) = fleet.kill_after(fleet.worker(), tally("fleet", 5_000), "fleet", 3);
     assert_eq!(marks(&data, "fleet"), [1, 2, 3], "killed during step 4");
     let o = rt
         .block_on(b.outcome(&id, Duration::from_secs(120)))
@@ -611,40 +642,15 @@ fn a_step_that_fails_for_good_runs_its_error_handler_then_the_run_fails() {
 
 #[test]
 fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed() {
-    let redis = RedisServer::start("durable-agent");
-    let data = data_copy("durable-agent");
-    let url = redis.url();
-    let rt = rt();
-    let b: RedisBackend = rt
-        .block_on(RedisBackend::connect(RedisConfig::new(&url)))
-        .expect("redis is up");
-    let args = [
-        "--visibility".to_owned(),
-        "2s".into(),
-        "--lock-ttl".into(),
-        "2s".into(),
-        "--data".into(),
-        data.display().to_string(),
-    ];
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut first = WorkerProcess::start(&url, &args);
+    let fleet = Fleet::start("durable-agent");
+    let (data, url) = (fleet.data.clone(), fleet.url.clone());
+    let (rt, b) = (&fleet.rt, &fleet.b);
     let job = JobEnvelope::new(
         "agent.team.tally",
         json!({"channel": "agentrun", "count": 4, "slow": 3, "slow_ms": 5000}),
     );
-    let id = rt.block_on(b.enqueue(job)).unwrap().to_string();
     // Calls 1 and 2 done, call 3 working (5 s): kill its worker.
-    let started = std::time::Instant::now();
-    while marks(&data, "agentrun").len() < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "calls 1-2 never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    let second = WorkerProcess::start(&url, &args);
-    first.kill_hard();
+    let (second, id) = fleet.kill_after(fleet.worker(), job, "agentrun", 2);
     assert_eq!(marks(&data, "agentrun"), [1, 2], "killed during call 3");
     let o = rt
         .block_on(b.outcome(&id, Duration::from_secs(120)))
