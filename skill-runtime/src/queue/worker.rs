@@ -17,7 +17,7 @@ use crate::contract::watch::{Cancel, Watch};
 use crate::exec::lend;
 use crate::exec::policy::BoxFuture;
 use crate::exec::runtime::Runtime;
-use crate::exec::stages::execute::CatchUnwind;
+use crate::exec::stages::execute::{CatchUnwind, backoff};
 use crate::model::caller::Priority;
 use crate::model::error::InvokeError;
 use crate::model::record::Progress;
@@ -26,6 +26,7 @@ use crate::queue::agents::{self, agent_job};
 use crate::queue::api::{Bound, CANCEL_HEARD_WITHIN, Outcome, QueueError};
 use crate::queue::source::{Delivery, Parking, WorkSource};
 use crate::sync::lock;
+use skill_core::manifest::Backoff;
 
 /// How a worker works.
 #[derive(Clone, Copy, Debug)]
@@ -182,7 +183,7 @@ impl Worker {
         let mut look = tokio::time::interval(options.visibility / 2);
         let mut hear = tokio::time::interval(CANCEL_HEARD_WITHIN);
         hear.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut errors = Backoff::default();
+        let mut errors = Patience::default();
         tokio::pin!(shutdown);
         loop {
             // Finished tasks are collected as they go.
@@ -515,7 +516,7 @@ where
     F: FnMut() -> BoxFuture<'a, Result<(), QueueError>>,
 {
     let start = tokio::time::Instant::now();
-    let mut backoff = Backoff::default();
+    let mut waits = Patience::default();
     loop {
         match op().await {
             Ok(()) => return true,
@@ -525,21 +526,21 @@ where
                     return false;
                 }
                 tracing::warn!("will try again: {e}");
-                tokio::time::sleep(backoff.next()).await;
+                tokio::time::sleep(waits.next()).await;
             }
         }
     }
 }
 
-/// Waits between tries: 50 ms, doubling, at most 5 s.
+/// Waits between tries of a store that did not answer: the runtime's one
+/// backoff rule ([`backoff`]), exponential from 50 ms, at most 5 s.
 #[derive(Default)]
-struct Backoff(u32);
+struct Patience(u32);
 
-impl Backoff {
+impl Patience {
     fn next(&mut self) -> Duration {
-        let wait = Duration::from_millis(50 << self.0.min(7)).min(Duration::from_secs(5));
         self.0 += 1;
-        wait
+        backoff(Backoff::Exponential, Duration::from_millis(50), self.0).min(Duration::from_secs(5))
     }
 
     fn reset(&mut self) {

@@ -234,8 +234,10 @@ impl<F: Future + Unpin> Future for Stoppable<'_, F> {
     }
 }
 
-/// The wait before attempt `attempt + 1`, after `attempt` failed.
-fn backoff(kind: Backoff, base: Duration, attempt: u32) -> Duration {
+/// The wait before attempt `attempt + 1`, after `attempt` failed (from 1):
+/// the one backoff rule, for a skill's retries and a worker's patience with
+/// its stores.
+pub(crate) fn backoff(kind: Backoff, base: Duration, attempt: u32) -> Duration {
     let wait = match kind {
         Backoff::None => Duration::ZERO,
         Backoff::Linear => base.saturating_mul(attempt),
