@@ -70,8 +70,13 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// The layers, each depending only on those above it in this list; see
-// ARCHITECTURE.md. `mcp` is a front door over `exec`.
+// The layers, lowest first: sync < schema < model < contract < registry <
+// exec < agent < queue < mcp < otel; each depends only on those below it
+// (ARCHITECTURE.md, checked by tests/layers.rs). Five are public API, each a
+// front door a user reaches for on purpose and documented as such:
+// `queue` and `mcp` (serving), `otel` (export), `registry` (the registry's
+// errors, contracts and entries) and `schema` (a type's schemas). The others
+// are reached through the facade below.
 mod agent;
 mod contract;
 mod exec;
@@ -87,8 +92,8 @@ pub mod registry;
 pub mod schema;
 mod sync;
 
-// The facade: what users name, by topic. Paths inside the layers are not
-// public API.
+// The facade: what users name, by topic. Paths inside the private layers
+// are not public API.
 
 /// Agents (the AI-COS agent model): contracts checked when the code
 /// compiles, their registry, running them, their KPIs. See docs/agents.md.
