@@ -125,19 +125,16 @@ impl Escalator<'_> {
             return out;
         }
         if e.human_required {
-            let request = ApprovalRequest {
-                skill: format!("{}@{}", e.target_agent, target.contract().version),
-                job_id: o.job_id.clone(),
-                reason: format!(
-                    "human_required: `{}` escalates to `{}`: {}",
-                    c.id,
-                    e.target_agent,
-                    e.reasons.join("; ")
-                ),
-                params: input.clone(),
-                dry_run: o.dry_run,
-                caller: o.caller.clone(),
-            };
+            let skill = format!("{}@{}", e.target_agent, target.contract().version);
+            let request = request(
+                &link,
+                e.target_agent,
+                skill,
+                o.job_id,
+                &input,
+                o.dry_run,
+                o.caller,
+            );
             let (go, said) = self.ask(&request, e.timeout_hours).await;
             out.notes.push(said);
             if !go {
@@ -175,19 +172,15 @@ impl Escalator<'_> {
             ),
             Some(Decision::Expired { .. }) => (true, unanswered(f.timeout_hours)),
             None => {
-                let request = ApprovalRequest {
-                    skill: job.skill.to_string(),
-                    job_id: job.job_id.clone(),
-                    reason: format!(
-                        "human_required: `{}` escalates to `{}`: {}",
-                        f.agent,
-                        job.skill,
-                        f.reasons.join("; ")
-                    ),
-                    params: job.params.clone(),
-                    dry_run: job.constraints.dry_run,
-                    caller: job.caller.clone(),
-                };
+                let request = request(
+                    f,
+                    &job.skill,
+                    job.skill.to_string(),
+                    &job.job_id,
+                    &job.params,
+                    job.constraints.dry_run,
+                    &job.caller,
+                );
                 self.ask(&request, f.timeout_hours).await
             }
         }
@@ -215,6 +208,31 @@ impl Escalator<'_> {
             ),
             Err(_) => (true, unanswered(hours)),
         }
+    }
+}
+
+/// What the approver is asked about the hand-over `link` to agent `target`
+/// (`skill`, its `id@version` as known), as job `job_id` on `params`.
+fn request(
+    link: &Handover,
+    target: &str,
+    skill: String,
+    job_id: &Id,
+    params: &Value,
+    dry_run: bool,
+    caller: &Caller,
+) -> ApprovalRequest {
+    ApprovalRequest {
+        skill,
+        job_id: job_id.clone(),
+        reason: format!(
+            "human_required: `{}` escalates to `{target}`: {}",
+            link.agent,
+            link.reasons.join("; ")
+        ),
+        params: params.clone(),
+        dry_run,
+        caller: caller.clone(),
     }
 }
 

@@ -86,6 +86,8 @@ pub struct AgentCtx<A> {
     pub(crate) calls: Arc<AtomicU32>,
     /// The run's state: each skill call is a node of it.
     pub(crate) graph: Arc<std::sync::Mutex<crate::model::graph::GraphState>>,
+    /// The run is a job's and may be taken up again (see `Started::durable`).
+    pub(crate) durable: bool,
     pub(crate) _agent: PhantomData<fn() -> A>,
 }
 
@@ -158,12 +160,15 @@ impl<A: Agent> AgentCtx<A> {
         if let Some(done) = self.replayed(&node, name) {
             return Ok(done);
         }
-        // Keyed by the run and the call: a call that completed but whose
-        // state was not saved is answered by the skill's idempotency.
         let mut job = JobEnvelope::for_reference(reference, params)
             .with_caller(self.caller.clone())
-            .with_parent(self.job_id.clone())
-            .with_idempotency_key(format!("{}/{node}", self.job_id));
+            .with_parent(self.job_id.clone());
+        // A job's run, which a worker may take up again, keys each call by
+        // the run and the call: one that completed but whose state was not
+        // saved is answered by the skill's idempotency.
+        if self.durable {
+            job = job.with_idempotency_key(format!("{}/{node}", self.job_id));
+        }
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
         let job_id = job.job_id.clone();
@@ -172,11 +177,15 @@ impl<A: Agent> AgentCtx<A> {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }
         self.note(&node, job_id, started_at, &result);
-        // Saved after each call, so a run taken over resumes after it; a
-        // store that refuses costs the run its resumability, not its result.
-        let state = crate::sync::lock(&self.graph).clone();
-        if let Err(e) = self.runtime.save_run(&state).await {
-            tracing::warn!(run = %self.job_id, error = %e, "the agent run's state was not saved");
+        // Saved after each call, so a run taken over resumes after it (a run
+        // no worker can take up, `AgentRunner::run`'s, is saved once, at
+        // its end); a store that refuses costs the run its resumability,
+        // not its result.
+        if self.durable {
+            let state = crate::sync::lock(&self.graph).clone();
+            if let Err(e) = self.runtime.save_run(&state).await {
+                tracing::warn!(run = %self.job_id, error = %e, "the agent run's state was not saved");
+            }
         }
         result
     }

@@ -26,6 +26,9 @@ pub(crate) struct Started {
     pub dry_run: bool,
     /// The run's state: each skill call is noted in it, as a node.
     pub graph: Arc<Mutex<GraphState>>,
+    /// Whether the run is a job's, which a worker may take up again: then
+    /// the state is saved after each call, and each call keyed by the run.
+    pub durable: bool,
 }
 
 /// What the typed code gives back.
@@ -137,6 +140,7 @@ async fn run_checked<A: Agent>(
         errors: errors.clone(),
         calls: calls.clone(),
         graph: s.graph,
+        durable: s.durable,
         _agent: PhantomData,
     };
     let out = match Handler(Box::pin(A::execute(ctx, input))).await {

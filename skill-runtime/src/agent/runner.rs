@@ -367,6 +367,7 @@ impl AgentRunner {
                 trace_id: trace_id.clone(),
                 dry_run,
                 graph: graph.clone(),
+                durable: resumable,
             };
             (agent.entry.run)(&self.runtime, started).await
         } else {
