@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skill_runtime::JobEnvelope;
-use skill_runtime::queue::api::OutcomeStatus;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::record::RunStatus;
 use skill_tests::fleet::{RedisServer, WorkerProcess};
 use skill_tests::root;
 
@@ -82,7 +82,7 @@ async fn ours_throughput(backend: &RedisBackend, jobs: usize, clients: usize) ->
                     .await
                     .expect("enqueue");
                 let outcome = outcome.expect("an outcome within 60 s");
-                assert_eq!(outcome.status, OutcomeStatus::Succeeded, "{outcome:?}");
+                assert_eq!(outcome.status, RunStatus::Succeeded, "{outcome:?}");
             }
         }));
     }

@@ -598,9 +598,10 @@ fn a_hand_over_nobody_decides_on_goes_on_by_itself_after_timeout_hours() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_over_through_a_queue_waits_parked_for_a_person() {
     use skill_runtime::policy::Decision;
-    use skill_runtime::queue::api::{OutcomeStatus, Queue};
+    use skill_runtime::queue::api::Queue;
     use skill_runtime::queue::memory::InProcessQueue;
     use skill_runtime::queue::worker::WorkerOptions;
+    use skill_runtime::record::RunStatus;
 
     let registry = Arc::new(Registry::from_inventory().expect("skills"));
     let runtime = Runtime::builder(registry).build().expect("runtime");
@@ -664,7 +665,7 @@ async fn a_hand_over_through_a_queue_waits_parked_for_a_person() {
         .await
         .unwrap()
         .expect("an outcome");
-    assert_eq!(out.status, OutcomeStatus::Succeeded, "{out:?}");
+    assert_eq!(out.status, RunStatus::Succeeded, "{out:?}");
     let records = runtime.memory_records().unwrap().records();
     let reviewer = records.iter().find(|r| r.job_id == job).unwrap();
     assert_eq!(reviewer.skill, "agent.test.reviewer");
@@ -688,7 +689,7 @@ async fn a_hand_over_through_a_queue_waits_parked_for_a_person() {
         .await
         .unwrap()
         .expect("an outcome");
-    assert_eq!(out.status, OutcomeStatus::Succeeded, "{out:?}");
+    assert_eq!(out.status, RunStatus::Succeeded, "{out:?}");
     let records = runtime.memory_records().unwrap().records();
     let reviewer = records.iter().find(|r| r.job_id == job).unwrap();
     assert!(

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skill_runtime::queue::api::{OutcomeStatus, Queue};
+use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 use skill_runtime::record::GraphStatus;
+use skill_runtime::record::RunStatus;
 use skill_runtime::{JobEnvelope, Registry};
 use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
 use skill_tests::run_ok;
@@ -180,7 +181,7 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         .block_on(b.outcome(&id, Duration::from_secs(120)))
         .unwrap()
         .expect("the run completes after its worker died");
-    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
     assert_eq!(o.worker, second.name, "the surviving worker finished it");
     assert_eq!(
         marks(&data, "fleet"),
@@ -251,7 +252,7 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         .block_on(b.outcome(&job, Duration::from_secs(60)))
         .unwrap()
         .expect("a worker ran the hand-over");
-    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
     assert_eq!(o.worker, second.name);
     let r = o.result.expect("a result");
     assert_eq!(&*r.skill, "agent.seo.architect@1.0.0");
@@ -656,7 +657,7 @@ fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed() {
         .block_on(b.outcome(&id, Duration::from_secs(120)))
         .unwrap()
         .expect("the run completes after its worker died");
-    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
     assert_eq!(o.worker, second.name);
     assert_eq!(o.result.unwrap().data["last"], 4);
     assert_eq!(

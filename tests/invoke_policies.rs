@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skill_runtime::manifest::{AgentRole, PermissionLevel, Severity};
 use skill_runtime::prelude::*;
-use skill_runtime::record::{AttemptOutcome, RunStatus, Step, StepOutcome};
+use skill_runtime::record::{AttemptOutcome, RunStatus, Stage, StageOutcome};
 use skill_runtime::{
     InvokeError, SkillResult, envelope::JobConstraints, envelope::Scope, manifest::EntityType,
     policy::ApproveAll, policy::Limits, policy::RollbackError, policy::RollbackRequest,
@@ -326,7 +326,7 @@ pub async fn contained(input: Num) -> Doubled {
     }
 }
 
-/// Steps of work the budgeted skills got through.
+/// Stages of work the budgeted skills got through.
 static STEPS: AtomicU32 = AtomicU32::new(0);
 
 /// Spend 10 tokens, then 1 document, then a dollar per step, `n` steps,
@@ -397,7 +397,7 @@ fn last_record(rt: &Runtime) -> Arc<RunRecord> {
         .expect("a record")
 }
 
-fn step(record: &RunRecord, step: Step) -> StepOutcome {
+fn step(record: &RunRecord, step: Stage) -> StageOutcome {
     record
         .steps
         .iter()
@@ -428,22 +428,22 @@ async fn a_job_runs_and_its_record_lists_every_step_in_order() {
     let rec = last_record(&rt);
     assert_eq!(rec.status, RunStatus::Succeeded);
     assert_eq!(rec.job_id, res.job_id);
-    let steps: Vec<Step> = rec.steps.iter().map(|s| s.step).collect();
+    let steps: Vec<Stage> = rec.steps.iter().map(|s| s.step).collect();
     assert_eq!(
         steps,
         [
-            Step::Resolve,
-            Step::Authorize,
-            Step::RateLimit,
-            Step::ValidateInput,
-            Step::Preconditions,
-            Step::Idempotency,
-            Step::Approval,
-            Step::Execute,
-            Step::Budget,
-            Step::ValidateOutput,
-            Step::Postconditions,
-            Step::ValidationRules,
+            Stage::Resolve,
+            Stage::Authorize,
+            Stage::RateLimit,
+            Stage::ValidateInput,
+            Stage::Preconditions,
+            Stage::Idempotency,
+            Stage::Approval,
+            Stage::Execute,
+            Stage::Budget,
+            Stage::ValidateOutput,
+            Stage::Postconditions,
+            Stage::ValidationRules,
         ]
     );
     assert_eq!(rec.output.as_deref(), Some(&json!({"doubled": 42})));
@@ -526,8 +526,8 @@ async fn reusable_by_admits_listed_roles_at_their_level() {
         "{e}"
     );
     assert_eq!(
-        step(&last_record(&rt), Step::Authorize),
-        StepOutcome::Failed
+        step(&last_record(&rt), Stage::Authorize),
+        StageOutcome::Failed
     );
 }
 
@@ -706,8 +706,8 @@ async fn bad_input_is_an_answer_with_a_record() {
         }
     );
     assert_eq!(
-        step(&last_record(&rt), Step::Preconditions),
-        StepOutcome::Failed
+        step(&last_record(&rt), Stage::Preconditions),
+        StageOutcome::Failed
     );
 
     assert_eq!(rt.memory_records().unwrap().total(), 6);
@@ -871,8 +871,8 @@ async fn output_that_breaks_its_schema_fails_the_job() {
         "{e}"
     );
     assert_eq!(
-        step(&last_record(&rt), Step::ValidateOutput),
-        StepOutcome::Failed
+        step(&last_record(&rt), Stage::ValidateOutput),
+        StageOutcome::Failed
     );
 }
 
@@ -1025,8 +1025,8 @@ async fn validation_rules_fail_on_error_and_record_warnings() {
     );
     assert_eq!(rt_journal(&rt), before, "the rollback removed the line");
     let record = last_record(&rt);
-    assert_eq!(step(&record, Step::Postconditions), StepOutcome::Passed);
-    assert_eq!(step(&record, Step::ValidationRules), StepOutcome::Failed);
+    assert_eq!(step(&record, Stage::Postconditions), StageOutcome::Passed);
+    assert_eq!(step(&record, Stage::ValidationRules), StageOutcome::Failed);
 }
 
 // ------------------------------------------------------------------ idempotency
@@ -1074,7 +1074,7 @@ async fn a_call_without_a_key_is_a_run_of_its_own_unless_the_skill_declares_a_ke
     assert!(!first.replayed && !second.replayed);
     assert_eq!(rt_journal(&rt).iter().filter(|l| *l == "direct").count(), 2);
     let record = last_record(&rt);
-    assert_eq!(step(&record, Step::Idempotency), StepOutcome::Skipped);
+    assert_eq!(step(&record, Stage::Idempotency), StageOutcome::Skipped);
     assert_eq!(record.idempotency_key, None);
 
     // `idempotency(key = "hash")`: the same intent, scope and payload is one job.
@@ -1145,7 +1145,7 @@ async fn skills_requiring_a_human_are_refused_unless_approved() {
         last_record(&rt)
             .steps
             .iter()
-            .find(|s| s.step == Step::Approval)
+            .find(|s| s.step == Stage::Approval)
             .unwrap()
             .detail,
         Some("approved by test")
@@ -1274,7 +1274,7 @@ async fn a_sandboxed_skill_is_refused_not_run_in_process() {
     assert_eq!(e.code(), "sandbox_unavailable");
     assert!(e.to_string().contains("DOCKER sandbox"), "{e}");
     let record = last_record(&rt);
-    assert_eq!(step(&record, Step::Resolve), StepOutcome::Failed);
+    assert_eq!(step(&record, Stage::Resolve), StageOutcome::Failed);
     assert!(record.attempts.is_empty(), "the handler never ran");
     ok(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
 }
@@ -1469,7 +1469,7 @@ async fn a_typed_input_that_does_not_serialize_fails_its_validation_with_a_recor
     assert!(e.to_string().contains("opaque on purpose"), "{e}");
     let record = last_record(&rt);
     assert_eq!(record.skill, "opaque_double");
-    assert_eq!(step(&record, Step::ValidateInput), StepOutcome::Failed);
+    assert_eq!(step(&record, Stage::ValidateInput), StageOutcome::Failed);
 }
 
 /// Output constraints the type does not carry: checked on every call.
@@ -1504,8 +1504,8 @@ async fn outputs_are_checked_unless_their_type_guarantees_them() {
     // as passed without running the validator (a JSON call runs it).
     rt.call::<double>(Num { n: 2 }).await.unwrap();
     assert_eq!(
-        step(&last_record(&rt), Step::ValidateOutput),
-        StepOutcome::Passed
+        step(&last_record(&rt), Stage::ValidateOutput),
+        StageOutcome::Passed
     );
 }
 

@@ -8,9 +8,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use skill_runtime::prelude::*;
-use skill_runtime::queue::api::{OutcomeStatus, Queue};
+use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::memory::InProcessQueue;
 use skill_runtime::queue::worker::WorkerOptions;
+use skill_runtime::record::RunStatus;
 use skill_runtime::{JobEnvelope, Registry, Resources, Runtime};
 use skill_runtime::{envelope::Priority, envelope::Scope};
 
@@ -95,7 +96,7 @@ async fn jobs_run_by_priority_and_their_outcomes_are_kept() {
             .await
             .unwrap()
             .expect("every job completes");
-        assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+        assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
         assert_eq!(o.result.unwrap().job_id, *id);
     }
     let mine = ["low", "normal", "critical", "high"];
@@ -125,7 +126,7 @@ async fn expired_jobs_are_not_run_and_say_so() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(o.status, OutcomeStatus::Expired);
+    assert_eq!(o.status, RunStatus::Expired);
     let e = o.error.unwrap();
     assert_eq!(e.code, "expired");
     assert!(e.message.contains("expired at"), "{}", e.message);
@@ -202,7 +203,7 @@ async fn unknown_intents_fail_with_an_outcome_and_shutdown_reports() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(o.status, OutcomeStatus::Failed);
+    assert_eq!(o.status, RunStatus::Failed);
     assert_eq!(o.error.as_ref().unwrap().code, "unknown_intent");
     let report = queue.shutdown().await;
     assert_eq!(report.completed, 1);
@@ -232,7 +233,7 @@ async fn a_job_id_names_one_job_in_process_too() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     assert!(!ORDER.lock().unwrap().contains(&"other".to_owned()));
     queue.shutdown().await;
 }
@@ -271,7 +272,7 @@ async fn a_job_waiting_on_a_key_holds_no_slot() {
         .await
         .unwrap()
         .expect("the unrelated job runs while the key is held and waited on");
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     assert!(
         queue
             .outcome(&holder, Duration::ZERO)
@@ -287,7 +288,7 @@ async fn a_job_waiting_on_a_key_holds_no_slot() {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+        assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
     }
     let waited = queue
         .outcome(&waiter, Duration::ZERO)
@@ -329,7 +330,7 @@ async fn a_panic_outside_the_handler_is_the_jobs_failure() {
         .await
         .unwrap()
         .expect("the job that panicked has an outcome");
-    assert_eq!(o.status, OutcomeStatus::Failed);
+    assert_eq!(o.status, RunStatus::Failed);
     let error = o.error.unwrap();
     assert!(
         error.message.contains("the precondition blew up"),
@@ -344,7 +345,7 @@ async fn a_panic_outside_the_handler_is_the_jobs_failure() {
         .await
         .unwrap()
         .expect("the worker keeps serving");
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     let status = queue.status().await.unwrap();
     assert_eq!(status.in_flight, 0, "{status}");
     queue.shutdown().await;
@@ -396,7 +397,7 @@ async fn values_out_of_bounds_are_refused_where_they_enter() {
         .await
         .unwrap();
     let o = queue.outcome(&id, Duration::MAX).await.unwrap().unwrap();
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     queue.shutdown().await;
 }
 
@@ -429,7 +430,7 @@ async fn a_cancelled_job_stops_or_never_runs() {
             .await
             .unwrap()
             .expect("cancelled within the wait");
-        assert_eq!(o.status, OutcomeStatus::Cancelled, "{o:?}");
+        assert_eq!(o.status, RunStatus::Cancelled, "{o:?}");
         assert_eq!(o.error.unwrap().code, "cancelled");
     }
     assert!(
@@ -490,7 +491,7 @@ async fn a_job_that_needs_a_person_waits_parked_for_one() {
         .outcome(behind.as_str(), Duration::from_secs(5))
         .await
         .unwrap();
-    assert_eq!(ran.unwrap().status, OutcomeStatus::Succeeded);
+    assert_eq!(ran.unwrap().status, RunStatus::Succeeded);
     let status = q.status().await.unwrap();
     assert_eq!(status.awaiting_approval.len(), 3, "{status:?}");
     assert_eq!(ASKED_RUNS.load(Ordering::SeqCst), 0);
@@ -515,7 +516,7 @@ async fn a_job_that_needs_a_person_waits_parked_for_one() {
         .unwrap();
     let wait = Duration::from_secs(5);
     let yes = q.outcome(yes.as_str(), wait).await.unwrap().unwrap();
-    assert_eq!(yes.status, OutcomeStatus::Succeeded, "{yes:?}");
+    assert_eq!(yes.status, RunStatus::Succeeded, "{yes:?}");
     let no = q.outcome(no.as_str(), wait).await.unwrap().unwrap();
     assert_eq!(no.error.unwrap().code, "not_approved");
     let late = q.outcome(late.as_str(), wait).await.unwrap().unwrap();
@@ -537,6 +538,6 @@ async fn a_job_that_needs_a_person_waits_parked_for_one() {
         .await
         .unwrap();
     let early = q.outcome(id.as_str(), wait).await.unwrap().unwrap();
-    assert_eq!(early.status, OutcomeStatus::Succeeded);
+    assert_eq!(early.status, RunStatus::Succeeded);
     q.shutdown().await;
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use skill_runtime::JobEnvelope;
-use skill_runtime::queue::api::{Outcome, OutcomeStatus, Queue};
+use skill_runtime::queue::api::{Outcome, Queue};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::record::RunStatus;
 use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
 use skill_tests::mcp_stdio::McpStdio;
 use skill_tests::root;
@@ -104,7 +105,7 @@ fn a_thousand_jobs_over_three_workers_each_run_once() {
     let jobs = (0..1000).map(|i| JobEnvelope::new("echo", json!({"message": format!("job {i}")})));
     let ids = rt.block_on(enqueue_all(&b, jobs));
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
-    assert!(done.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    assert!(done.iter().all(|o| o.status == RunStatus::Succeeded));
     let by: BTreeSet<&str> = done.iter().map(|o| o.worker.as_str()).collect();
     assert_eq!(by.len(), 3, "every worker took jobs: {by:?}");
     for w in &mut workers {
@@ -153,7 +154,7 @@ fn a_job_whose_worker_is_killed_completes_on_another() {
         .block_on(b.outcome(&id, Duration::from_secs(60)))
         .unwrap()
         .expect("the job completes after its worker died");
-    assert_eq!(o.status, OutcomeStatus::Succeeded, "{o:?}");
+    assert_eq!(o.status, RunStatus::Succeeded, "{o:?}");
     assert_eq!(o.worker, second.name, "the surviving worker ran it");
     assert_eq!(outbox(&data).len(), 1, "delivered once");
 }
@@ -170,7 +171,7 @@ fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet() {
     let ids = rt.block_on(enqueue_all(&b, jobs));
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
     assert!(
-        done.iter().all(|o| o.status == OutcomeStatus::Succeeded),
+        done.iter().all(|o| o.status == RunStatus::Succeeded),
         "{done:?}"
     );
     let replays = done
@@ -196,7 +197,7 @@ fn a_rate_limit_holds_across_the_fleet() {
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
     let ran = done
         .iter()
-        .filter(|o| o.status == OutcomeStatus::Succeeded)
+        .filter(|o| o.status == RunStatus::Succeeded)
         .count();
     let limited = done
         .iter()
@@ -241,7 +242,7 @@ fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
         .block_on(b.outcome(&stale, Duration::from_secs(30)))
         .unwrap()
         .unwrap();
-    assert_eq!(o.status, OutcomeStatus::Expired, "{o:?}");
+    assert_eq!(o.status, RunStatus::Expired, "{o:?}");
     assert_eq!(o.error.unwrap().code, "expired");
     // The worker is still there for the next job.
     let id = rt
@@ -252,7 +253,7 @@ fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
         .block_on(b.outcome(&id, Duration::from_secs(30)))
         .unwrap()
         .unwrap();
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     let status = rt.block_on(b.status()).unwrap();
     assert_eq!(status.dead_letters, 2, "{status}");
     let dead = Command::new("redis-cli")
@@ -375,7 +376,7 @@ fn jobs_survive_a_redis_restart_mid_run() {
     redis.restart();
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
     assert!(
-        done.iter().all(|o| o.status == OutcomeStatus::Succeeded),
+        done.iter().all(|o| o.status == RunStatus::Succeeded),
         "every job completes"
     );
     let delivered = outbox(&data);
@@ -664,7 +665,7 @@ fn a_dead_workers_locks_are_taken_over_at_once() {
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
     assert!(
         done.iter()
-            .all(|o| o.status == OutcomeStatus::Succeeded && o.worker == second.name),
+            .all(|o| o.status == RunStatus::Succeeded && o.worker == second.name),
         "{done:?}"
     );
     let to: BTreeSet<String> = outbox(&data)
@@ -744,7 +745,7 @@ fn a_restart_without_persistence_keeps_outcomes_and_records_together() {
     until_in_flight(&rt, &b, 10);
     redis.restart();
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
-    assert!(done.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    assert!(done.iter().all(|o| o.status == RunStatus::Succeeded));
     for id in &ids {
         assert_eq!(records_of(&rt, &b, id).len(), 1, "job {id}: one record");
     }
@@ -797,7 +798,7 @@ fn hand_made_trouble_is_contained_and_named() {
         .block_on(b.outcome(&id, Duration::from_secs(30)))
         .unwrap()
         .expect("the other priorities are served");
-    assert_eq!(o.status, OutcomeStatus::Succeeded);
+    assert_eq!(o.status, RunStatus::Succeeded);
     assert!(
         w.wait_to_say(
             "`skill:q:default:low` is not a stream",
@@ -863,7 +864,7 @@ fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(20)));
     let heard = asked.elapsed();
     assert!(
-        done.iter().all(|o| o.status == OutcomeStatus::Cancelled),
+        done.iter().all(|o| o.status == RunStatus::Cancelled),
         "{done:?}"
     );
     assert!(heard < Duration::from_secs(3), "stopped after {heard:?}");
@@ -943,7 +944,7 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
         std::slice::from_ref(&id),
         Duration::from_secs(10),
     ));
-    assert_eq!(done[0].status, OutcomeStatus::Succeeded);
+    assert_eq!(done[0].status, RunStatus::Succeeded);
     let ran_after = done[0]
         .completed_at
         .duration_since(queued_at)
@@ -955,7 +956,7 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
         "ran {ran_after:?} after it was queued for 2 s"
     );
     let all = rt.block_on(outcomes(&b, &many, Duration::from_secs(10)));
-    assert!(all.iter().all(|o| o.status == OutcomeStatus::Succeeded));
+    assert!(all.iter().all(|o| o.status == RunStatus::Succeeded));
     for id in &many {
         assert_eq!(records_of(&rt, &b, id).len(), 1, "job {id} ran once");
     }
@@ -964,7 +965,7 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
     let soon = skill_runtime::record::format_time(SystemTime::now() + Duration::from_secs(1));
     let at = enqueue(&["echo", r#"{"message": "at"}"#, "--at", &soon]);
     let o = rt.block_on(outcomes(&b, &[at], Duration::from_secs(10)));
-    assert_eq!(o[0].status, OutcomeStatus::Succeeded);
+    assert_eq!(o[0].status, RunStatus::Succeeded);
     let far = Command::new(app())
         .args([
             "enqueue",
@@ -1114,7 +1115,7 @@ fn a_running_jobs_progress_is_stored_and_listed() {
     assert_eq!(status["running"][0]["job_id"], id.as_str(), "{status}");
     assert!(status["running"][0]["progress"]["done"].as_u64().unwrap() >= 5);
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(20)));
-    assert_eq!(done[0].status, OutcomeStatus::Succeeded);
+    assert_eq!(done[0].status, RunStatus::Succeeded);
     assert_eq!(
         rt.block_on(b.progress(id)).unwrap(),
         None,
@@ -1157,7 +1158,7 @@ fn a_job_that_needs_a_person_waits_for_one() {
         ],
     ));
     let echo = rt.block_on(outcomes(&b, &ids[2..], Duration::from_secs(20)));
-    assert_eq!(echo[0].status, OutcomeStatus::Succeeded, "{echo:?}");
+    assert_eq!(echo[0].status, RunStatus::Succeeded, "{echo:?}");
     let awaiting = |n: usize| {
         rt.block_on(async {
             for _ in 0..400 {
@@ -1214,8 +1215,8 @@ fn a_job_that_needs_a_person_waits_for_one() {
     let denied = decide(&["deny", &ids[1], "--by", "bob", "--reason", "not today"]);
     assert!(denied.status.success());
     let done = rt.block_on(outcomes(&b, &ids[..2], Duration::from_secs(20)));
-    assert_eq!(done[0].status, OutcomeStatus::Succeeded, "{done:?}");
-    assert_eq!(done[1].status, OutcomeStatus::Failed);
+    assert_eq!(done[0].status, RunStatus::Succeeded, "{done:?}");
+    assert_eq!(done[1].status, RunStatus::Failed);
     let error = done[1].error.as_ref().unwrap();
     assert_eq!(error.code, "not_approved");
     assert!(error.message.contains("denied by bob"), "{}", error.message);
@@ -1242,7 +1243,7 @@ fn a_job_that_needs_a_person_waits_for_one() {
     // Nobody answers this one within its second.
     let late = rt.block_on(enqueue_all(&b, [purge("knowledge:reference")]));
     let expired = rt.block_on(outcomes(&b, &late, Duration::from_secs(20)));
-    assert_eq!(expired[0].status, OutcomeStatus::Failed);
+    assert_eq!(expired[0].status, RunStatus::Failed);
     assert_eq!(expired[0].error.as_ref().unwrap().code, "approval_expired");
     assert_eq!(step(&late[0])["outcome"], "failed");
 }

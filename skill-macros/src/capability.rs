@@ -12,12 +12,12 @@ use crate::args::{List, NodeKind};
 use crate::ast::func::doc_text;
 use crate::ast::read::{choice, nodes, str_lit};
 use crate::ast::types::Choice;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 const KEYS: &[&str] = &["id", "effect", "operation", "resource", "ambient", "crate"];
 
 pub fn expand(args: List, item: ItemStruct) -> TokenStream {
-    let cx = Ctxt::new();
+    let cx = Errors::new();
     let mut id: Option<LitStr> = None;
     let mut effect: Option<Choice> = None;
     let mut operation: Option<Choice> = None;
@@ -94,7 +94,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             "capability has no description; add a doc comment saying what it allows",
         );
     }
-    if let Err(e) = cx.check() {
+    if let Err(e) = cx.into_result() {
         let e = e.into_compile_error();
         return quote!(#e #item);
     }
@@ -137,5 +137,27 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
                 #p::CapabilityEntry(<#ident as #p::Capability>::INFO)
             }
         };
+    }
+}
+
+/// `#[capability(...)]` on `item`, which must be a struct.
+pub fn attribute(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let list: List = match syn::parse2(attr) {
+        Ok(l) => l,
+        Err(e) => {
+            let e = e.into_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    match syn::parse2::<syn::ItemStruct>(item.clone()) {
+        Ok(s) => expand(list, s),
+        Err(_) => {
+            let e = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "#[capability] goes on a struct, like `pub struct DatabaseWrite;`",
+            )
+            .into_compile_error();
+            quote!(#e #item)
+        }
     }
 }

@@ -10,10 +10,10 @@ use crate::ast::read::{flag, nodes, str_lit};
 use skill_core::names::is_snake_case;
 
 use crate::check::to_snake_case;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 pub fn expand(input: DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
+    let cx = Errors::new();
     let ident = &input.ident;
     let Data::Enum(data) = &input.data else {
         return syn::Error::new_spanned(
@@ -76,7 +76,7 @@ pub fn expand(input: DeriveInput) -> TokenStream {
     }
     // With errors, the impl is still emitted (with a body never run) so that
     // the skills using the type get no second error about it.
-    let errors = cx.check().err().map(syn::Error::into_compile_error);
+    let errors = cx.into_result().err().map(syn::Error::into_compile_error);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let p = quote!(::skill_runtime::__private_v1);
     let entries = modes.iter().map(|(_, code, description, retryable)| {

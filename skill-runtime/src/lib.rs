@@ -164,7 +164,7 @@ pub mod record {
     };
     pub use crate::model::record::{
         AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RuleNote, RunRecord,
-        RunStatus, Step, StepOutcome, StepRecord, StepRun, Steps,
+        RunStatus, Stage, StageOutcome, StageRecord, Stages, StepRun,
     };
     pub use crate::model::time::format_time;
 }

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skill_runtime::queue::api::{Bound, Outcome, OutcomeStatus, Queue, QueueError};
+use skill_runtime::queue::api::{Bound, Outcome, Queue, QueueError};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig, Schedules, worker_name};
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
+use skill_runtime::record::RunStatus;
 use skill_runtime::{JobEnvelope, Registry, envelope::Priority, envelope::Scope};
 
 use crate::progress::Spinner;
@@ -452,7 +453,7 @@ fn not_yet(id: &str) -> ExitCode {
 /// An outcome as `invoke` prints a result or an error, with its exit status.
 fn print_outcome(o: Outcome) -> ExitCode {
     match (o.status, o.result, o.error) {
-        (OutcomeStatus::Succeeded, Some(result), _) => print_result(Ok(result)),
+        (RunStatus::Succeeded, Some(result), _) => print_result(Ok(result)),
         (_, _, Some(e)) => print_error(&e.message, e.next_action, e.input_error),
         _ => {
             eprintln!(

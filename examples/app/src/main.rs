@@ -100,7 +100,7 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Run an agent: its input checked, its pre-conditions, its body (every
-    /// skill it runs goes through the pipeline with the agent as the caller),
+    /// skill it runs goes through every stage of a job with the agent as the caller),
     /// its post-conditions and escalation triggers; print its result.
     Agent {
         /// Agent id, like agent.seo.vlevel.
@@ -116,7 +116,7 @@ enum Command {
         #[command(flatten)]
         runtime: run::RuntimeArgs,
     },
-    /// Run a skill through the whole pipeline (authorization, rate limit, schema,
+    /// Run a skill through every stage of a job (authorization, rate limit, schema,
     /// conditions, idempotency, approval, timeout and retries, output checks) and
     /// print its result.
     Invoke {

@@ -12,7 +12,7 @@ use syn::{Expr, Lit, LitInt, LitStr, Path};
 use crate::args::{Entry, List, Node, NodeKind};
 use crate::ast::read::{flag, int_lit, lit, nodes, str_list, str_lit, sub_list, value, word};
 use crate::ast::types::Choice;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 /// The keys `#[agent(...)]` takes.
 const KEYS: &[&str] = &[
@@ -89,7 +89,7 @@ pub struct Kpi {
     pub field: Option<LitStr>,
 }
 
-pub fn read(cx: &Ctxt, list: List) -> Args {
+pub fn read(cx: &Errors, list: List) -> Args {
     let mut a = Args::default();
     for node in nodes(
         cx,
@@ -161,7 +161,7 @@ pub fn read(cx: &Ctxt, list: List) -> Args {
     a
 }
 
-fn tool(cx: &Ctxt, node: Node) -> Option<Tool> {
+fn tool(cx: &Errors, node: Node) -> Option<Tool> {
     let span = node.span();
     let fields = nodes(
         cx,
@@ -200,7 +200,7 @@ fn tool(cx: &Ctxt, node: Node) -> Option<Tool> {
     })
 }
 
-fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
+fn skills(cx: &Errors, node: Node) -> Vec<(Path, bool)> {
     let NodeKind::List(list, _) = node.kind else {
         cx.error_at(
             node.path.span(),
@@ -234,7 +234,7 @@ fn skills(cx: &Ctxt, node: Node) -> Vec<(Path, bool)> {
     out
 }
 
-fn memory(cx: &Ctxt, node: Node, a: &mut Args) {
+fn memory(cx: &Errors, node: Node, a: &mut Args) {
     for m in nodes(
         cx,
         sub_list(cx, node),
@@ -262,7 +262,7 @@ fn memory(cx: &Ctxt, node: Node, a: &mut Args) {
     }
 }
 
-fn condition(cx: &Ctxt, node: Node) -> Option<(LitStr, Expr)> {
+fn condition(cx: &Errors, node: Node) -> Option<(LitStr, Expr)> {
     let key = node.key();
     let span = node.span();
     let (mut code, mut check) = (None, None);
@@ -285,7 +285,7 @@ fn condition(cx: &Ctxt, node: Node) -> Option<(LitStr, Expr)> {
     Some((code?, check?))
 }
 
-fn number(cx: &Ctxt, node: &Node) -> Option<f64> {
+fn number(cx: &Errors, node: &Node) -> Option<f64> {
     let e = value(cx, node, "a number")?;
     let (neg, inner) = match e {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => (true, &*u.expr),
@@ -312,7 +312,7 @@ fn number(cx: &Ctxt, node: &Node) -> Option<f64> {
     }
 }
 
-fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
+fn escalation(cx: &Errors, node: Node) -> Option<Escalation> {
     let span = node.span();
     let keys = &[
         "triggers",
@@ -365,7 +365,7 @@ fn escalation(cx: &Ctxt, node: Node) -> Option<Escalation> {
     })
 }
 
-fn trigger_list(cx: &Ctxt, node: Node) -> (Vec<Trigger>, usize) {
+fn trigger_list(cx: &Errors, node: Node) -> (Vec<Trigger>, usize) {
     let mut out = Vec::new();
     let keys = &["confidence_below", "error_count_above", "human_required"];
     let list = sub_list(cx, node);
@@ -409,7 +409,7 @@ fn trigger_list(cx: &Ctxt, node: Node) -> (Vec<Trigger>, usize) {
 }
 
 /// A JSON pointer into the output, like `"/confidence"`.
-fn pointer(cx: &Ctxt, node: &Node) -> Option<LitStr> {
+fn pointer(cx: &Errors, node: &Node) -> Option<LitStr> {
     let s = str_lit(cx, node)?;
     if !s.value().starts_with('/') || s.value().len() < 2 {
         cx.error_spanned(
@@ -421,7 +421,7 @@ fn pointer(cx: &Ctxt, node: &Node) -> Option<LitStr> {
     Some(s)
 }
 
-fn kpi(cx: &Ctxt, node: Node) -> Option<Kpi> {
+fn kpi(cx: &Errors, node: Node) -> Option<Kpi> {
     let span = node.span();
     let keys = &[
         "metric_id",

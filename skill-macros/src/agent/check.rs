@@ -9,12 +9,12 @@ use skill_core::agent::{Direction, thresholds_ordered};
 
 use crate::agent::ast::{Args, Trigger};
 use crate::ast::func::SkillFn;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 /// The longest an escalation may wait for its target: 30 days.
 const MAX_TIMEOUT_HOURS: u32 = 30 * 24;
 
-pub fn all(cx: &Ctxt, args: &Args, func: &SkillFn) {
+pub fn all(cx: &Errors, args: &Args, func: &SkillFn) {
     check_identity(cx, args, func);
     check_skills_once(cx, args);
     check_tools(cx, args);
@@ -26,7 +26,7 @@ pub fn all(cx: &Ctxt, args: &Args, func: &SkillFn) {
 
 /// A pre-condition reads the input (`|input: &In| ...`); a post-condition
 /// the output, or the input then the output.
-fn check_condition_arity(cx: &Ctxt, a: &Args) {
+fn check_condition_arity(cx: &Errors, a: &Args) {
     let arity = |e: &syn::Expr| match e {
         syn::Expr::Closure(c) => Some(c.inputs.len()),
         _ => None,
@@ -52,7 +52,7 @@ fn check_condition_arity(cx: &Ctxt, a: &Args) {
 /// An agent's body runs its skills through its context (`ctx.run`), never
 /// through a runtime, registry or runner of its own, which would run any
 /// skill with no `skills(...)` checked and any caller it liked.
-fn check_no_runner(cx: &Ctxt, a: &Args, func: &SkillFn) {
+fn check_no_runner(cx: &Errors, a: &Args, func: &SkillFn) {
     let mut code = func.body.stream();
     for (_, check) in a.pre.iter().chain(&a.post) {
         code.extend(quote::quote!({ #check }));
@@ -70,7 +70,7 @@ fn check_no_runner(cx: &Ctxt, a: &Args, func: &SkillFn) {
 /// The seed's identity fields are all there, and the doc comment, which is
 /// the contract's description: a registry entry without them says nothing
 /// a reader can act on.
-fn check_identity(cx: &Ctxt, a: &Args, func: &SkillFn) {
+fn check_identity(cx: &Errors, a: &Args, func: &SkillFn) {
     let span = func.item.sig.ident.span();
     for (missing, what) in [
         (a.id.is_none(), "id = \"agent.domain.name\""),
@@ -97,7 +97,7 @@ fn check_identity(cx: &Ctxt, a: &Args, func: &SkillFn) {
 
 /// A skill is listed once: a second entry (under another path to the same
 /// function) says nothing new and would grant it twice.
-fn check_skills_once(cx: &Ctxt, a: &Args) {
+fn check_skills_once(cx: &Errors, a: &Args) {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (path, _) in &a.skills {
         let full = crate::args::path_text(path);
@@ -121,7 +121,7 @@ fn check_skills_once(cx: &Ctxt, a: &Args) {
 }
 
 /// A tool is named: an empty id matches no MCP tool.
-fn check_tools(cx: &Ctxt, a: &Args) {
+fn check_tools(cx: &Errors, a: &Args) {
     for t in &a.tools {
         if t.id.value().trim().is_empty() {
             cx.error_spanned(
@@ -134,7 +134,7 @@ fn check_tools(cx: &Ctxt, a: &Args) {
 
 /// An escalation can happen: it has a trigger, and its timeout is at least
 /// an hour (zero hours would hand every run over at once).
-fn check_escalation(cx: &Ctxt, a: &Args) {
+fn check_escalation(cx: &Errors, a: &Args) {
     let Some(e) = &a.escalation else { return };
     if e.triggers_written == 0 {
         cx.error_at(
@@ -173,7 +173,7 @@ fn check_escalation(cx: &Ctxt, a: &Args) {
 /// (unit `percentage` or `ratio`, written from 0 to 1 as the seed writes
 /// them) within 0 to 1; a metric that is not built in says which output
 /// field it is computed from.
-fn check_kpis(cx: &Ctxt, a: &Args) {
+fn check_kpis(cx: &Errors, a: &Args) {
     let mut seen: Vec<String> = Vec::new();
     for k in &a.kpis {
         let metric = k.metric.value();

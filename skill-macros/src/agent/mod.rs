@@ -21,7 +21,7 @@ use quote::quote;
 
 use crate::args::List;
 use crate::ast::func::{FnWithBody, SkillFn, Who};
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let f: FnWithBody = match syn::parse2(item.clone()) {
@@ -35,7 +35,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#e #item);
         }
     };
-    let cx = Ctxt::new();
+    let cx = Errors::new();
     let func = SkillFn::from_item_for(&cx, f, Who::AGENT);
     let args = match syn::parse2::<List>(attr) {
         Ok(list) => ast::read(&cx, list),
@@ -45,7 +45,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     check::all(&cx, &args, &func);
-    match cx.check() {
+    match cx.into_result() {
         Ok(()) => expand::agent(&args, &func),
         Err(e) => {
             // The marker keeps the agent's name defined; the body waits for

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Lit, PathArguments, ReturnType, Type};
 
 use crate::ast::read::{find_token, lit};
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 /// The annotated function, taken apart.
 pub struct SkillFn {
@@ -71,11 +71,11 @@ impl Who {
 }
 
 impl SkillFn {
-    pub fn from_item(cx: &Ctxt, item: FnWithBody) -> SkillFn {
+    pub fn from_item(cx: &Errors, item: FnWithBody) -> SkillFn {
         SkillFn::from_item_for(cx, item, Who::SKILL)
     }
 
-    pub fn from_item_for(cx: &Ctxt, FnWithBody { item, body }: FnWithBody, who: Who) -> SkillFn {
+    pub fn from_item_for(cx: &Errors, FnWithBody { item, body }: FnWithBody, who: Who) -> SkillFn {
         let mut f = SkillFn {
             body,
             ctx_param: None,
@@ -231,7 +231,7 @@ impl SkillFn {
 
 /// A skill's input, output and error are named, owned types: each has a JSON
 /// Schema in the manifest and crosses the wire as JSON, deserialized per call.
-fn check_value_type(cx: &Ctxt, who: Who, ty: &Type, what: &str, shape: &str) {
+fn check_value_type(cx: &Errors, who: Who, ty: &Type, what: &str, shape: &str) {
     let named = format!(
         "a skill's {what} is a named type with a JSON Schema, like `My{}`",
         capitalized(what)

@@ -13,9 +13,9 @@ use crate::ast::read::{
 use crate::ast::types::{
     Choice, DeprecationArgs, McpArgs, PostconditionArgs, PreconditionArgs, RuleArgs, SideEffectArgs,
 };
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
-pub(super) fn deprecation(cx: &Ctxt, node: Node) -> Option<DeprecationArgs> {
+pub(super) fn deprecation(cx: &Errors, node: Node) -> Option<DeprecationArgs> {
     let span = node.span();
     let mut d = DeprecationArgs {
         span,
@@ -39,7 +39,7 @@ pub(super) fn deprecation(cx: &Ctxt, node: Node) -> Option<DeprecationArgs> {
     Some(d)
 }
 
-pub(super) fn mcp(cx: &Ctxt, node: Node) -> McpArgs {
+pub(super) fn mcp(cx: &Errors, node: Node) -> McpArgs {
     let mut m = McpArgs {
         exposed: true,
         tool_name: None,
@@ -65,7 +65,7 @@ pub(super) fn mcp(cx: &Ctxt, node: Node) -> McpArgs {
 }
 
 /// `reusable_by(executor = "execute", orchestrator = "admin")`
-pub(super) fn reusable_by(cx: &Ctxt, node: Node) -> Vec<(Choice, Choice)> {
+pub(super) fn reusable_by(cx: &Errors, node: Node) -> Vec<(Choice, Choice)> {
     nodes(
         cx,
         sub_list(cx, node),
@@ -90,7 +90,7 @@ pub(super) fn reusable_by(cx: &Ctxt, node: Node) -> Vec<(Choice, Choice)> {
 }
 
 /// `side_effects(DatabaseWrite(target = "...", reversible = true, description = "..."))`
-pub(super) fn side_effects(cx: &Ctxt, node: Node) -> Vec<SideEffectArgs> {
+pub(super) fn side_effects(cx: &Errors, node: Node) -> Vec<SideEffectArgs> {
     let span = node.span();
     let NodeKind::List(list, _) = node.kind else {
         cx.error_at(
@@ -152,11 +152,11 @@ pub(super) fn side_effects(cx: &Ctxt, node: Node) -> Vec<SideEffectArgs> {
     out
 }
 
-pub(super) fn expr(cx: &Ctxt, node: &Node) -> Option<Expr> {
+pub(super) fn expr(cx: &Errors, node: &Node) -> Option<Expr> {
     value(cx, node, "|input| ...").cloned()
 }
 
-pub(super) fn precondition(cx: &Ctxt, node: Node) -> PreconditionArgs {
+pub(super) fn precondition(cx: &Errors, node: Node) -> PreconditionArgs {
     let mut p = PreconditionArgs {
         span: node.span(),
         code: None,
@@ -188,7 +188,7 @@ pub(super) fn precondition(cx: &Ctxt, node: Node) -> PreconditionArgs {
     p
 }
 
-pub(super) fn postcondition(cx: &Ctxt, node: Node) -> PostconditionArgs {
+pub(super) fn postcondition(cx: &Errors, node: Node) -> PostconditionArgs {
     let mut p = PostconditionArgs {
         span: node.span(),
         check: None,
@@ -215,7 +215,7 @@ pub(super) fn postcondition(cx: &Ctxt, node: Node) -> PostconditionArgs {
     p
 }
 
-pub(super) fn rule(cx: &Ctxt, node: Node) -> RuleArgs {
+pub(super) fn rule(cx: &Errors, node: Node) -> RuleArgs {
     let mut r = RuleArgs {
         span: node.span(),
         id: None,

@@ -8,12 +8,18 @@ use skill_core::words::Word;
 
 use crate::args::{Entry, List, Node, NodeKind};
 use crate::ast::types::Choice;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 use crate::suggest::hint;
 
 /// The named entries of `list`, with unknown and duplicate keys reported (each
 /// once, at the offending key) and dropped. Literals are not keys.
-pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&str]) -> Vec<Node> {
+pub fn nodes(
+    cx: &Errors,
+    list: List,
+    what: &str,
+    known: &[&str],
+    repeatable: &[&str],
+) -> Vec<Node> {
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
     for entry in list.0 {
@@ -48,7 +54,7 @@ pub fn nodes(cx: &Ctxt, list: List, what: &str, known: &[&str], repeatable: &[&s
     out
 }
 
-pub fn sub_list(cx: &Ctxt, node: Node) -> List {
+pub fn sub_list(cx: &Errors, node: Node) -> List {
     match node.kind {
         NodeKind::List(list, _) => list,
         _ => {
@@ -58,7 +64,7 @@ pub fn sub_list(cx: &Ctxt, node: Node) -> List {
     }
 }
 
-pub fn value<'a>(cx: &Ctxt, node: &'a Node, expected: &str) -> Option<&'a Expr> {
+pub fn value<'a>(cx: &Errors, node: &'a Node, expected: &str) -> Option<&'a Expr> {
     match &node.kind {
         NodeKind::Value(e) => Some(e),
         _ => {
@@ -79,7 +85,7 @@ pub fn lit(e: &Expr) -> Option<&Lit> {
     }
 }
 
-pub fn str_lit(cx: &Ctxt, node: &Node) -> Option<LitStr> {
+pub fn str_lit(cx: &Errors, node: &Node) -> Option<LitStr> {
     let e = value(cx, node, "\"...\"")?;
     match lit(e) {
         Some(Lit::Str(s)) => Some(s.clone()),
@@ -97,7 +103,7 @@ pub fn str_lit(cx: &Ctxt, node: &Node) -> Option<LitStr> {
     }
 }
 
-pub fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
+pub fn int_lit(cx: &Errors, node: &Node) -> Option<LitInt> {
     let e = value(cx, node, "N")?;
     match lit(e) {
         Some(Lit::Int(i)) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
@@ -116,7 +122,7 @@ pub fn int_lit(cx: &Ctxt, node: &Node) -> Option<LitInt> {
 }
 
 /// `idempotent` or `idempotent = true|false`.
-pub fn flag(cx: &Ctxt, node: &Node) -> bool {
+pub fn flag(cx: &Errors, node: &Node) -> bool {
     match &node.kind {
         NodeKind::Bare => true,
         NodeKind::Value(e) => match lit(e) {
@@ -144,7 +150,7 @@ pub fn flag(cx: &Ctxt, node: &Node) -> bool {
     }
 }
 
-pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Option<Choice> {
+pub fn choice(cx: &Errors, node: &Node, options: &[(&str, &'static str)]) -> Option<Choice> {
     let s = str_lit(cx, node)?;
     let v = s.value();
     match options.iter().find(|(word, _)| *word == v) {
@@ -164,13 +170,13 @@ pub fn choice(cx: &Ctxt, node: &Node, options: &[(&str, &'static str)]) -> Optio
 }
 
 /// `node`'s word, one of vocabulary `W` (the words the manifest exports).
-pub fn word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+pub fn word<W: Word>(cx: &Errors, node: &Node) -> Option<Choice> {
     choice(cx, node, W::WORDS)
 }
 
 /// [`word`] for the ADR's capitalized words, which the attribute takes in
 /// lowercase (`sandbox = "docker"`, exported `DOCKER`).
-pub fn lowercase_word<W: Word>(cx: &Ctxt, node: &Node) -> Option<Choice> {
+pub fn lowercase_word<W: Word>(cx: &Errors, node: &Node) -> Option<Choice> {
     let lower: Vec<(String, &'static str)> = W::WORDS
         .iter()
         .map(|(w, v)| (w.to_ascii_lowercase(), *v))
@@ -184,7 +190,7 @@ pub fn words<W: Word>() -> Vec<&'static str> {
     W::WORDS.iter().map(|(w, _)| *w).collect()
 }
 
-pub fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
+pub fn str_list(cx: &Errors, node: &Node) -> Vec<LitStr> {
     let NodeKind::List(list, _) = &node.kind else {
         cx.error_at(
             node.span(),
@@ -205,7 +211,7 @@ pub fn str_list(cx: &Ctxt, node: &Node) -> Vec<LitStr> {
     out
 }
 
-pub fn path_list(cx: &Ctxt, node: Node, key: &str) -> Vec<Path> {
+pub fn path_list(cx: &Errors, node: Node, key: &str) -> Vec<Path> {
     let span = node.span();
     let NodeKind::List(list, _) = node.kind else {
         cx.error_at(span, format!("expected `{key}(Path, ...)`"));
@@ -235,7 +241,7 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
     crate::args::path_text(a) == crate::args::path_text(b)
 }
 
-pub fn parse_path(cx: &Ctxt, s: &LitStr) -> Option<Path> {
+pub fn parse_path(cx: &Errors, s: &LitStr) -> Option<Path> {
     match s.parse::<Path>() {
         Ok(p) => Some(p),
         Err(_) => {

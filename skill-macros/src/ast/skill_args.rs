@@ -16,7 +16,7 @@ use crate::ast::read::{
     sub_list, word, words,
 };
 use crate::ast::types::{Form, IdempotencyArgs, OpArgs, SkillArgs, StepArgs};
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 /// Keys `#[skill(...)]` accepts, in documentation order.
 pub const SKILL_KEYS: &[&str] = &[
@@ -105,7 +105,7 @@ const NOT_FOR_OPS: &[(&str, &str)] = &[
 ];
 
 impl SkillArgs {
-    pub fn from_list_as(cx: &Ctxt, mut list: List, form: Form) -> SkillArgs {
+    pub fn from_list_as(cx: &Errors, mut list: List, form: Form) -> SkillArgs {
         // A pipeline's and an op's keys: a skill's, less those refused, plus
         // their own.
         let (what, not, own): (_, &[(&str, &str)], &[&str]) = match form {
@@ -256,7 +256,7 @@ impl SkillArgs {
     }
 }
 
-pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
+pub(super) fn step(cx: &Errors, node: Node) -> StepArgs {
     let span = node.span();
     let mut s = StepArgs {
         id: None,
@@ -268,7 +268,7 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
         on_error: None,
         retries: None,
     };
-    let mapping = |cx: &Ctxt, n: Node, what: &str| -> Vec<(syn::Ident, LitStr)> {
+    let mapping = |cx: &Errors, n: Node, what: &str| -> Vec<(syn::Ident, LitStr)> {
         let mut out = Vec::new();
         for entry in sub_list(cx, n).0 {
             match entry {
@@ -339,7 +339,7 @@ pub(super) fn step(cx: &Ctxt, node: Node) -> StepArgs {
 }
 
 /// `nodes` already rejected unknown keys; reaching this is our bug, reported as one.
-pub(super) fn unreachable_key(cx: &Ctxt, node: &Node) {
+pub(super) fn unreachable_key(cx: &Errors, node: &Node) {
     cx.error_at(
         node.span(),
         format!("internal error: unhandled key `{}`", node.key()),
@@ -348,7 +348,7 @@ pub(super) fn unreachable_key(cx: &Ctxt, node: &Node) {
 
 /// `ambient(kind = "reason", ...)`, on a skill or a capability; `why` ends
 /// the message for an empty reason.
-pub fn ambient(cx: &Ctxt, node: Node, why: &str) -> Vec<(Ambient, LitStr)> {
+pub fn ambient(cx: &Errors, node: Node, why: &str) -> Vec<(Ambient, LitStr)> {
     let mut out = Vec::new();
     for n in nodes(
         cx,

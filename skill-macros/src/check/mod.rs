@@ -9,14 +9,14 @@ use skill_core::names::{
 use crate::ast::func::SkillFn;
 use crate::ast::read::same_path;
 use crate::ast::types::SkillArgs;
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 use proc_macro2::Span;
 
 mod steps;
 
 pub use steps::steps;
 
-pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+pub fn all(cx: &Errors, args: &SkillArgs, func: &SkillFn) {
     check_name(cx, args, func);
     check_versions(cx, args);
     check_description(cx, args, func);
@@ -34,7 +34,7 @@ pub fn all(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
 /// context, never through a runtime, registry or runner of its own: one would
 /// run any skill with no `calls(...)` checked. The runtime also refuses to
 /// be built while a handler runs; this says so where it is written.
-fn check_no_runner(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+fn check_no_runner(cx: &Errors, args: &SkillArgs, func: &SkillFn) {
     let mut code = func.body.stream();
     let checks = (args.preconditions.iter().map(|c| &c.check))
         .chain(args.postconditions.iter().map(|c| &c.check))
@@ -55,7 +55,7 @@ fn check_no_runner(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
 /// A key strategy says how it keys: `hash` reads intent, scope and payload
 /// whole; `composite` reads the fields it lists, each a part of the job
 /// envelope, so that two jobs it calls one are jobs the author meant as one.
-fn check_idempotency(cx: &Ctxt, args: &SkillArgs) {
+fn check_idempotency(cx: &Errors, args: &SkillArgs) {
     let Some(i) = &args.idempotency else {
         return;
     };
@@ -89,7 +89,7 @@ fn check_idempotency(cx: &Ctxt, args: &SkillArgs) {
 
 /// Skill names are snake_case (Brain OS registry v2), because every consumer
 /// uses them as identifiers.
-fn check_name(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+fn check_name(cx: &Errors, args: &SkillArgs, func: &SkillFn) {
     match &args.name {
         Some(name) if !is_snake_case(&name.value()) => cx.error_spanned(
             name,
@@ -114,7 +114,7 @@ fn check_name(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
 }
 
 /// Versions are semver so registries can compare them and `diff` can demand bumps.
-fn check_versions(cx: &Ctxt, args: &SkillArgs) {
+fn check_versions(cx: &Errors, args: &SkillArgs) {
     let versions = [
         args.version.as_ref(),
         args.deprecation
@@ -136,7 +136,7 @@ fn check_versions(cx: &Ctxt, args: &SkillArgs) {
 
 /// Every skill has a short description (explicit, or the doc comment's first
 /// paragraph): LLM routers choose tools by it, and the AI-COS model caps it.
-fn check_description(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
+fn check_description(cx: &Errors, args: &SkillArgs, func: &SkillFn) {
     let (text, span) = match (&args.description, &func.doc) {
         (Some(d), _) => (d.value(), d.span()),
         (None, Some((doc, span))) => (doc.clone(), *span),
@@ -162,7 +162,7 @@ fn check_description(cx: &Ctxt, args: &SkillArgs, func: &SkillFn) {
 
 /// A deprecated skill says what replaces it and how to migrate; a live one has no
 /// deprecation metadata.
-fn check_deprecation(cx: &Ctxt, args: &SkillArgs) {
+fn check_deprecation(cx: &Errors, args: &SkillArgs) {
     let deprecated = args.status.is_some_and(|s| s.variant == "Deprecated");
     match (&args.deprecation, args.status) {
         (None, Some(s)) if deprecated => cx.error_at(
@@ -183,7 +183,7 @@ fn check_deprecation(cx: &Ctxt, args: &SkillArgs) {
 
 /// A side effect is a use of a declared capability; an undeclared one would let
 /// the manifest promise less than the code does.
-fn check_side_effects_declared(cx: &Ctxt, args: &SkillArgs) {
+fn check_side_effects_declared(cx: &Errors, args: &SkillArgs) {
     for s in &args.side_effects {
         if !args
             .capabilities
@@ -200,7 +200,7 @@ fn check_side_effects_declared(cx: &Ctxt, args: &SkillArgs) {
 }
 
 /// MCP tool names follow the spec's naming rule.
-fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
+fn check_mcp(cx: &Errors, args: &SkillArgs) {
     let Some(mcp) = &args.mcp else { return };
     if let Some(t) = &mcp.tool_name
         && !is_mcp_tool_name(&t.value())
@@ -230,7 +230,7 @@ fn check_mcp(cx: &Ctxt, args: &SkillArgs) {
 }
 
 /// Zero limits would make a skill that can never run.
-fn check_limits(cx: &Ctxt, args: &SkillArgs) {
+fn check_limits(cx: &Errors, args: &SkillArgs) {
     for (lit, what) in [
         (&args.rate_limit, "max_per_minute"),
         (&args.timeout_ms, "timeout_ms"),
@@ -276,7 +276,7 @@ fn check_limits(cx: &Ctxt, args: &SkillArgs) {
 }
 
 /// Domains, owners, tags and redacted fields are identifiers consumers match on.
-fn check_words(cx: &Ctxt, args: &SkillArgs) {
+fn check_words(cx: &Errors, args: &SkillArgs) {
     if let Some(d) = &args.domain
         && Domain::parse(&d.value()).is_none()
     {
@@ -324,7 +324,7 @@ pub fn to_snake_case(s: &str) -> String {
 
 /// Conditions are closures (or function paths) called with fixed arguments; a
 /// closure with another number of parameters cannot be called.
-pub fn check_condition_arity(cx: &Ctxt, args: &SkillArgs) {
+pub fn check_condition_arity(cx: &Errors, args: &SkillArgs) {
     let pre = args
         .preconditions
         .iter()
@@ -381,7 +381,7 @@ pub fn arity(e: &syn::Expr) -> usize {
 
 /// An op's runtime agrees with its shape: a body is native code; a bodiless op
 /// names where it runs, with that runtime's one field.
-pub fn op_runtime(cx: &Ctxt, args: &SkillArgs, has_body: bool) {
+pub fn op_runtime(cx: &Errors, args: &SkillArgs, has_body: bool) {
     let Some(op) = &args.op else { return };
     let runtime = op.runtime.map(|c| c.variant);
     let fields = [

@@ -16,14 +16,14 @@ use syn::LitStr;
 
 use super::to_snake_case;
 use crate::ast::types::{SkillArgs, StepArgs};
-use crate::ctxt::Ctxt;
+use crate::errors::Errors;
 
 /// The fields of `$error`, which an error handler reads.
 const ERROR_FIELDS: &[&str] = &["step", "message", "code"];
 
 /// The steps, as the checks see them.
 struct Steps<'a> {
-    cx: &'a Ctxt,
+    cx: &'a Errors,
     args: &'a SkillArgs,
     ids: Vec<String>,
     /// By index: whether the step is an error handler.
@@ -33,7 +33,7 @@ struct Steps<'a> {
 }
 
 /// Check the steps of a `#[pipeline]`.
-pub fn steps(cx: &Ctxt, args: &SkillArgs) {
+pub fn steps(cx: &Errors, args: &SkillArgs) {
     if args.steps.is_empty() {
         cx.error_at(
             Span::call_site(),

@@ -2,7 +2,7 @@
 //! The skill's items are here; its manifest constant ([`manifest`]) and its
 //! compile-time checks ([`checks`]) have modules of their own.
 
-pub mod checks;
+pub mod assertions;
 pub mod manifest;
 pub mod tokens;
 
@@ -13,7 +13,7 @@ use syn::{FnArg, Ident, ItemFn, Path, Type};
 
 use crate::ast::func::SkillFn;
 use crate::ast::types::SkillArgs;
-use crate::expand::checks::{Condition, condition_check, effect_checks};
+use crate::expand::assertions::{Condition, condition_check, effect_checks};
 use crate::expand::manifest::manifest;
 use crate::expand::tokens::{opt_str, respan, runtime_path, variant};
 use crate::source_text::source_text;

@@ -73,7 +73,7 @@ pub(crate) mod sealed {
 }
 
 /// The context of one agent run. Every skill it runs goes through the
-/// runtime's whole pipeline with the agent's role and `execute` level as the
+/// runtime's stages of a job with the agent's role and `execute` level as the
 /// caller, and the run's job id as the parent: a skill whose `reusable_by`
 /// does not admit the agent is refused, as for any caller.
 pub struct AgentCtx<A> {

@@ -381,7 +381,8 @@ impl AgentRunner {
                 calls: 0,
             }
         };
-        // Every output is checked against its schema too (the seed's R2):
+        // Every output is checked against its schema too (the agent model's rule R2,
+        // every input and output validated):
         // what the type allows may still break a declared range or length.
         let finished = match &finished.output {
             Ok(out) => {

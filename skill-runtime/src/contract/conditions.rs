@@ -1,5 +1,5 @@
 //! The text of a skill's conditions and rules, as the registry exports them
-//! and errors quote them: read once per skill (`contract::checks`).
+//! and errors quote them: read once per skill (`contract::evaluate`).
 
 use skill_core::manifest::Severity;
 

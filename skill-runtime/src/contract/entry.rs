@@ -5,7 +5,7 @@
 //! ([`typed`]), plus the handler's future polled through [`Handler`]. Inputs and
 //! outputs cross the table in [`Boxed`] boxes; the conditions are data, read
 //! through untyped views and evaluated by code compiled once
-//! ([`Checks`](crate::contract::checks::Checks)). The invocation pipeline itself
+//! ([`Checks`](crate::contract::evaluate::Checks)). The invocation pipeline itself
 //! (policies, validation, records) is written once, over that function pointer,
 //! so a crate of N skills compiles a few small functions per skill instead of N
 //! copies of the pipeline. Each function compiled per skill has a fixed cost
@@ -26,8 +26,8 @@ use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::Manifest;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::checks::Checks;
 use crate::contract::de::Params;
+use crate::contract::evaluate::Checks;
 use crate::contract::invocation::Invocation;
 use crate::contract::skill::{Ctx, Skill};
 use crate::schema::generate::RootFns;
@@ -71,7 +71,7 @@ pub(crate) enum Op<'a> {
 }
 
 /// The answer to an [`Op`], variant for variant.
-pub(crate) enum Done {
+pub(crate) enum Answer {
     Decoded(Result<Boxed, serde_json::Error>),
     Running(Running),
     Encoded(Option<Result<Value, serde_json::Error>>),
@@ -84,7 +84,7 @@ pub(crate) struct Erased {
     /// nothing schema-related is compiled per skill.
     pub(crate) input_root: &'static RootFns,
     pub(crate) output_root: &'static RootFns,
-    typed: fn(Op<'_>) -> Done,
+    typed: fn(Op<'_>) -> Answer,
     /// The conditions and rules, with their checks behind untyped pointers.
     pub(crate) checks: Checks,
 }
@@ -94,21 +94,21 @@ pub(crate) struct Erased {
 impl Erased {
     pub(crate) fn decode(&self, params: &Value) -> Result<Boxed, serde_json::Error> {
         match (self.typed)(Op::Decode(params)) {
-            Done::Decoded(decoded) => decoded,
+            Answer::Decoded(decoded) => decoded,
             _ => Err(serde::de::Error::custom(WRONG_ANSWER)),
         }
     }
 
     pub(crate) fn run(&self, inv: &Arc<Invocation>, input: &mut Boxed) -> Running {
         match (self.typed)(Op::Run(inv, input)) {
-            Done::Running(running) => running,
+            Answer::Running(running) => running,
             _ => Running::Mismatch,
         }
     }
 
     pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<Value, serde_json::Error>> {
         match (self.typed)(Op::Encode(output)) {
-            Done::Encoded(encoded) => encoded,
+            Answer::Encoded(encoded) => encoded,
             _ => None,
         }
     }
@@ -157,14 +157,14 @@ impl SkillEntry {
     clippy::transmute_ptr_to_ref,
     reason = "`&*` on a raw pointer compiles debug checks of its alignment into every skill"
 )]
-fn typed<S: Skill>(op: Op<'_>) -> Done {
+fn typed<S: Skill>(op: Op<'_>) -> Answer {
     match op {
-        Op::Decode(value) => Done::Decoded(match S::Input::deserialize(Params(value)) {
+        Op::Decode(value) => Answer::Decoded(match S::Input::deserialize(Params(value)) {
             Ok(input) => Ok(Boxed::new(input)),
             Err(e) => Err(e),
         }),
         Op::Run(inv, input) => {
-            Done::Running(match input.take(const { TypeId::of::<S::Input>() }) {
+            Answer::Running(match input.take(const { TypeId::of::<S::Input>() }) {
                 Some(input) => {
                     let ctx = Ctx {
                         inv: Arc::clone(inv),
@@ -182,7 +182,7 @@ fn typed<S: Skill>(op: Op<'_>) -> Done {
             })
         }
         Op::Encode(output) => {
-            Done::Encoded(match output.get(const { TypeId::of::<S::Output>() }) {
+            Answer::Encoded(match output.get(const { TypeId::of::<S::Output>() }) {
                 // SAFETY: a live output of this type (same `TypeId`), borrowed
                 // with the box, at an address the box aligned for it. (A
                 // `transmute`, not `&*`: a dereference of a raw pointer compiles
@@ -267,7 +267,7 @@ mod tests {
     use serde::{Deserialize, Serialize};
 
     use super::*;
-    use crate::contract::checks::CheckFailed;
+    use crate::contract::evaluate::CheckFailed;
     use crate::contract::skill::{
         InputCheck, OutputCheck, Postcondition, Precondition, ValidationRule,
     };

@@ -155,7 +155,7 @@ pub(crate) struct PipelineRun {
     pub(crate) steps: Mutex<Vec<StepRun>>,
 }
 
-/// Runs a job through the whole pipeline: the execution layer's runtime, seen
+/// Runs a job through every stage: the execution layer's runtime, seen
 /// from the handlers below it (a pipeline's steps are jobs of their own).
 pub(crate) trait JobRunner: Send + Sync {
     fn run_job(&self, job: JobEnvelope) -> BoxFuture<'_, Result<SkillResult, InvokeError>>;

@@ -5,11 +5,11 @@
 
 pub(crate) mod boxed;
 pub mod capability;
-pub(crate) mod checks;
 pub mod conditions;
 pub mod de;
 pub mod direct;
 pub mod entry;
+pub(crate) mod evaluate;
 pub mod invocation;
 pub mod skill;
 pub mod watch;

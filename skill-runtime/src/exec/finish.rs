@@ -56,7 +56,7 @@ impl Runtime {
             None => (&[][..], &[][..]),
         };
         let mut secrets = Vec::new();
-        let mut params = st.job.params;
+        let mut params = st.target.params;
         redact_in_place(&mut params, inputs, &mut secrets);
         // A skill that redacts inputs handles secrets: a field its input does
         // not declare (a misspelt `apiKey`, in a call its schema refused) is
@@ -171,12 +171,12 @@ impl Runtime {
             parent_job_id,
             skill: match skill {
                 Some(s) => Cow::Borrowed(s.name()),
-                None => st.job.skill,
+                None => st.target.skill,
             },
             version: skill.map(|s| s.entry.manifest.version),
             intent,
             scope,
-            created_at: st.job.created_at,
+            created_at: st.target.created_at,
             caller,
             params,
             constraints,
@@ -185,11 +185,7 @@ impl Runtime {
             started_at: st.started_at,
             completed_at: st.started_at + duration,
             duration_us: micros(duration),
-            status: match &result {
-                Ok(_) => RunStatus::Succeeded,
-                Err(InvokeError::Cancelled { .. }) => RunStatus::Cancelled,
-                Err(_) => RunStatus::Failed,
-            },
+            status: RunStatus::of(&result),
             steps,
             attempts,
             output,

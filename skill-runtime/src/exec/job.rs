@@ -1,9 +1,11 @@
 //! The path of one job, top to bottom: the runtime's entry points, then the
-//! stages in the order DESIGN §7 gives (resolve, authorize, rate limit,
-//! validate input, preconditions, idempotency, approval, execute with timeout,
-//! retries and panics caught, budget, validate output, postconditions with
-//! rollback, validation rules), then the record. Each stage is a function of
-//! [`stages`](crate::exec::stages) and records its step, with its outcome and
+//! stages (resolve, authorize, rate limit, validate input, preconditions,
+//! idempotency, approval, execute with timeout, retries and panics caught,
+//! budget, validate output, postconditions with rollback, validation rules),
+//! then the record. The order is the cheapest refusal first: nothing is
+//! claimed, asked of a person or run for a caller who may not, over the rate,
+//! or with input that cannot pass. Each stage is a function of
+//! [`stages`](crate::exec::stages) and records itself, with its outcome and
 //! duration, in the job's state.
 
 use std::borrow::Cow;
@@ -24,20 +26,22 @@ use crate::exec::policy::idempotency::Claimed;
 use crate::exec::runtime::Runtime;
 use crate::exec::stages::idempotency::Keyed;
 use crate::exec::stages::output::After;
-use crate::exec::stages::{admit, approval, execute, expiry, idempotency, input, output, resolve};
+use crate::exec::stages::{
+    approval, authorize, execute, expiry, idempotency, input, output, rate_limit, resolve,
+};
 use crate::exec::state::{Done, State};
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::graph::GraphState;
 use crate::model::record::RuleNote;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::{Stage, StageOutcome};
 use crate::model::result::SkillResult;
 use crate::sync::BoxFuture;
 use crate::sync::lock;
 
 impl Runtime {
-    /// Run a job through the whole pipeline.
+    /// Run a job through every stage.
     ///
     /// The job starts (its clock, its ids' span) when this is called, not when
     /// the future is first polled.
@@ -115,7 +119,7 @@ impl Runtime {
                 // unknown skill is the more basic error.
                 let e = match resolve::resolve(&self.inner.registry, &mut st) {
                     Ok(_) => {
-                        st.step(Step::ValidateInput, StepOutcome::Failed, None);
+                        st.step(Stage::ValidateInput, StageOutcome::Failed, None);
                         e
                     }
                     Err(unknown) => unknown,
@@ -194,14 +198,14 @@ impl Runtime {
         pick: fn(Done) -> Result<T, InvokeError>,
     ) -> Pin<Box<impl Future<Output = Result<T, InvokeError>> + Send + '_>> {
         Box::pin(async move {
-            let result = self.pipeline(&mut st).await;
+            let result = self.run_stages(&mut st).await;
             self.finish(st, result).and_then(pick)
         })
     }
 
     /// Resolve, then every stage up to and including idempotency; the rest runs
     /// in [`Runtime::guarded`], whose result the idempotency store shares.
-    async fn pipeline(&self, st: &mut State) -> Result<Done, InvokeError> {
+    async fn run_stages(&self, st: &mut State) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let i = resolve::resolve(&inner.registry, st)?;
         let skill = &inner.registry.skills()[i];
@@ -209,13 +213,13 @@ impl Runtime {
         let m = skill.entry.manifest;
 
         expiry::check(m.name, st)?;
-        admit::caller(m, st)?;
+        authorize::caller(m, st)?;
         match (&state.limiter, &inner.shared_rates) {
             // Boxed: only rate-limited skills of a fleet wait here.
             (Some(_), Some(shared)) => {
-                Box::pin(admit::shared_rate(&**shared, m, skill.label(), st)).await?
+                Box::pin(rate_limit::shared_rate(&**shared, m, skill.label(), st)).await?
             }
-            (limiter, _) => admit::local_rate(m, limiter.as_ref(), st)?,
+            (limiter, _) => rate_limit::local_rate(m, limiter.as_ref(), st)?,
         }
         let input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
@@ -266,7 +270,7 @@ impl Runtime {
         let skill = &inner.registry.skills()[i];
 
         match inner.skills[i].approval {
-            None => st.step(Step::Approval, StepOutcome::Skipped, None),
+            None => st.skip(Stage::Approval),
             // Boxed: only skills that need approval wait here, and the request's
             // state would otherwise widen every job's future.
             Some(reason) => {
@@ -292,7 +296,7 @@ impl Runtime {
                 o
             }
             Err(e) => {
-                st.step(Step::Execute, StepOutcome::Failed, None);
+                st.step(Stage::Execute, StageOutcome::Failed, None);
                 return Err(e);
             }
         };

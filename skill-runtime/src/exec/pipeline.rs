@@ -233,15 +233,10 @@ fn noted(
 /// of what ran, or the reference as written when nothing resolved.
 fn record(jobs: &dyn JobRunner, steps: &Mutex<Vec<StepRun>>, step: &PipelineStep, t: &Try) {
     let target = step.target;
-    let (status, output, error, skill_name) = match &t.result {
-        Ok(r) => (
-            RunStatus::Succeeded,
-            Some(r.data.clone()),
-            None,
-            r.skill.clone(),
-        ),
+    let status = RunStatus::of(&t.result);
+    let (output, error, skill_name) = match &t.result {
+        Ok(r) => (Some(r.data.clone()), None, r.skill.clone()),
         Err(e) => (
-            RunStatus::Failed,
             None,
             Some(e.to_string()),
             jobs.label_of(target.kind, target.name, target.version)

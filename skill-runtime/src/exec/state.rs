@@ -19,10 +19,11 @@ use crate::exec::clock::micros;
 use crate::exec::clock::wall_clock;
 use crate::exec::trace;
 use crate::model::envelope::{JobEnvelope, reference};
-use crate::model::record::{Attempts, Step, StepOutcome, StepRun, Steps};
+use crate::model::error::InvokeError;
+use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
 use crate::model::result::SkillResult;
 
-/// What the pipeline produced for a job that succeeded.
+/// What the stages produced for a job that succeeded.
 pub(crate) struct Done {
     pub(crate) result: SkillResult,
     /// The typed output, for typed calls (absent when replayed).
@@ -32,7 +33,7 @@ pub(crate) struct Done {
 /// Everything known about a job while it runs, turned into its record at the end.
 pub(crate) struct State {
     /// What the job asks to run, and on what.
-    pub(crate) job: Target,
+    pub(crate) target: Target,
     /// The job's ids, caller and constraints, taken out of the envelope when
     /// the job starts and shared with the handler's context from then on.
     pub(crate) inv: Arc<Invocation>,
@@ -50,7 +51,7 @@ pub(crate) struct State {
     pub(crate) unserializable: Option<String>,
     /// The size of the params' text, when it came as text.
     pub(crate) text_len: Option<usize>,
-    pub(crate) steps: Steps,
+    pub(crate) steps: Stages,
     pub(crate) attempts: Attempts,
     pub(crate) key: Option<String>,
     pub(crate) replayed: bool,
@@ -157,7 +158,7 @@ impl State {
         });
         Box::new(State {
             span,
-            job: Target {
+            target: Target {
                 skill,
                 kind,
                 version,
@@ -175,7 +176,7 @@ impl State {
             unserializable: None,
             typed_input: typed,
             text_len,
-            steps: Steps::default(),
+            steps: Stages::default(),
             attempts: Attempts::default(),
             key: None,
             replayed: false,
@@ -184,26 +185,46 @@ impl State {
         })
     }
 
-    pub(crate) fn step(&mut self, step: Step, outcome: StepOutcome, detail: Option<String>) {
-        // Steps that only consult the manifest take well under a microsecond;
+    pub(crate) fn step(&mut self, step: Stage, outcome: StageOutcome, detail: Option<String>) {
+        // Stages that only consult the manifest take well under a microsecond;
         // they are not timed (a clock reading costs as much as the step), and
         // their time counts toward the next timed step.
         let untimed = matches!(
             step,
-            Step::Resolve | Step::Expiry | Step::Authorize | Step::RateLimit | Step::Budget
+            Stage::Resolve | Stage::Expiry | Stage::Authorize | Stage::RateLimit | Stage::Budget
         );
-        if outcome == StepOutcome::Skipped || untimed {
+        if outcome == StageOutcome::Skipped || untimed {
             self.steps.set(step, outcome, 0, detail);
             return;
         }
         self.step_at(step, outcome, detail, Instant::now());
     }
 
+    /// Record `stage` as skipped: nothing to do for this skill.
+    pub(crate) fn skip(&mut self, stage: Stage) {
+        self.step(stage, StageOutcome::Skipped, None);
+    }
+
+    /// Record `stage` as passed or failed, as `result` went, and hand the
+    /// result on: how a stage whose failure needs no detail ends.
+    pub(crate) fn settle<T>(
+        &mut self,
+        stage: Stage,
+        result: Result<T, InvokeError>,
+    ) -> Result<T, InvokeError> {
+        let outcome = match result {
+            Ok(_) => StageOutcome::Passed,
+            Err(_) => StageOutcome::Failed,
+        };
+        self.step(stage, outcome, None);
+        result
+    }
+
     /// A timed step that ended at `now`.
     pub(crate) fn step_at(
         &mut self,
-        step: Step,
-        outcome: StepOutcome,
+        step: Stage,
+        outcome: StageOutcome,
         detail: Option<String>,
         now: Instant,
     ) {

@@ -1,9 +1,10 @@
-//! The registry served as MCP tools, on the official Rust SDK (`rmcp`).
+//! A front door, public API: the registry served as MCP tools, on the
+//! official Rust SDK (`rmcp`).
 //!
 //! Tools are the [`views::mcp_tools`] of the registry (the same definitions that
 //! `export --format mcp` prints), minus those whose MCP permissions the server
-//! does not grant. Every `tools/call` goes through the runtime's whole pipeline
-//! with the server's caller; what the pipeline refuses comes back as a tool
+//! does not grant. Every `tools/call` goes through every stage of a job
+//! with the server's caller; what a stage refuses comes back as a tool
 //! result with `isError: true`, so that a model can read it and correct itself.
 //! Only requests that name no callable tool are protocol errors.
 

@@ -25,8 +25,9 @@ use sha2::{Digest, Sha256};
 use crate::model::approval::Decision;
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
+use crate::model::record::RunStatus;
 use crate::model::time::format_time;
-use crate::queue::api::{Cancelled, Outcome, OutcomeStatus, Queue};
+use crate::queue::api::{Cancelled, Outcome, Queue};
 
 /// A tool whose skill may run longer than this runs as a task for a client
 /// that declared the extension.
@@ -103,7 +104,7 @@ impl Tasks {
                 }
                 DetailedTask::new(t, TaskPayload::Working)
             }
-            Some(o) if o.status == OutcomeStatus::Cancelled => DetailedTask::new(
+            Some(o) if o.status == RunStatus::Cancelled => DetailedTask::new(
                 task(TaskStatus::Cancelled, o.completed_at),
                 TaskPayload::Cancelled,
             ),

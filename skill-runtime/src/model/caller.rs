@@ -33,7 +33,8 @@ pub struct Caller {
     /// The person behind the call, if any.
     #[serde(default, alias = "userId")]
     pub user_id: Option<String>,
-    /// What triggered the job; required in JSON, as the seed's schema says.
+    /// What triggered the job; required in JSON, so that every job says
+    /// where it came from.
     pub source: Source,
     /// How urgent the job is.
     #[serde(default)]

@@ -100,14 +100,16 @@ pub struct JobEnvelope {
     /// Exact version to run; the highest registered version when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<Cow<'static, str>>,
-    /// The skill's input (the seed's `payload`); must match its input schema.
+    /// The skill's input; must match its input schema. JSON `payload`, the
+    /// envelope format's word; `params` in Rust, as in the run record it goes to.
     #[serde(rename = "payload", alias = "params", default = "empty_object")]
     pub params: Value,
     /// Deadline, dry run, budgets; the seed's defaults for what is left out.
     #[serde(default)]
     pub constraints: JobConstraints,
-    /// Who asks (the seed's `context`, required in JSON: at least its
-    /// `source`, what triggered the job).
+    /// Who asks (required in JSON: at least its `source`, what triggered the
+    /// job). JSON `context`, the envelope format's word; `caller` in Rust,
+    /// where a context is the handler's [`Ctx`](crate::contract::skill::Ctx).
     #[serde(
         rename = "context",
         alias = "caller",

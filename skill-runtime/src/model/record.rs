@@ -1,4 +1,4 @@
-//! Run records: one per job, with each step of the pipeline it went through,
+//! Run records: one per job, with each stage it went through,
 //! each attempt of its handler, and, for a pipeline, each of its steps' jobs.
 //!
 //! Records never hold a redacted field: the runtime redacts params, output and
@@ -15,6 +15,7 @@ use skill_core::manifest::Severity;
 
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, Scope};
+use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::time::{deserialize_time, serialize_time};
 
@@ -69,8 +70,9 @@ pub struct RunRecord {
     pub duration_us: u64,
     /// How it ended.
     pub status: RunStatus,
-    /// Each pipeline step, with its outcome and duration.
-    pub steps: Steps,
+    /// Each stage the job went through, with its outcome and duration
+    /// (JSON `steps`: the record format's field name since its first version).
+    pub steps: Stages,
     /// Each attempt of the handler.
     pub attempts: Attempts,
     /// The output, with redacted fields replaced; only on success.
@@ -147,7 +149,8 @@ impl fmt::Display for Progress {
     }
 }
 
-/// The seed's run record status.
+/// How a job ended: in its run record, a pipeline's step list and a queue's
+/// outcome alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
@@ -155,16 +158,43 @@ pub enum RunStatus {
     Succeeded,
     /// The job ended with an error.
     Failed,
-    /// The job's caller cancelled it (its error is `cancelled`).
+    /// Cancelled: not run, or stopped while it ran (its error is `cancelled`).
     Cancelled,
+    /// Past its `expiresAt` when it was taken: not run (its error is `expired`).
+    Expired,
     /// A pipeline step whose guard did not hold: it did not run.
     Skipped,
 }
 
-/// The steps of DESIGN §7, in the order they run.
+impl RunStatus {
+    /// The status of a job that ended with `result`.
+    pub(crate) fn of<T>(result: &Result<T, InvokeError>) -> RunStatus {
+        match result {
+            Ok(_) => RunStatus::Succeeded,
+            Err(InvokeError::Cancelled { .. }) => RunStatus::Cancelled,
+            Err(InvokeError::Expired { .. }) => RunStatus::Expired,
+            Err(_) => RunStatus::Failed,
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Expired => "expired",
+            RunStatus::Skipped => "skipped",
+        })
+    }
+}
+
+/// The stages of a job, in the order they run (a record's JSON calls them
+/// `steps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Step {
+pub enum Stage {
     /// Find the skill.
     Resolve,
     /// Only for jobs with an `expiresAt`.
@@ -193,13 +223,13 @@ pub enum Step {
     ValidationRules,
 }
 
-/// How one step ended.
+/// How one stage ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepOutcome {
-    /// The step passed.
+pub enum StageOutcome {
+    /// The stage passed.
     Passed,
-    /// The step ended the job.
+    /// The stage ended the job.
     Failed,
     /// Nothing to do for this skill (no rate limit, no approval needed, ...).
     Skipped,
@@ -207,65 +237,65 @@ pub enum StepOutcome {
     Replayed,
 }
 
-impl Step {
-    /// Every step, in the order they run.
-    pub const ALL: [Step; 13] = [
-        Step::Resolve,
-        Step::Expiry,
-        Step::Authorize,
-        Step::RateLimit,
-        Step::ValidateInput,
-        Step::Preconditions,
-        Step::Idempotency,
-        Step::Approval,
-        Step::Execute,
-        Step::Budget,
-        Step::ValidateOutput,
-        Step::Postconditions,
-        Step::ValidationRules,
+impl Stage {
+    /// Every stage, in the order they run.
+    pub const ALL: [Stage; 13] = [
+        Stage::Resolve,
+        Stage::Expiry,
+        Stage::Authorize,
+        Stage::RateLimit,
+        Stage::ValidateInput,
+        Stage::Preconditions,
+        Stage::Idempotency,
+        Stage::Approval,
+        Stage::Execute,
+        Stage::Budget,
+        Stage::ValidateOutput,
+        Stage::Postconditions,
+        Stage::ValidationRules,
     ];
 }
 
-/// One step of a job, as [`Steps`] lists it.
+/// One stage of a job, as [`Stages`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct StepRecord<'a> {
-    /// Which step.
-    pub step: Step,
+pub struct StageRecord<'a> {
+    /// Which stage (JSON `step`).
+    pub step: Stage,
     /// How it went.
-    pub outcome: StepOutcome,
+    pub outcome: StageOutcome,
     /// How long it took.
     pub duration_us: u64,
-    /// Why it failed or who approved, for the steps that say.
+    /// Why it failed or who approved, for the stages that say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<&'a str>,
 }
 
-/// The steps a job went through, in the order they ran; serialized as a list of
-/// [`StepRecord`]s.
+/// The stages a job went through, in the order they ran; serialized as a list of
+/// [`StageRecord`]s.
 ///
-/// A job runs each step at most once and in [`Step`]'s order, so the steps are
-/// a table with a slot per step, inside the record, rather than a list on the
+/// A job runs each stage at most once and in [`Stage`]'s order, so the stages
+/// are a table with a slot per stage, inside the record, rather than a list on the
 /// heap: making a record fills slots instead of growing a vector, and a record
 /// dropped from memory long after it was made frees one heap block fewer (most
 /// records are dropped cold, so each block is a cache miss).
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Steps {
-    outcome: [Option<StepOutcome>; Step::ALL.len()],
-    duration_us: [u64; Step::ALL.len()],
-    /// The few steps that carry a detail; usually none, which allocates nothing.
-    details: Vec<(Step, String)>,
+pub struct Stages {
+    outcome: [Option<StageOutcome>; Stage::ALL.len()],
+    duration_us: [u64; Stage::ALL.len()],
+    /// The few stages that carry a detail; usually none, which allocates nothing.
+    details: Vec<(Stage, String)>,
 }
 
-impl Steps {
-    /// The steps that ran, in order.
-    pub fn iter(&self) -> impl Iterator<Item = StepRecord<'_>> + '_ {
-        Step::ALL.into_iter().filter_map(|step| self.get(step))
+impl Stages {
+    /// The stages that ran, in order.
+    pub fn iter(&self) -> impl Iterator<Item = StageRecord<'_>> + '_ {
+        Stage::ALL.into_iter().filter_map(|step| self.get(step))
     }
 
     /// How `step` went, when the job reached it.
-    pub fn get(&self, step: Step) -> Option<StepRecord<'_>> {
+    pub fn get(&self, step: Stage) -> Option<StageRecord<'_>> {
         let i = step as usize;
-        Some(StepRecord {
+        Some(StageRecord {
             step,
             outcome: self.outcome[i]?,
             duration_us: self.duration_us[i],
@@ -277,21 +307,21 @@ impl Steps {
         })
     }
 
-    /// How many steps ran.
+    /// How many stages ran.
     pub fn len(&self) -> usize {
         self.outcome.iter().flatten().count()
     }
 
-    /// Whether no step was recorded.
+    /// Whether no stage was recorded.
     pub fn is_empty(&self) -> bool {
         self.outcome.iter().all(Option::is_none)
     }
 
-    /// Record `step`. Steps come in order, each once (checked in debug builds).
+    /// Record `step`. Stages come in order, each once (checked in debug builds).
     pub(crate) fn set(
         &mut self,
-        step: Step,
-        outcome: StepOutcome,
+        step: Stage,
+        outcome: StageOutcome,
         duration_us: u64,
         detail: Option<String>,
     ) {
@@ -315,13 +345,13 @@ impl Steps {
     }
 }
 
-impl fmt::Debug for Steps {
+impl fmt::Debug for Stages {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
     }
 }
 
-impl Serialize for Steps {
+impl Serialize for Stages {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter())
     }
@@ -347,7 +377,7 @@ pub struct AttemptRecord {
 /// The handler's runs, in order; serialized as a list of [`AttemptRecord`]s.
 ///
 /// Most jobs make one attempt, so the first is kept inside the record and only
-/// retries go to the heap: like [`Steps`], one block fewer to make per job and
+/// retries go to the heap: like [`Stages`], one block fewer to make per job and
 /// to free when the record is dropped.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Attempts {
@@ -458,21 +488,21 @@ mod tests {
     #[test]
     fn steps_read_as_the_list_they_ran_in() {
         // A step's slot is its position in the enum, which is the order they run in.
-        for (i, step) in Step::ALL.into_iter().enumerate() {
+        for (i, step) in Stage::ALL.into_iter().enumerate() {
             assert_eq!(step as usize, i);
         }
-        let mut steps = Steps::default();
+        let mut steps = Stages::default();
         assert!(steps.is_empty());
-        steps.set(Step::Resolve, StepOutcome::Passed, 0, None);
+        steps.set(Stage::Resolve, StageOutcome::Passed, 0, None);
         steps.set(
-            Step::Approval,
-            StepOutcome::Failed,
+            Stage::Approval,
+            StageOutcome::Failed,
             12,
             Some("denied".into()),
         );
         assert_eq!(steps.len(), 2);
-        assert_eq!(steps.get(Step::Execute), None);
-        assert_eq!(steps.get(Step::Approval).unwrap().detail, Some("denied"));
+        assert_eq!(steps.get(Stage::Execute), None);
+        assert_eq!(steps.get(Stage::Approval).unwrap().detail, Some("denied"));
         assert_eq!(
             serde_json::to_value(&steps).unwrap(),
             serde_json::json!([
@@ -482,7 +512,7 @@ mod tests {
         );
         steps.map_details(|d| d.replace("denied", "[redacted]"));
         assert_eq!(
-            steps.get(Step::Approval).unwrap().detail,
+            steps.get(Stage::Approval).unwrap().detail,
             Some("[redacted]")
         );
     }

@@ -16,7 +16,7 @@ use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
-use crate::model::record::Progress;
+use crate::model::record::{Progress, RunStatus};
 use crate::model::result::{NextAction, SkillResult};
 use crate::model::time::{deserialize_time, serialize_time};
 
@@ -137,7 +137,7 @@ pub struct Outcome {
     /// The job's id.
     pub job_id: String,
     /// Succeeded or failed.
-    pub status: OutcomeStatus,
+    pub status: RunStatus,
     /// The skill's result, when it succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<SkillResult>,
@@ -152,31 +152,6 @@ pub struct Outcome {
     )]
     /// When the job finished.
     pub completed_at: SystemTime,
-}
-
-/// How a job ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutcomeStatus {
-    /// The job produced a result.
-    Succeeded,
-    /// The job ended with an error.
-    Failed,
-    /// Past its `expiresAt` when a worker took it: not run.
-    Expired,
-    /// Cancelled: not run, or stopped while it ran.
-    Cancelled,
-}
-
-impl std::fmt::Display for OutcomeStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            OutcomeStatus::Succeeded => "succeeded",
-            OutcomeStatus::Failed => "failed",
-            OutcomeStatus::Expired => "expired",
-            OutcomeStatus::Cancelled => "cancelled",
-        })
-    }
 }
 
 /// A failed job's error, as a caller of another process reads it.
@@ -196,14 +171,10 @@ pub struct OutcomeError {
 impl Outcome {
     /// The outcome of job `job_id`, run by `worker`, that ended with `result`.
     pub fn of(job_id: &str, worker: &str, result: Result<SkillResult, InvokeError>) -> Outcome {
-        let (status, result, error) = match result {
-            Ok(r) => (OutcomeStatus::Succeeded, Some(r), None),
+        let status = RunStatus::of(&result);
+        let (result, error) = match result {
+            Ok(r) => (Some(r), None),
             Err(e) => (
-                match e {
-                    InvokeError::Expired { .. } => OutcomeStatus::Expired,
-                    InvokeError::Cancelled { .. } => OutcomeStatus::Cancelled,
-                    _ => OutcomeStatus::Failed,
-                },
                 None,
                 Some(OutcomeError {
                     code: e.code().to_owned(),

@@ -1,6 +1,6 @@
-//! A front door: job queues. Callers enqueue job envelopes (the seeds'
-//! execution model) and read their outcomes ([`api`]); workers take jobs and
-//! run each through the runtime's whole pipeline ([`worker`]). Backends: in
+//! A front door, public API: job queues. Callers enqueue job envelopes (the
+//! job model's, docs/sources.md) and read their outcomes ([`api`]); workers take
+//! jobs and run each through every stage of a job ([`worker`]). Backends: in
 //! this process ([`memory`]), and Redis Streams for a fleet of workers
 //! (`redis`, feature `redis`), where idempotency, rate limits and run records
 //! are shared too.

@@ -1,5 +1,5 @@
 //! A worker: takes jobs from a queue backend ([`WorkSource`]), runs each
-//! through the runtime's whole pipeline, stores its outcome and acknowledges
+//! through every stage of a job, stores its outcome and acknowledges
 //! it; keeps what it holds from being reclaimed while it runs, takes over what
 //! dead workers held, and stops gracefully.
 

@@ -1,3 +1,6 @@
+//! A front door, public API: what a registry's build reports ([`RegistryError`],
+//! [`Problem`]), a skill as registered, and contracts read back.
+//!
 //! The registry: every skill, op and capability of the linked crates, checked
 //! once by one rule set (`rules`, public as [`crate::rules`]) and sorted
 //! (`index`); the JSON artifacts it is exported as ([`crate::export`]), and

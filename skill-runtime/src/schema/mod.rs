@@ -1,3 +1,5 @@
+//! A front door, public API: a type's schemas, for tools and tests.
+//!
 //! JSON Schemas of skill inputs and outputs: generated from the Rust types
 //! ([`input_schema_for`], [`output_schema_for`]), compiled once and reused for
 //! every call ([`CompiledSchema`]), and reduced to what a value of the type can

@@ -7,7 +7,7 @@ use crate::exec::redact::redacted;
 use crate::exec::state::State;
 use crate::model::approval::Decision;
 use crate::model::error::InvokeError;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::{Stage, StageOutcome};
 use crate::registry::skill::RegisteredSkill;
 
 /// Take the decision the job's watcher carries, else ask `approver`; a
@@ -27,21 +27,21 @@ pub(crate) async fn approval(
         skill: skill.label().to_owned(),
         job_id: st.inv.job_id.clone(),
         reason: reason.to_owned(),
-        params: redacted(&st.job.params, m.redaction.inputs),
+        params: redacted(&st.target.params, m.redaction.inputs),
         dry_run: st.inv.constraints.dry_run,
         caller: st.inv.caller.clone(),
     };
     match approver.approve(&request).await {
         Approval::Approved { by } => {
             st.step(
-                Step::Approval,
-                StepOutcome::Passed,
+                Stage::Approval,
+                StageOutcome::Passed,
                 Some(format!("approved by {by}")),
             );
             Ok(())
         }
         Approval::Denied { reason: detail } => {
-            st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+            st.step(Stage::Approval, StageOutcome::Failed, Some(detail.clone()));
             Err(InvokeError::NotApproved {
                 skill: m.name.to_owned(),
                 reason: reason.to_owned(),
@@ -63,11 +63,11 @@ fn decided(
     let reason = reason.to_owned();
     match decision {
         Decision::Approved { .. } => {
-            st.step(Step::Approval, StepOutcome::Passed, Some(detail));
+            st.step(Stage::Approval, StageOutcome::Passed, Some(detail));
             Ok(())
         }
         Decision::Denied { .. } => {
-            st.step(Step::Approval, StepOutcome::Failed, Some(detail.clone()));
+            st.step(Stage::Approval, StageOutcome::Failed, Some(detail.clone()));
             Err(InvokeError::NotApproved {
                 skill,
                 reason,
@@ -75,7 +75,7 @@ fn decided(
             })
         }
         Decision::Expired { deadline } => {
-            st.step(Step::Approval, StepOutcome::Failed, Some(detail));
+            st.step(Stage::Approval, StageOutcome::Failed, Some(detail));
             Err(InvokeError::ApprovalExpired {
                 skill,
                 reason,

@@ -1,17 +1,17 @@
 //! The errors a failed check becomes, shared by the stages that run checks.
 
-use crate::contract::checks::CheckFailed;
+use crate::contract::evaluate::CheckFailed;
 use crate::exec::redact::redacted;
 use crate::model::error::{InvokeError, OverBudget, RollbackError};
-use crate::model::record::StepOutcome;
+use crate::model::record::StageOutcome;
 use crate::registry::skill::RegisteredSkill;
 
 /// `passed` for a step that had checks to run, `skipped` for one that had none.
-pub(crate) fn passed_unless_empty<T>(checks: &[T]) -> StepOutcome {
+pub(crate) fn passed_unless_empty<T>(checks: &[T]) -> StageOutcome {
     if checks.is_empty() {
-        StepOutcome::Skipped
+        StageOutcome::Skipped
     } else {
-        StepOutcome::Passed
+        StageOutcome::Passed
     }
 }
 

@@ -53,7 +53,7 @@ pub(crate) async fn execute(
             None => skill
                 .entry
                 .erased
-                .decode(&st.job.params)
+                .decode(&st.target.params)
                 .map_err(|_| mismatch(m.name))?,
         };
         // Cancelled before this attempt (or before the job reached its

@@ -4,23 +4,23 @@ use std::time::SystemTime;
 
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::{Stage, StageOutcome};
 use crate::model::time::format_time;
 
 /// Refuse the job when its `expiresAt` has passed. A job without one has no
 /// expiry step in its record.
 pub(crate) fn check(skill: &str, st: &mut State) -> Result<(), InvokeError> {
-    let Some(at) = st.job.expires_at else {
+    let Some(at) = st.target.expires_at else {
         return Ok(());
     };
     if at > SystemTime::now() {
-        st.step(Step::Expiry, StepOutcome::Passed, None);
+        st.step(Stage::Expiry, StageOutcome::Passed, None);
         return Ok(());
     }
     let expired_at = format_time(at);
     st.step(
-        Step::Expiry,
-        StepOutcome::Failed,
+        Stage::Expiry,
+        StageOutcome::Failed,
         Some(format!("expired at {expired_at}")),
     );
     Err(InvokeError::Expired {

@@ -12,7 +12,7 @@ use skill_core::manifest::{IdempotencyKey, KeyStrategy, Manifest};
 use crate::model::envelope::{Scope, intent_key};
 use crate::model::error::InvokeError;
 use crate::model::hash::stable_hash;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::{Stage, StageOutcome};
 use crate::model::result::SkillResult;
 
 /// The job's slot in the idempotency store, by the first that applies:
@@ -31,18 +31,20 @@ use crate::model::result::SkillResult;
 /// (a command, an MCP tool call) are two runs. The key is kept in the
 /// record; a dry run is keyed apart from a real run.
 pub(crate) fn slot(m: &Manifest, effectful: bool, st: &mut State) -> Option<String> {
-    let key = match (&st.job.idempotency_key, m.idempotency, &st.inv.intent) {
+    let key = match (&st.target.idempotency_key, m.idempotency, &st.inv.intent) {
         (Some(k), _, _) => k.clone(),
         (None, Some(strategy), intent) => strategy_key(
             strategy,
             intent.as_deref(),
             st.inv.scope.as_deref(),
-            &st.job.params,
+            &st.target.params,
         ),
-        (None, None, Some(intent)) => intent_key(intent, st.inv.scope.as_deref(), &st.job.params),
-        (None, None, None) if effectful && st.job.delivered => format!("job:{}", st.inv.job_id),
+        (None, None, Some(intent)) => {
+            intent_key(intent, st.inv.scope.as_deref(), &st.target.params)
+        }
+        (None, None, None) if effectful && st.target.delivered => format!("job:{}", st.inv.job_id),
         (None, None, None) => {
-            st.step(Step::Idempotency, StepOutcome::Skipped, None);
+            st.skip(Stage::Idempotency);
             return None;
         }
     };
@@ -110,7 +112,7 @@ pub(crate) async fn claim(
     match store.claim(skill, slot).await {
         Claim::Replay(shared) => {
             st.replayed = true;
-            st.step(Step::Idempotency, StepOutcome::Replayed, None);
+            st.step(Stage::Idempotency, StageOutcome::Replayed, None);
             Keyed::Replayed(Box::new(match &*shared {
                 Ok(result) => Ok(Done {
                     result: SkillResult {
@@ -123,7 +125,7 @@ pub(crate) async fn claim(
             }))
         }
         Claim::Run(claimed) => {
-            st.step(Step::Idempotency, StepOutcome::Passed, None);
+            st.step(Stage::Idempotency, StageOutcome::Passed, None);
             Keyed::Run(claimed)
         }
     }

@@ -6,7 +6,7 @@ use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::Stage;
 use crate::registry::skill::RegisteredSkill;
 
 /// The job's input, validated and decoded (unless the caller brought a typed
@@ -16,16 +16,8 @@ pub(crate) fn validate(
     skill: &RegisteredSkill,
     st: &mut State,
 ) -> Result<Boxed, InvokeError> {
-    match decode(limits, skill, st) {
-        Ok(input) => {
-            st.step(Step::ValidateInput, StepOutcome::Passed, None);
-            Ok(input)
-        }
-        Err(e) => {
-            st.step(Step::ValidateInput, StepOutcome::Failed, None);
-            Err(e)
-        }
-    }
+    let input = decode(limits, skill, st);
+    st.settle(Stage::ValidateInput, input)
 }
 
 /// The skill's preconditions, over the decoded input and the caller.
@@ -35,20 +27,13 @@ pub(crate) fn preconditions(
     st: &mut State,
 ) -> Result<(), InvokeError> {
     if !skill.entry.erased.checks.any_before() {
-        st.step(Step::Preconditions, StepOutcome::Skipped, None);
+        st.skip(Stage::Preconditions);
         return Ok(());
     }
-    match skill.entry.erased.checks.before(input, &st.inv.caller) {
-        Ok(()) => {
-            st.step(Step::Preconditions, StepOutcome::Passed, None);
-            Ok(())
-        }
-        Err(f) => {
-            let e = check_error(skill, f, None);
-            st.step(Step::Preconditions, StepOutcome::Failed, None);
-            Err(e)
-        }
-    }
+    let held = (skill.entry.erased.checks)
+        .before(input, &st.inv.caller)
+        .map_err(|f| check_error(skill, f, None));
+    st.settle(Stage::Preconditions, held)
 }
 
 fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Boxed, InvokeError> {
@@ -59,7 +44,7 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
             message,
         });
     }
-    let params = &st.job.params;
+    let params = &st.target.params;
     // The limits guard against hostile payloads: a typed input was built by
     // the calling code itself (and serializing it has walked it already).
     if st.typed_input.is_none() {

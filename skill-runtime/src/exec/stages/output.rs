@@ -11,7 +11,7 @@ use quanta::Instant;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::checks::CheckFailed;
+use crate::contract::evaluate::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
 use crate::exec::stages::errors::{
@@ -21,7 +21,7 @@ use crate::exec::stages::execute::CatchUnwind;
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
 use crate::model::error::RollbackError;
-use crate::model::record::{RuleNote, Step, StepOutcome};
+use crate::model::record::{RuleNote, Stage, StageOutcome};
 use crate::model::result::{Metrics, NextAction, SkillResult};
 use crate::registry::skill::RegisteredSkill;
 use crate::schema::compiled::SchemaViolation;
@@ -29,7 +29,7 @@ use crate::schema::compiled::SchemaViolation;
 /// The execute step, passed when the handler's successful attempt ended.
 pub(crate) fn executed(st: &mut State) {
     let end = st.executed.take().unwrap_or_else(Instant::now);
-    st.step_at(Step::Execute, StepOutcome::Passed, None, end);
+    st.step_at(Stage::Execute, StageOutcome::Passed, None, end);
 }
 
 /// The tokens, documents and cost the handler reported, within the job's
@@ -40,16 +40,11 @@ pub(crate) fn budget(
     report: &Report,
     st: &mut State,
 ) -> Result<(), InvokeError> {
-    match st.inv.over_budget(report) {
-        Some(over) => {
-            st.step(Step::Budget, StepOutcome::Failed, None);
-            Err(over_budget(skill, over))
-        }
-        None => {
-            st.step(Step::Budget, StepOutcome::Passed, None);
-            Ok(())
-        }
-    }
+    let within = match st.inv.over_budget(report) {
+        Some(over) => Err(over_budget(skill, over)),
+        None => Ok(()),
+    };
+    st.settle(Stage::Budget, within)
 }
 
 /// The handler's output as JSON, valid against the output schema.
@@ -58,11 +53,15 @@ pub(crate) fn encode(
     output: &Boxed,
     st: &mut State,
 ) -> Result<Value, InvokeError> {
+    let data = valid_output(skill, output);
+    st.settle(Stage::ValidateOutput, data)
+}
+
+fn valid_output(skill: &RegisteredSkill, output: &Boxed) -> Result<Value, InvokeError> {
     let name = skill.name();
     let data = match skill.entry.erased.encode(output) {
         Some(Ok(v)) => v,
         Some(Err(err)) => {
-            st.step(Step::ValidateOutput, StepOutcome::Failed, None);
             return Err(InvokeError::InvalidOutput {
                 skill: name.to_owned(),
                 violations: vec![SchemaViolation {
@@ -77,13 +76,11 @@ pub(crate) fn encode(
     // The output was serialized from the handler's value: only what its
     // type does not guarantee is checked.
     if !skill.output_validator.is_valid_for_type(&data) {
-        st.step(Step::ValidateOutput, StepOutcome::Failed, None);
         return Err(InvokeError::InvalidOutput {
             skill: name.to_owned(),
             violations: skill.output_validator.violations(&data),
         });
     }
-    st.step(Step::ValidateOutput, StepOutcome::Passed, None);
     Ok(data)
 }
 
@@ -111,12 +108,12 @@ pub(crate) fn after(
     let e = &skill.entry.erased;
     let name = skill.name();
     if !e.checks.any_after() {
-        st.step(Step::Postconditions, StepOutcome::Skipped, None);
-        st.step(Step::ValidationRules, StepOutcome::Skipped, None);
+        st.skip(Stage::Postconditions);
+        st.skip(Stage::ValidationRules);
         return Ok(After::Held(Vec::new()));
     }
     // The handler consumed its input; the checks get a fresh copy.
-    let input = e.decode(&st.job.params).map_err(|_| mismatch(name))?;
+    let input = e.decode(&st.target.params).map_err(|_| mismatch(name))?;
     let mut failed_rules = Vec::new();
     match e.checks.after(&input, output, &mut failed_rules) {
         Ok(()) => {}
@@ -126,7 +123,7 @@ pub(crate) fn after(
         }
         Err(f @ CheckFailed::Rule(_)) => {
             // A rejected output is undone like one a postcondition broke.
-            st.step(Step::Postconditions, StepOutcome::Passed, None);
+            st.step(Stage::Postconditions, StageOutcome::Passed, None);
             return Ok(After::Broke {
                 failed: f,
                 action: rollback_action(skill),
@@ -136,7 +133,7 @@ pub(crate) fn after(
     }
     let c = &skill.conditions;
     st.step(
-        Step::Postconditions,
+        Stage::Postconditions,
         passed_unless_empty(&c.postconditions),
         None,
     );
@@ -152,7 +149,7 @@ pub(crate) fn after(
         })
         .collect();
     st.step(
-        Step::ValidationRules,
+        Stage::ValidationRules,
         passed_unless_empty(&c.validation_rules),
         None,
     );
@@ -175,7 +172,7 @@ pub(crate) async fn roll_back(
                 skill: skill.label(),
                 action: a,
                 job_id: &st.inv.job_id,
-                input: &st.job.params,
+                input: &st.target.params,
                 output: data,
                 resources,
             };
@@ -184,10 +181,10 @@ pub(crate) async fn roll_back(
         None => None,
     };
     let step = match failed {
-        CheckFailed::Rule(_) => Step::ValidationRules,
-        _ => Step::Postconditions,
+        CheckFailed::Rule(_) => Stage::ValidationRules,
+        _ => Stage::Postconditions,
     };
-    st.step(step, StepOutcome::Failed, None);
+    st.step(step, StageOutcome::Failed, None);
     check_error_with(skill, failed, rollback, Some(data))
 }
 

@@ -9,15 +9,15 @@ use skill_core::names::did_you_mean;
 
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
-use crate::model::record::{Step, StepOutcome};
+use crate::model::record::{Stage, StageOutcome};
 use crate::registry::index::Registry;
 
 /// The index in `registry` of the skill the job names.
 pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
-    if st.job.skill.is_empty() {
+    if st.target.skill.is_empty() {
         return by_intent(registry, st);
     }
-    let job = &st.job;
+    let job = &st.target;
     let found = registry.index_of_kind(job.kind, &job.skill, job.version.as_deref());
     let i = match found {
         Ok(i) => i,
@@ -33,7 +33,7 @@ pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, Invo
                     hint: hint(registry, job.kind, &job.skill),
                 },
             };
-            st.step(Step::Resolve, StepOutcome::Failed, None);
+            st.step(Stage::Resolve, StageOutcome::Failed, None);
             return Err(e);
         }
     };
@@ -80,11 +80,11 @@ fn by_intent(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> 
     };
     match found {
         Ok(i) => {
-            st.job.skill = Cow::Borrowed(registry.skills()[i].name());
+            st.target.skill = Cow::Borrowed(registry.skills()[i].name());
             status(registry, i, st)
         }
         Err(e) => {
-            st.step(Step::Resolve, StepOutcome::Failed, None);
+            st.step(Stage::Resolve, StageOutcome::Failed, None);
             Err(e)
         }
     }
@@ -100,8 +100,8 @@ fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, Invoke
     let sandbox = m.constraints.sandbox_type;
     if sandbox != Sandbox::Local {
         st.step(
-            Step::Resolve,
-            StepOutcome::Failed,
+            Stage::Resolve,
+            StageOutcome::Failed,
             Some(format!("sandbox {}", sandbox.as_str())),
         );
         return Err(InvokeError::SandboxUnavailable {
@@ -111,7 +111,11 @@ fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, Invoke
     }
     match m.status {
         Status::Disabled => {
-            st.step(Step::Resolve, StepOutcome::Failed, Some("disabled".into()));
+            st.step(
+                Stage::Resolve,
+                StageOutcome::Failed,
+                Some("disabled".into()),
+            );
             Err(InvokeError::Disabled {
                 skill: m.name.to_owned(),
             })
@@ -121,11 +125,11 @@ fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, Invoke
                 Some(r) => format!("deprecated; replaced by `{r}`"),
                 None => "deprecated".to_owned(),
             };
-            st.step(Step::Resolve, StepOutcome::Passed, Some(detail));
+            st.step(Stage::Resolve, StageOutcome::Passed, Some(detail));
             Ok(i)
         }
         Status::Enabled => {
-            st.step(Step::Resolve, StepOutcome::Passed, None);
+            st.step(Stage::Resolve, StageOutcome::Passed, None);
             Ok(i)
         }
     }

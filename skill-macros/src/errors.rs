@@ -1,4 +1,5 @@
-//! Error accumulator: collect every semantic error, then report them all at once.
+//! The errors one macro call found: every one collected, then all reported
+//! at once.
 
 use std::cell::RefCell;
 use std::fmt::Display;
@@ -7,11 +8,11 @@ use proc_macro2::Span;
 use quote::ToTokens;
 
 #[derive(Default)]
-pub struct Ctxt {
+pub struct Errors {
     errors: RefCell<Vec<syn::Error>>,
 }
 
-impl Ctxt {
+impl Errors {
     pub fn new() -> Self {
         Self::default()
     }
@@ -35,7 +36,7 @@ impl Ctxt {
     }
 
     /// All errors combined into one, or `Ok` if there were none.
-    pub fn check(self) -> Result<(), syn::Error> {
+    pub fn into_result(self) -> Result<(), syn::Error> {
         let mut errors = self.errors.into_inner().into_iter();
         let Some(mut first) = errors.next() else {
             return Ok(());

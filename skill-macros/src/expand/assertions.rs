@@ -1,4 +1,4 @@
-//! The compile-time checks a skill's expansion carries: effectful
+//! The assertions a skill's expansion carries, proved by the type checker: effectful
 //! capabilities listed as side effects, ambient uses covered, irreversible
 //! deletes only on destructive skills; and the form of condition functions.
 
