@@ -699,3 +699,124 @@ async fn a_hand_over_through_a_queue_waits_parked_for_a_person() {
         reviewer.notes
     );
 }
+
+/// Wait a moment, then answer.
+#[skill(reusable_by(executor = "execute"))]
+pub async fn slow_step(input: Num) -> Num {
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    input
+}
+
+/// `n` slow calls, one after the other, whatever each answers.
+#[agent(
+    id = "agent.test.slow",
+    name = "Slow",
+    role = "executor",
+    domain = "core",
+    version = "1.0.0",
+    owner = "tests",
+    skills(slow_step)
+)]
+pub async fn slow_agent(ctx: AgentCtx, input: Num) -> Result<Num, WorkerError> {
+    for _ in 0..input.n {
+        let _ = ctx.run::<slow_step>(Num { n: 1 }).await;
+    }
+    Ok(input)
+}
+
+/// An agent's job on a worker is cancelled like a skill's: the run stops at
+/// its next await, no skill call starts after it (even for a body that goes
+/// on past a refused call), it hands nothing over, and both the outcome and
+/// the agent's record say `cancelled`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_agent_job_stops_on_a_worker() {
+    use skill_runtime::JobEnvelope;
+    use skill_runtime::queue::api::Queue;
+    use skill_runtime::queue::memory::InProcessQueue;
+    use skill_runtime::queue::worker::WorkerOptions;
+    use skill_runtime::record::RunStatus;
+    use std::time::Duration;
+
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::builder(registry).build().expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    let serving = AgentRunner::new(runtime.clone(), agents);
+    let queue = InProcessQueue::start_with_agents(
+        runtime.clone(),
+        WorkerOptions::default(),
+        Duration::from_secs(60),
+        serving,
+    )
+    .unwrap();
+    // 100 calls of 100 ms: ten seconds, unless cancelled.
+    let id = queue
+        .enqueue(JobEnvelope::new("agent.test.slow", json!({"n": 100})))
+        .await
+        .unwrap();
+    let calls = || {
+        runtime
+            .memory_records()
+            .unwrap()
+            .records()
+            .iter()
+            .filter(|r| r.skill == "slow_step" && r.parent_job_id.as_ref() == Some(&id))
+            .count()
+    };
+    for _ in 0..200 {
+        if calls() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(calls() > 0, "the run is under way");
+    queue.cancel(id.as_str()).await.unwrap();
+    let out = queue
+        .outcome(id.as_str(), Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("an outcome");
+    assert_eq!(out.status, RunStatus::Cancelled, "{out:?}");
+    assert_eq!(out.error.as_ref().unwrap().code, "cancelled");
+    let made = calls();
+    assert!(made < 20, "the run stopped: {made} calls of 100");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(calls(), made, "no call starts after the cancellation");
+    let records = runtime.memory_records().unwrap().records();
+    let run = records
+        .iter()
+        .find(|r| r.job_id == id && r.skill == "agent.test.slow")
+        .expect("the agent's record");
+    assert_eq!(run.status, RunStatus::Cancelled);
+    assert!(
+        !run.notes.iter().any(|n| n.message.contains("escalat")),
+        "a cancelled run hands nothing over: {:?}",
+        run.notes
+    );
+}
+
+/// An envelope's hand-over waits at most 30 days: a longer `timeoutHours` is
+/// refused with the envelope, saying the bound, rather than holding a job
+/// for years.
+#[test]
+fn a_hand_over_waits_at_most_thirty_days() {
+    use skill_runtime::JobEnvelope;
+    let envelope = |hours: u64| {
+        json!({
+            "jobId": "6f1c1a9e-3d4b-4c1e-9a57-2f0e8b7d6c5a",
+            "skill": "agent.test.reviewer",
+            "payload": {"n": 1},
+            "context": {"source": "event"},
+            "escalatedFrom": {
+                "agent": "agent.test.worker",
+                "jobId": "0f9e8d7c-6b5a-4f3e-8d2c-1b0a9f8e7d6c",
+                "humanRequired": true,
+                "timeoutHours": hours
+            }
+        })
+    };
+    if let Err(e) = serde_json::from_value::<JobEnvelope>(envelope(720)) {
+        panic!("720 hours is accepted: {e}");
+    }
+    let e = serde_json::from_value::<JobEnvelope>(envelope(4_000_000_000)).unwrap_err();
+    assert!(e.to_string().contains("at most 720 hours"), "{e}");
+}

@@ -1,6 +1,17 @@
 //! The words of an agent contract (the AI-COS agent model, seed 002): a
 //! tool's permission, a long-term memory's storage, a KPI's direction.
 
+/// The longest an escalation may wait for its target, in hours (30 days):
+/// an escalation nobody answers for longer is a stuck run. The least is 1.
+pub const MAX_TIMEOUT_HOURS: u32 = 30 * 24;
+
+/// How many hours an escalation written with `hours` waits: `hours` within
+/// `1..=MAX_TIMEOUT_HOURS` (0, what an envelope that leaves it out says,
+/// waits the least), so every path waits the same, and never forever.
+pub fn timeout_hours(hours: u32) -> u32 {
+    hours.clamp(1, MAX_TIMEOUT_HOURS)
+}
+
 words! {
     /// What an agent may do with an MCP tool (the seed's `Permission`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -108,13 +108,12 @@ pub mod agents {
     pub use crate::agent::export::{AGENT_REGISTRY_VERSION, check_agents};
     pub use crate::agent::handler::{Agent, AgentCtx, Uses};
     pub use crate::agent::kpi::{KpiRun, KpiValue, kpis};
+    pub use crate::agent::outcome::{AgentError, AgentMetrics, AgentResult};
     pub use crate::agent::registry::{
         AgentEntry, AgentRegistry, AgentRegistryError, RegisteredAgent,
     };
-    pub use crate::agent::run::AgentFailure;
-    pub use crate::agent::runner::{
-        AgentError, AgentMetrics, AgentResult, AgentRunner, EscalationDecision,
-    };
+    pub use crate::agent::run::{AgentFailure, EscalationDecision};
+    pub use crate::agent::runner::AgentRunner;
     pub use skill_core::agent::{Direction, KpiStatus, Storage, ToolPermission, kpi_status};
     pub use skill_core::names::is_agent_id;
 }

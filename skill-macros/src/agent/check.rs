@@ -11,8 +11,7 @@ use crate::agent::ast::{Args, Trigger};
 use crate::ast::func::SkillFn;
 use crate::errors::Errors;
 
-/// The longest an escalation may wait for its target: 30 days.
-const MAX_TIMEOUT_HOURS: u32 = 30 * 24;
+use skill_core::agent::MAX_TIMEOUT_HOURS;
 
 pub fn all(cx: &Errors, args: &Args, func: &SkillFn) {
     check_identity(cx, args, func);

@@ -170,7 +170,10 @@ impl Escalator<'_> {
                     format!("{by} denied the hand-over: {reason}"),
                 ),
             ),
-            Some(Decision::Expired { .. }) => (true, unanswered(f.timeout_hours)),
+            Some(Decision::Expired { .. }) => (
+                true,
+                unanswered(skill_core::agent::timeout_hours(f.timeout_hours)),
+            ),
             None => {
                 let request = request(
                     f,
@@ -190,6 +193,7 @@ impl Escalator<'_> {
     /// the runner's hour length) to decide: whether it goes on, and the
     /// note that says why. Nobody deciding in time lets it go on by itself.
     pub(super) async fn ask(&self, request: &ApprovalRequest, hours: u32) -> (bool, RuleNote) {
+        let hours = skill_core::agent::timeout_hours(hours);
         let wait = self.hour.saturating_mul(hours);
         match tokio::time::timeout(wait, self.runtime.approver().approve(request)).await {
             Ok(Approval::Approved { by }) => (

@@ -88,6 +88,8 @@ pub struct AgentCtx<A> {
     pub(crate) graph: Arc<std::sync::Mutex<crate::model::graph::GraphState>>,
     /// The run is a job's and may be taken up again (see `Started::durable`).
     pub(crate) durable: bool,
+    /// The run's cancellation: each call carries it, and none starts after it.
+    pub(crate) cancel: Option<crate::contract::watch::Cancel>,
     pub(crate) _agent: PhantomData<fn() -> A>,
 }
 
@@ -172,7 +174,16 @@ impl<A: Agent> AgentCtx<A> {
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
         let job_id = job.job_id.clone();
-        let result = self.runtime.invoke(job).await;
+        let result = match &self.cancel {
+            None => self.runtime.invoke(job).await,
+            Some(c) if c.is_cancelled() => Err(InvokeError::Cancelled {
+                skill: name.to_owned(),
+            }),
+            Some(c) => {
+                let watch = crate::contract::watch::Watch::new().cancel_with(c.clone());
+                self.runtime.invoke_watched(job, watch).await
+            }
+        };
         if result.is_err() {
             self.errors.fetch_add(1, Ordering::Relaxed);
         }

@@ -13,6 +13,7 @@ pub(crate) mod escalate;
 pub(crate) mod export;
 pub(crate) mod handler;
 pub(crate) mod kpi;
+pub(crate) mod outcome;
 pub(crate) mod registry;
 pub(crate) mod run;
 pub(crate) mod runner;

@@ -29,6 +29,8 @@ pub(crate) struct Started {
     /// Whether the run is a job's, which a worker may take up again: then
     /// the state is saved after each call, and each call keyed by the run.
     pub durable: bool,
+    /// The job's cancellation, which each skill call carries.
+    pub cancel: Option<crate::contract::watch::Cancel>,
 }
 
 /// What the typed code gives back.
@@ -141,6 +143,7 @@ async fn run_checked<A: Agent>(
         calls: calls.clone(),
         graph: s.graph,
         durable: s.durable,
+        cancel: s.cancel,
         _agent: PhantomData,
     };
     let out = match Handler(Box::pin(A::execute(ctx, input))).await {

@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Serialize;
 use serde_json::Value;
 use skill_core::manifest::Severity;
 
@@ -18,12 +17,13 @@ use crate::agent::artifacts::{
 };
 use crate::agent::escalate::{Enqueue, Escalator, HandedOver, Origin, note, triggered};
 use crate::agent::kpi::{KpiRun, KpiValue};
+use crate::agent::outcome::{AgentError, AgentMetrics, AgentResult};
 use crate::agent::registry::AgentRegistry;
-pub use crate::agent::run::EscalationDecision;
-use crate::agent::run::{AgentFailure, Finished, Started, failed, refused};
+use crate::agent::run::EscalationDecision;
+use crate::agent::run::{Finished, Started, failed, refused};
+use crate::contract::watch::{Cancel, Watch};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
-use crate::model::approval::Decision;
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, JobEnvelope, new_id};
 use crate::model::graph::{GraphJob, GraphState, GraphStatus};
@@ -32,47 +32,6 @@ use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
 use crate::sync::lock;
-
-/// What running an agent gives.
-#[derive(Clone, Debug, Serialize)]
-pub struct AgentResult {
-    /// Whether the run produced an output that passed every check.
-    pub success: bool,
-    /// The run's id.
-    pub job_id: Id,
-    /// The run's trace.
-    pub trace_id: Id,
-    /// `id@version` of the agent that ran.
-    pub agent: String,
-    /// The output; `null` when the run failed.
-    pub data: Value,
-    /// Why the run failed, with the contract's error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<AgentFailure>,
-    /// Duration and error count.
-    pub metrics: AgentMetrics,
-    /// What the caller should do next.
-    pub next_action: NextAction,
-    /// The hand-over, when a trigger fired.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub escalation: Option<EscalationDecision>,
-    /// The target's run, when the escalation ran it (one that needs no
-    /// person, to an agent of the registry).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub escalated: Option<Box<AgentResult>>,
-    /// The target's job, when the escalation was enqueued
-    /// ([`AgentRunner::with_queue`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub escalation_job: Option<Id>,
-    /// What the run's record notes: the escalation, who decided on it, where
-    /// it went, and where this run came from.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<RuleNote>,
-    /// The R3 files the run wrote (`audit.md`, `backlog.json`,
-    /// `graph.json`), when the runner has a directory for them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<String>,
-}
 
 /// One run to make: its input, caller, dry run; the hand-over it comes
 /// from; the job's and trace's ids when a job brings them; and the decision
@@ -84,40 +43,9 @@ struct Call {
     from: Option<Handover>,
     ids: Option<(Id, Id)>,
     decided: Option<RuleNote>,
-}
-
-/// What a run cost.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct AgentMetrics {
-    /// How long the run took.
-    pub duration_ms: u64,
-    /// Skill calls the run made, and how many failed.
-    pub skill_calls: u32,
-    /// How many skill jobs of the run failed.
-    pub errors: u32,
-}
-
-/// Why no agent ran.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    #[error("unknown agent `{id}`{}", if .known.is_empty() { String::new() } else { format!("; agents: {}", .known.join(", ")) })]
-    /// No agent has this id.
-    UnknownAgent {
-        /// The id asked for.
-        id: String,
-        /// The registered ids.
-        known: Vec<String>,
-    },
-    #[error(
-        "the hand-over to agent `{id}` needs a person's approval, and it was not given: {detail}"
-    )]
-    /// A job handed over to agent `id` needs a person, who said no.
-    NotApproved {
-        /// The agent the job names.
-        id: String,
-        /// What the person said.
-        detail: String,
-    },
+    /// Stops the run: its body is dropped at its next await, and no skill
+    /// call starts after it.
+    cancel: Option<Cancel>,
 }
 
 /// Runs the agents of a registry on a runtime.
@@ -241,13 +169,15 @@ impl AgentRunner {
     /// hand-over (`escalatedFrom`), which its record points back to. A
     /// hand-over that needs a person runs once `decision` approves it, or
     /// its deadline passed with nobody deciding; without a decision the
-    /// runtime's approver is asked, with `timeout_hours` to answer. What a
-    /// worker that serves agents calls.
-    pub async fn run_job(
-        &self,
-        job: JobEnvelope,
-        decision: Option<Decision>,
-    ) -> Result<AgentResult, AgentError> {
+    /// runtime's approver is asked, with `timeout_hours` to answer. `watch`
+    /// carries the decision, if one was made, and the job's [`Cancel`]: a
+    /// cancelled run stops at its body's next await, starts no skill call
+    /// after it, and ends `cancelled` (never handed over). What a worker that
+    /// serves agents calls.
+    pub async fn run_job(&self, job: JobEnvelope, watch: Watch) -> Result<AgentResult, AgentError> {
+        let Watch {
+            decision, cancel, ..
+        } = watch;
         let mut job = job;
         let from = job.escalated_from.take().map(|b| *b);
         let mut decided = None;
@@ -268,6 +198,7 @@ impl AgentRunner {
             from,
             ids: Some((job.job_id, job.trace_id)),
             decided,
+            cancel,
         };
         self.run_once(&job.skill, call).await
     }
@@ -287,6 +218,7 @@ impl AgentRunner {
             from,
             ids: None,
             decided: None,
+            cancel: None,
         };
         Box::pin(self.run_once(id, call))
     }
@@ -299,6 +231,7 @@ impl AgentRunner {
             from,
             ids,
             decided,
+            cancel,
         } = call;
         let Some(agent) = self.agents.get(id) else {
             return Err(AgentError::UnknownAgent {
@@ -368,8 +301,20 @@ impl AgentRunner {
                 dry_run,
                 graph: graph.clone(),
                 durable: resumable,
+                cancel: cancel.clone(),
             };
-            (agent.entry.run)(&self.runtime, started).await
+            let body = (agent.entry.run)(&self.runtime, started);
+            match &cancel {
+                None => body.await,
+                Some(stop) => tokio::select! {
+                    finished = body => finished,
+                    () = stop.cancelled() => Finished {
+                        output: failed("cancelled", format!("agent `{}` was cancelled", c.id)),
+                        errors: 0,
+                        calls: 0,
+                    },
+                },
+            }
         } else {
             let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
             Finished {
@@ -411,13 +356,31 @@ impl AgentRunner {
             Err(_) => finished,
         };
         let duration = clock.elapsed();
-        let mut reasons = triggered(c, &finished);
+        // A cancelled run is over by its caller's will: it failed `cancelled`
+        // (whatever its body made of a call refused as cancelled), and there
+        // is nothing to hand over.
+        let cancelled = cancel.as_ref().is_some_and(Cancel::is_cancelled);
+        let finished = match finished.output {
+            // A body that went on past a refused call and returned is still
+            // a cancelled run.
+            _ if cancelled => Finished {
+                output: failed("cancelled", format!("agent `{}` was cancelled", c.id)),
+                ..finished
+            },
+            _ => finished,
+        };
+        let mut reasons = if cancelled {
+            Vec::new()
+        } else {
+            triggered(c, &finished)
+        };
         // A body that failed for good is handed over like a trigger that held;
         // refused input goes back to the caller, a retryable failure is tried
         // again.
         if let Err(f) = &finished.output
             && !f.input_error
             && !f.retryable
+            && !cancelled
             && reasons.is_empty()
         {
             reasons.push(format!("the run failed with `{}`", f.code));
@@ -434,6 +397,7 @@ impl AgentRunner {
         let next_action = match &finished.output {
             _ if escalation.is_some() => NextAction::Escalate,
             Ok(_) => NextAction::Complete,
+            Err(_) if cancelled => NextAction::Continue,
             Err(f) if f.retryable => NextAction::Retry,
             Err(_) => NextAction::Escalate,
         };
@@ -552,10 +516,10 @@ impl AgentRunner {
             started_at,
             completed_at,
             duration_us: u64::try_from(duration.as_micros()).unwrap_or(u64::MAX),
-            status: if error.is_none() {
-                RunStatus::Succeeded
-            } else {
-                RunStatus::Failed
+            status: match &error {
+                None => RunStatus::Succeeded,
+                Some(_) if cancelled => RunStatus::Cancelled,
+                Some(_) => RunStatus::Failed,
             },
             steps: Default::default(),
             attempts: Default::default(),

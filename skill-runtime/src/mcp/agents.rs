@@ -6,8 +6,8 @@
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::{Value, json};
 
+use crate::agent::outcome::AgentResult;
 use crate::agent::registry::RegisteredAgent;
-use crate::agent::runner::AgentResult;
 use crate::mcp::error::ToolError;
 use crate::registry::views;
 

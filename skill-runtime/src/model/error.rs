@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use crate::model::record::RunStatus;
 use crate::model::result::NextAction;
 use crate::schema::compiled::SchemaViolation;
 
@@ -486,5 +487,19 @@ impl fmt::Display for StartError {
             )?;
         }
         Ok(())
+    }
+}
+
+// Here rather than beside `RunStatus`: the error knows the record's words,
+// the record does not know errors.
+impl RunStatus {
+    /// The status of a job that ended with `result`.
+    pub(crate) fn of<T>(result: &Result<T, InvokeError>) -> RunStatus {
+        match result {
+            Ok(_) => RunStatus::Succeeded,
+            Err(InvokeError::Cancelled { .. }) => RunStatus::Cancelled,
+            Err(InvokeError::Expired { .. }) => RunStatus::Expired,
+            Err(_) => RunStatus::Failed,
+        }
     }
 }

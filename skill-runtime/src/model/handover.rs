@@ -4,6 +4,7 @@
 //! that runs the target knows why, who asked, and whether a person decides.
 
 use serde::{Deserialize, Serialize};
+use skill_core::agent::MAX_TIMEOUT_HOURS;
 
 use crate::model::id::Id;
 
@@ -27,9 +28,25 @@ pub struct Handover {
     #[serde(default, alias = "human_required")]
     pub human_required: bool,
     /// How long that person has, in hours; past it the hand-over goes on by
-    /// itself.
-    #[serde(default, alias = "timeout_hours")]
+    /// itself. At most 720 (30 days); 0 or absent waits 1 hour, the least.
+    #[serde(
+        default,
+        alias = "timeout_hours",
+        deserialize_with = "within_max_hours"
+    )]
     pub timeout_hours: u32,
+}
+
+/// `timeoutHours` of at most [`MAX_TIMEOUT_HOURS`]: a longer wait is refused
+/// with the envelope, not left to hold a job for years.
+fn within_max_hours<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let hours = u32::deserialize(d)?;
+    if hours > MAX_TIMEOUT_HOURS {
+        return Err(serde::de::Error::custom(format!(
+            "timeoutHours is {hours}; an escalation waits at most {MAX_TIMEOUT_HOURS} hours (30 days)"
+        )));
+    }
+    Ok(hours)
 }
 
 impl Handover {

@@ -15,7 +15,6 @@ use skill_core::manifest::Severity;
 
 use crate::model::caller::Caller;
 use crate::model::envelope::{JobConstraints, Scope};
-use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::time::{deserialize_time, serialize_time};
 
@@ -164,18 +163,6 @@ pub enum RunStatus {
     Expired,
     /// A pipeline step whose guard did not hold: it did not run.
     Skipped,
-}
-
-impl RunStatus {
-    /// The status of a job that ended with `result`.
-    pub(crate) fn of<T>(result: &Result<T, InvokeError>) -> RunStatus {
-        match result {
-            Ok(_) => RunStatus::Succeeded,
-            Err(InvokeError::Cancelled { .. }) => RunStatus::Cancelled,
-            Err(InvokeError::Expired { .. }) => RunStatus::Expired,
-            Err(_) => RunStatus::Failed,
-        }
-    }
 }
 
 impl fmt::Display for RunStatus {

@@ -9,8 +9,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use skill_core::agent::timeout_hours;
+
 use crate::agent::escalate::Enqueue;
-use crate::agent::runner::{AgentError, AgentResult, AgentRunner};
+use crate::agent::outcome::{AgentError, AgentResult};
+use crate::agent::runner::AgentRunner;
 use crate::exec::policy::BoxFuture;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
@@ -32,7 +35,11 @@ pub(super) fn agent_job(runner: &AgentRunner, job: &JobEnvelope) -> Option<Optio
         job.escalated_from
             .as_ref()
             .filter(|f| f.human_required)
-            .map(|f| runner.hour_length().saturating_mul(f.timeout_hours.max(1))),
+            .map(|f| {
+                runner
+                    .hour_length()
+                    .saturating_mul(timeout_hours(f.timeout_hours))
+            }),
     )
 }
 
@@ -59,6 +66,9 @@ pub(super) fn outcome(
         }
     };
     if let Some(f) = r.error {
+        if f.code == "cancelled" {
+            return Err(InvokeError::Cancelled { skill: r.agent });
+        }
         return Err(InvokeError::Failed {
             skill: r.agent,
             code: f.code,

@@ -441,16 +441,12 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
                 Some((_, handover)) => handover,
                 None => shared.runtime.needs_approval(job).and(shared.approvals),
             };
-            let mut decided = None;
             if let Some(wait) = needs_person
                 && shared.approvals.is_some()
                 && !cancel.is_cancelled()
             {
                 match source.park(&d, &job_id, wait).await {
-                    Ok(Parking::Decided(decision)) => {
-                        decided = Some(decision.clone());
-                        watch = watch.decided(decision);
-                    }
+                    Ok(Parking::Decided(decision)) => watch = watch.decided(decision),
                     Ok(Parking::Parked | Parking::Lost) => return,
                     // Left unsigned: taken over once its visibility runs out.
                     Err(e) => {
@@ -470,7 +466,7 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             let run: BoxFuture<'_, Result<SkillResult, InvokeError>> = match agent {
                 Some((runner, _)) => {
                     let started_at = std::time::SystemTime::now();
-                    let run = runner.run_job(job.clone(), decided);
+                    let run = runner.run_job(job.clone(), watch);
                     Box::pin(async move { agents::outcome(&job.skill, run.await, started_at) })
                 }
                 None => {
