@@ -4,8 +4,11 @@
 # MCP and the queue take, built three ways and run side by side:
 #   plain    without the `otel` feature;
 #   feature  with it, export not started (nothing changes but the build);
-#   export   with it and export started to a collector that is not there
-#            (spans made, batched, their sends refused).
+#   absent   with it and export started to a collector that is not there
+#            (its address refuses connections: no span is made);
+#   present  with it and export started to a collector that takes every
+#            batch (a loopback HTTP server answering 200): spans made,
+#            batched, encoded and sent.
 # (instructions of N calls - instructions of 0 calls) / N.
 #
 # usage: bench/otel-instructions.sh [N]     (default 2000)
@@ -35,11 +38,33 @@ per() { # per BINARY [VAR=VALUE...]
   full=$(count "$bin" "$n" "$@")
   echo $(( (full - zero) / n ))
 }
+# A collector that takes everything: OTLP/HTTP answers 200 with an empty
+# (valid) protobuf body.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 - "$port" <<'PY' &
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+PY
+sink=$!
+trap 'kill $sink 2>/dev/null' EXIT
+sleep 0.5
 p=$(per target/release/invoke-plain)
 f=$(per target/release/invoke-otel)
-e=$(per target/release/invoke-otel INVOKE_OTEL=1)
-awk -v p="$p" -v f="$f" -v e="$e" 'BEGIN {
+a=$(per target/release/invoke-otel INVOKE_OTEL=1)
+e=$(per target/release/invoke-otel INVOKE_OTEL=1 INVOKE_OTEL_ENDPOINT="http://127.0.0.1:$port")
+awk -v p="$p" -v f="$f" -v a="$a" -v e="$e" 'BEGIN {
   printf "plain    %8d instructions per JSON-text call\n", p
   printf "feature  %8d (%.2fx plain)\n", f, f / p
-  printf "export   %8d (%.2fx plain)\n", e, e / p
+  printf "absent   %8d (%.2fx plain)\n", a, a / p
+  printf "present  %8d (%.2fx plain)\n", e, e / p
 }'

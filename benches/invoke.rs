@@ -195,12 +195,15 @@ criterion_group!(benches, bench);
 
 fn main() {
     // `INVOKE_OTEL=1` (built with `--features otel`): spans exported to a
-    // collector that is not there (bench/otel-instructions.sh).
+    // collector that is not there, or to the one at `INVOKE_OTEL_ENDPOINT`
+    // (bench/otel-instructions.sh).
     #[cfg(feature = "otel")]
     let _otel = std::env::var_os("INVOKE_OTEL").map(|_| {
         use tracing_subscriber::layer::SubscriberExt;
         use tracing_subscriber::util::SubscriberInitExt;
-        let config = skill_runtime::otel::OtelConfig::default().endpoint("http://127.0.0.1:9");
+        let endpoint = std::env::var("INVOKE_OTEL_ENDPOINT")
+            .unwrap_or_else(|_| "http://127.0.0.1:9".to_owned());
+        let config = skill_runtime::otel::OtelConfig::default().endpoint(endpoint);
         let otel = skill_runtime::otel::Otel::start(config, "invoke-bench").unwrap();
         tracing_subscriber::registry().with(otel.layer()).init();
         otel

@@ -33,7 +33,12 @@ struct Receiver {
 
 impl Receiver {
     fn start(silent: bool) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Receiver::start_on(0, silent)
+    }
+
+    /// A receiver on `port` (0: any free port).
+    fn start_on(port: u16, silent: bool) -> Receiver {
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let got: Got = Arc::default();
         let keep = got.clone();
@@ -57,6 +62,8 @@ impl Receiver {
             ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
             ("OTEL_METRIC_EXPORT_INTERVAL".into(), "300".into()),
             ("OTEL_SERVICE_NAME".into(), service.into()),
+            // Every stage gets its span, however quick.
+            ("SKILL_OTEL_STAGE_MIN_US".into(), "0".into()),
         ]
     }
 
@@ -212,9 +219,17 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
     // whose child is the job's; the record names the same trace.
     let work = tempdir("otel-mcp");
     let records = work.join("runs.jsonl");
-    let env = rx.env("mcp-under-test");
+    let mut env = rx.env("mcp-under-test");
+    env.push(("SKILL_OTEL_RECORD_ARGUMENTS".into(), "true".into()));
     let mut mcp = McpStdio::start_env(
-        &["--grant", "seo:read", "--record", records.to_str().unwrap()],
+        &[
+            "--grant",
+            "seo:read",
+            "--grant",
+            "obsidian:read",
+            "--record",
+            records.to_str().unwrap(),
+        ],
         &env_refs(&env),
     );
     let trace = "0af7651916cd43dd8448eb211c80319c";
@@ -227,7 +242,20 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         }),
     );
     assert_eq!(answer["result"]["isError"], false, "{answer}");
+    // Asked for, a job's span carries its arguments, redacted as its record.
+    let searched = mcp.request(
+        "tools/call",
+        json!({"name": "search_notes", "arguments": {"query": "hunter2 ownership"}}),
+    );
+    assert_eq!(searched["result"]["isError"], false, "{searched}");
     mcp.close();
+    let search = rx.until("skill search_notes", |s| s.name == "skill search_notes");
+    let arguments = &search.attributes["skill.arguments"];
+    assert!(
+        arguments.contains("[REDACTED]") && !arguments.contains("hunter2"),
+        "{arguments}"
+    );
+    assert!(search.attributes.contains_key("skill.result"), "{search:?}");
     let server = rx.until("tools/call ai_cos_vlevel_calc", |s| {
         s.name == "tools/call ai_cos_vlevel_calc"
     });
@@ -248,6 +276,24 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         "the job's span is the request's child"
     );
     assert!(!job.attributes.contains_key("error.type"), "{job:?}");
+    assert_eq!(job.attributes["skill.version"], "1.0.0", "{job:?}");
+    // The stages that took time are the job's children, and the handler's
+    // attempt is the child of `execute`; all in the client's trace.
+    for stage in [
+        "validate_input",
+        "preconditions",
+        "execute",
+        "postconditions",
+    ] {
+        let s = rx.until(stage, |s| s.name == stage && s.parent == job.span_id);
+        assert_eq!(s.trace_id, trace, "{s:?}");
+    }
+    let execute = rx.until("execute", |s| {
+        s.name == "execute" && s.parent == job.span_id
+    });
+    rx.until("attempt 1", |s| {
+        s.name == "attempt 1" && s.parent == execute.span_id
+    });
     let record: Value = serde_json::from_str(
         std::fs::read_to_string(&records)
             .unwrap()
@@ -262,7 +308,11 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         "the record names the trace"
     );
     let start = Instant::now();
-    while !rx.metrics_text().contains("mcp.server.operation.duration") {
+    // The runtime's lost records are observed too (none here).
+    while !["mcp.server.operation.duration", "skill.records.lost"]
+        .iter()
+        .all(|m| rx.metrics_text().contains(m))
+    {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "no MCP duration metric"
@@ -435,6 +485,85 @@ fn a_collector_down_or_silent_loses_spans_not_jobs() {
         );
         assert!(String::from_utf8_lossy(&out.stdout).contains("still here"));
     }
+}
+
+/// An agent's run is a span, and each skill call it makes a job whose span
+/// is its child, in the run's trace.
+#[test]
+fn an_agent_run_is_the_parent_of_its_skill_calls() {
+    let rx = Receiver::start(false);
+    let env = rx.env("agent-under-test");
+    let out = Command::new(app())
+        .args([
+            "agent",
+            "agent.seo.vlevel",
+            r#"{"urls": ["https://shop.example.com/plaquettes/renault/clio"]}"#,
+        ])
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = rx.until("agent agent.seo.vlevel", |s| {
+        s.name == "agent agent.seo.vlevel"
+    });
+    let call = rx.until("a skill call", |s| {
+        s.name.starts_with("skill ") && s.parent == run.span_id
+    });
+    assert_eq!(call.trace_id, run.trace_id);
+}
+
+/// While the collector's address refuses connections, a server makes no
+/// spans (they could only be dropped); once a collector is there, the next
+/// jobs' spans reach it without a restart.
+#[test]
+fn spans_resume_when_the_collector_comes_up() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let env = [
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        ),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100".to_owned()),
+        ("OTEL_SERVICE_NAME", "late-collector".to_owned()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut mcp = McpStdio::start_env(&["--grant", "seo:read"], &env);
+    let call = |mcp: &mut McpStdio, message: &str| {
+        let answer = mcp.request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": message}}),
+        );
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    };
+    call(&mut mcp, "nobody listens");
+    // The collector comes up; the server asks again within two seconds
+    // (1 s, then 2, doubling), and its next jobs are traced.
+    let rx = Receiver::start_on(port, false);
+    let start = Instant::now();
+    loop {
+        call(&mut mcp, "listened to");
+        if rx.spans().iter().any(|s| s.name == "skill echo") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no span once the collector is up"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    mcp.close();
+    assert!(
+        rx.spans().iter().all(|s| s.service == "late-collector"),
+        "{:#?}",
+        rx.spans()
+    );
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {

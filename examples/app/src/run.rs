@@ -368,10 +368,13 @@ pub fn build_runtime(
         1 => builder.sink(sinks.remove(0)),
         _ => builder.sink(Arc::new(FanOut(sinks))),
     };
-    builder.build().map_err(|e| {
+    let runtime = builder.build().map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::FAILURE
-    })
+    })?;
+    // When spans and metrics are exported: the records it loses too.
+    skill_runtime::otel::observe_runtime(&runtime);
+    Ok(runtime)
 }
 
 /// An argument that is JSON text itself, `@FILE`, or `-` for standard input.

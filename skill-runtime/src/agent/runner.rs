@@ -303,7 +303,10 @@ impl AgentRunner {
                 durable: resumable,
                 cancel: cancel.clone(),
             };
-            let body = (agent.entry.run)(&self.runtime, started);
+            // Its skill calls' jobs are the children of the run's span.
+            let span = crate::exec::trace::agent_span(c.id, &job_id, &trace_id);
+            let body =
+                tracing::Instrument::instrument((agent.entry.run)(&self.runtime, started), span);
             match &cancel {
                 None => body.await,
                 Some(stop) => tokio::select! {

@@ -123,16 +123,33 @@ impl Runtime {
         }
         crate::exec::trace::ended(
             &st.span,
-            skill.map(|s| s.label()),
-            error.as_ref().map(|e| e.code.as_str()),
-            duration,
+            &crate::exec::trace::Ending {
+                skill: skill.map(|s| &s.label),
+                error_code: error.as_ref().map(|e| e.code.as_str()),
+                started_at: st.started_at,
+                duration,
+                stages: &steps,
+                attempts: &attempts,
+                replayed: st.replayed,
+                params: &params,
+                output: output.as_deref(),
+            },
         );
-        st.span.in_scope(|| match &error {
-            None => tracing::info!(status = "succeeded", duration_us = micros(duration)),
-            Some(e) => {
-                tracing::info!(status = "failed", code = %e.code, duration_us = micros(duration))
-            }
-        });
+        // The job's span as the event's parent, without entering it.
+        let span = &st.span;
+        match &error {
+            None => tracing::info!(
+                parent: span,
+                status = "succeeded",
+                duration_us = micros(duration)
+            ),
+            Some(e) => tracing::info!(
+                parent: span,
+                status = "failed",
+                code = %e.code,
+                duration_us = micros(duration)
+            ),
+        }
         let notes = match &result {
             Ok(d) if !d.result.notes.is_empty() => d.result.notes.clone(),
             _ => Vec::new(),

@@ -8,6 +8,7 @@
 
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
+use crate::model::record::{Attempts, Stages};
 use crate::model::trace::TraceParent;
 
 /// The span of job `job_id` of skill `skill`; and the trace id the job takes
@@ -30,6 +31,10 @@ pub(crate) fn job_span(
         outcome = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
+        skill.version = tracing::field::Empty,
+        attempts = tracing::field::Empty,
+        skill.arguments = tracing::field::Empty,
+        skill.result = tracing::field::Empty,
     );
     #[cfg(feature = "otel")]
     {
@@ -43,25 +48,63 @@ pub(crate) fn job_span(
     }
 }
 
-/// Record how job `skill` (`name@version`, when it resolved) ended, on its
-/// span and, with feature `otel`, in the `skill.job.duration` metric.
-pub(crate) fn ended(
-    span: &tracing::Span,
-    skill: Option<&str>,
-    error_code: Option<&str>,
-    duration: std::time::Duration,
-) {
+/// The span of agent `id`'s run `job_id`: the parent of the jobs of its skill
+/// calls; placed in its trace as a job's is (under the span it runs in, else
+/// as the root of `trace_id`).
+pub(crate) fn agent_span(id: &str, job_id: &Id, trace_id: &Id) -> tracing::Span {
+    #[cfg(feature = "otel")]
+    let local = current();
+    let span = tracing::info_span!(
+        "agent",
+        otel.name = %format_args!("agent {id}"),
+        agent = %id,
+        job_id = %job_id,
+    );
+    #[cfg(feature = "otel")]
+    otel::join(&span, trace_id, None, local);
+    #[cfg(not(feature = "otel"))]
+    let _ = trace_id;
+    span
+}
+
+/// How a job ended, as its span and the metrics say it.
+#[cfg_attr(
+    not(feature = "otel"),
+    expect(dead_code, reason = "read by the OpenTelemetry export")
+)]
+pub(crate) struct Ending<'a> {
+    /// `name@version`, when it resolved.
+    pub(crate) skill: Option<&'a std::sync::Arc<str>>,
+    pub(crate) error_code: Option<&'a str>,
+    pub(crate) started_at: std::time::SystemTime,
+    pub(crate) duration: std::time::Duration,
+    /// Its stages and its handler's attempts, details redacted.
+    pub(crate) stages: &'a Stages,
+    pub(crate) attempts: &'a Attempts,
+    pub(crate) replayed: bool,
+    /// Its params and output as its record keeps them (redacted, or their
+    /// size past the record's budget).
+    pub(crate) params: &'a serde_json::Value,
+    pub(crate) output: Option<&'a serde_json::Value>,
+}
+
+/// Record how a job ended on its span and, with feature `otel`, in its
+/// metrics (`skill.job.duration`, retries, replays, rate limits) and as
+/// child spans of its stages that took time and of each attempt.
+pub(crate) fn ended(span: &tracing::Span, e: &Ending<'_>) {
     // A span's status says success already (unset); only a failure is
     // recorded, which saves every successful job an attribute.
-    if let Some(code) = error_code {
+    if let Some(code) = e.error_code {
         span.record("outcome", "failed");
         span.record("error.type", code);
         span.record("otel.status_code", "ERROR");
     }
     #[cfg(feature = "otel")]
-    otel::job_ended(skill, error_code, duration);
-    #[cfg(not(feature = "otel"))]
-    let _ = (skill, duration);
+    {
+        otel::job_ended(e);
+        otel::job_attributes(span, e);
+        otel::stage_spans(span, e);
+    }
 }
 
 /// The trace context of the span now entered, to hand to what runs next
@@ -161,46 +204,219 @@ pub(crate) mod otel {
         EXPORTING.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Whether the collector is known to be unreachable (`crate::otel`
+    /// probes it): then no span is made, since it could only be dropped
+    /// unsent; the layer's filter reads this, and counts what it refuses.
+    pub(crate) static COLLECTOR_DOWN: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// Whether `span` is one the layer made into an OpenTelemetry span:
+    /// export started, the collector not known to be down, `span` enabled.
+    fn traced(span: &tracing::Span) -> bool {
+        exporting()
+            && !COLLECTOR_DOWN.load(std::sync::atomic::Ordering::Relaxed)
+            && !span.is_disabled()
+    }
+
+    /// Spans not made because the collector was down.
+    pub(crate) static NOT_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+    /// Whether a span of the runtime's is made now: not while the collector
+    /// is down (counted in [`NOT_MADE`]).
+    pub(crate) fn spans_wanted() -> bool {
+        if COLLECTOR_DOWN.load(std::sync::atomic::Ordering::Relaxed) {
+            NOT_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
     thread_local! {
         /// The trace id the next root span started on this thread takes
         /// (the job's `traceId`), read by `crate::otel`'s id generator.
         static ROOT: Cell<Option<[u8; 16]>> = const { Cell::new(None) };
     }
 
-    /// Count job `skill`'s `duration` by skill and outcome.
-    pub(crate) fn job_ended(
-        skill: Option<&str>,
-        error_code: Option<&str>,
-        duration: std::time::Duration,
-    ) {
+    /// The tracer of export started (`crate::otel::Otel::start`), for the
+    /// spans made here rather than through the `tracing` layer.
+    static TRACER: std::sync::RwLock<Option<opentelemetry_sdk::trace::SdkTracer>> =
+        std::sync::RwLock::new(None);
+
+    /// The shortest stage that gets a span, in microseconds.
+    pub(crate) static STAGE_SPANS_FROM_US: std::sync::atomic::AtomicU64 =
+        std::sync::atomic::AtomicU64::new(1_000);
+
+    pub(crate) fn set_tracer(tracer: Option<opentelemetry_sdk::trace::SdkTracer>) {
+        *TRACER
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tracer;
+    }
+
+    /// Whether a job's span carries its params and output (redacted as in
+    /// its record): `OtelConfig::record_arguments`.
+    pub(crate) static RECORD_ARGUMENTS: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// What the job's span says once the job ended, when the span is
+    /// exported: the skill's version, the attempts when more than one, and,
+    /// when asked for, its params and output.
+    pub(crate) fn job_attributes(span: &tracing::Span, e: &super::Ending<'_>) {
+        if !traced(span) {
+            return;
+        }
+        if let Some((_, version)) = e.skill.and_then(|s| s.split_once('@')) {
+            span.record("skill.version", version);
+        }
+        if e.attempts.len() > 1 {
+            span.record("attempts", e.attempts.len());
+        }
+        if RECORD_ARGUMENTS.load(std::sync::atomic::Ordering::Relaxed) {
+            span.record("skill.arguments", e.params.to_string());
+            if let Some(output) = e.output {
+                span.record("skill.result", output.to_string());
+            }
+        }
+    }
+
+    /// The job's metrics: its duration by skill and outcome; its retries,
+    /// a replay and a refusal by the rate limit, counted by skill.
+    pub(crate) fn job_ended(e: &super::Ending<'_>) {
+        use opentelemetry::KeyValue;
+        use opentelemetry::metrics::{Counter, Histogram, Meter};
+        use std::sync::OnceLock;
         if !exporting() {
             return;
         }
-        use opentelemetry::KeyValue;
-        use opentelemetry::metrics::Histogram;
-        static DURATION: std::sync::OnceLock<Histogram<f64>> = std::sync::OnceLock::new();
-        let histogram = DURATION.get_or_init(|| {
+        fn meter() -> Meter {
             opentelemetry::global::meter("skill-runtime")
+        }
+        static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
+        static RETRIES: OnceLock<Counter<u64>> = OnceLock::new();
+        static REPLAYED: OnceLock<Counter<u64>> = OnceLock::new();
+        static RATE_LIMITED: OnceLock<Counter<u64>> = OnceLock::new();
+        let counter =
+            |cell: &'static OnceLock<Counter<u64>>, name: &'static str, what: &'static str| {
+                cell.get_or_init(|| meter().u64_counter(name).with_description(what).build())
+            };
+        // The skill's label is shared, not copied, into the attribute.
+        let skill = KeyValue::new(
+            "skill.name",
+            match e.skill {
+                Some(label) => opentelemetry::Value::String(label.clone().into()),
+                None => opentelemetry::Value::from("unresolved"),
+            },
+        );
+        let histogram = DURATION.get_or_init(|| {
+            meter()
                 .f64_histogram("skill.job.duration")
                 .with_unit("s")
                 .with_description("Duration of jobs, by skill and outcome")
                 .build()
         });
-        let mut attributes = vec![
-            KeyValue::new("skill.name", skill.unwrap_or("unresolved").to_owned()),
-            KeyValue::new(
-                "skill.outcome",
-                if error_code.is_some() {
-                    "failed"
-                } else {
-                    "succeeded"
-                },
+        let seconds = e.duration.as_secs_f64();
+        match e.error_code {
+            None => histogram.record(
+                seconds,
+                &[skill.clone(), KeyValue::new("skill.outcome", "succeeded")],
             ),
-        ];
-        if let Some(code) = error_code {
-            attributes.push(KeyValue::new("error.type", code.to_owned()));
+            Some(code) => histogram.record(
+                seconds,
+                &[
+                    skill.clone(),
+                    KeyValue::new("skill.outcome", "failed"),
+                    KeyValue::new("error.type", code.to_owned()),
+                ],
+            ),
         }
-        histogram.record(duration.as_secs_f64(), &attributes);
+        let retries = e.attempts.len().saturating_sub(1) as u64;
+        if retries > 0 {
+            let c = counter(
+                &RETRIES,
+                "skill.job.retries",
+                "Attempts after a job's first, by skill",
+            );
+            c.add(retries, std::slice::from_ref(&skill));
+        }
+        if e.replayed {
+            let c = counter(
+                &REPLAYED,
+                "skill.job.replayed",
+                "Jobs answered with an earlier job's result, by skill",
+            );
+            c.add(1, std::slice::from_ref(&skill));
+        }
+        if e.error_code == Some("rate_limited") {
+            let c = counter(
+                &RATE_LIMITED,
+                "skill.job.rate_limited",
+                "Jobs refused by their skill's rate limit, by skill",
+            );
+            c.add(1, std::slice::from_ref(&skill));
+        }
+    }
+
+    /// The job's stages that took time (validate, preconditions, idempotency,
+    /// the approval wait, execute, the output checks; at least
+    /// [`STAGE_SPANS_FROM_US`]), as children of its span, and each attempt
+    /// of its handler as a child of `execute`: made
+    /// once the job ended, placed in time by the record's durations, so a
+    /// job pays for them only when its spans are exported.
+    pub(crate) fn stage_spans(span: &tracing::Span, e: &super::Ending<'_>) {
+        use opentelemetry::trace::{Span as _, Status, Tracer as _};
+        use std::time::Duration;
+
+        use crate::model::record::{Stage, StageOutcome};
+
+        if !traced(span) {
+            return;
+        }
+        let from = STAGE_SPANS_FROM_US.load(std::sync::atomic::Ordering::Relaxed);
+        if !e.stages.iter().any(|s| s.duration_us >= from.max(1)) {
+            return;
+        }
+        let tracer = match TRACER.read() {
+            Ok(t) => t.clone(),
+            Err(_) => None,
+        };
+        let Some(tracer) = tracer else {
+            return;
+        };
+        let cx = span.context();
+        if !cx.span().span_context().is_valid() {
+            return;
+        }
+        let mut at = e.started_at;
+        for s in e.stages.iter() {
+            let end = at + Duration::from_micros(s.duration_us);
+            if s.duration_us >= from.max(1) && s.outcome != StageOutcome::Skipped {
+                let builder = tracer.span_builder(s.step.as_str()).with_start_time(at);
+                let mut child = tracer.build_with_context(builder, &cx);
+                if s.outcome == StageOutcome::Replayed {
+                    child.set_attribute(opentelemetry::KeyValue::new("skill.replayed", true));
+                }
+                if s.outcome == StageOutcome::Failed {
+                    child.set_status(Status::error(s.detail.unwrap_or_default().to_owned()));
+                }
+                if s.step == Stage::Execute {
+                    let parent = opentelemetry::Context::new()
+                        .with_remote_span_context(child.span_context().clone());
+                    let mut from = at;
+                    for a in e.attempts.iter() {
+                        let name = format!("attempt {}", a.attempt);
+                        let builder = tracer.span_builder(name).with_start_time(from);
+                        let mut attempt = tracer.build_with_context(builder, &parent);
+                        if let Some(error) = &a.error {
+                            attempt.set_status(Status::error(error.clone()));
+                        }
+                        from += Duration::from_micros(a.duration_us);
+                        attempt.end_with_timestamp(from.min(end));
+                        from += Duration::from_millis(a.backoff_ms.unwrap_or(0));
+                    }
+                }
+                child.end_with_timestamp(end);
+            }
+            at = end;
+        }
     }
 
     /// The trace id set for the root span being started on this thread.
@@ -210,7 +426,7 @@ pub(crate) mod otel {
 
     /// `span`'s context as a traceparent, when it is a traced span.
     pub(crate) fn traceparent_of(span: &tracing::Span) -> Option<TraceParent> {
-        if !exporting() || span.is_disabled() {
+        if !traced(span) {
             return None;
         }
         let cx = span.context();
@@ -243,7 +459,7 @@ pub(crate) mod otel {
         parent: Option<&TraceParent>,
         local: Option<TraceParent>,
     ) -> Option<Id> {
-        if !exporting() || span.is_disabled() {
+        if !traced(span) {
             return None;
         }
         if let Some(tp) = local {

@@ -225,6 +225,25 @@ pub enum StageOutcome {
 }
 
 impl Stage {
+    /// Its name, as a record writes it (`validate_input`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Resolve => "resolve",
+            Stage::Expiry => "expiry",
+            Stage::Authorize => "authorize",
+            Stage::RateLimit => "rate_limit",
+            Stage::ValidateInput => "validate_input",
+            Stage::Preconditions => "preconditions",
+            Stage::Idempotency => "idempotency",
+            Stage::Approval => "approval",
+            Stage::Execute => "execute",
+            Stage::Budget => "budget",
+            Stage::ValidateOutput => "validate_output",
+            Stage::Postconditions => "postconditions",
+            Stage::ValidationRules => "validation_rules",
+        }
+    }
+
     /// Every stage, in the order they run.
     pub const ALL: [Stage; 13] = [
         Stage::Resolve,
@@ -477,6 +496,8 @@ mod tests {
         // A step's slot is its position in the enum, which is the order they run in.
         for (i, step) in Stage::ALL.into_iter().enumerate() {
             assert_eq!(step as usize, i);
+            // The name spans and logs use is the record's.
+            assert_eq!(serde_json::to_value(step).unwrap(), step.as_str());
         }
         let mut steps = Stages::default();
         assert!(steps.is_empty());
