@@ -177,8 +177,9 @@ impl Otel {
         // Whether the collector is there at all, asked before the first job
         // (half a second at most: a refused connection answers at once):
         // while it is not, jobs make no spans, and it is asked again later.
-        if !probe.reachable_now(Duration::from_millis(500)) {
-            crate::exec::trace::otel::COLLECTOR_DOWN.store(true, Ordering::Relaxed);
+        let up = probe.reachable_now(Duration::from_millis(500));
+        crate::exec::trace::otel::COLLECTOR_DOWN.store(!up, Ordering::Relaxed);
+        if !up {
             probe.watch();
         }
         let traces = SdkTracerProvider::builder()
