@@ -391,11 +391,7 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         .envs(rx.env("enqueue-under-test"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let publish = rx.until("publish", |s| s.kind == SpanKind::Producer as i32);
     assert_eq!(publish.trace_id, fleet_trace);
     assert_eq!(publish.parent, "00f067aa0ba902b7");
@@ -478,11 +474,7 @@ fn a_collector_down_or_silent_loses_spans_not_jobs() {
             .env("OTEL_BSP_SCHEDULE_DELAY", "50")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out);
         assert!(String::from_utf8_lossy(&out.stdout).contains("still here"));
     }
 }
@@ -502,11 +494,7 @@ fn an_agent_run_is_the_parent_of_its_skill_calls() {
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let run = rx.until("agent agent.seo.vlevel", |s| {
         s.name == "agent agent.seo.vlevel"
     });
@@ -563,6 +551,15 @@ fn spans_resume_when_the_collector_comes_up() {
         rx.spans().iter().all(|s| s.service == "late-collector"),
         "{:#?}",
         rx.spans()
+    );
+}
+
+/// `out` is a command's that exited 0; its standard error otherwise.
+fn succeeded(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
