@@ -503,8 +503,14 @@ impl ServerHandler for McpServer {
             .await
     }
 
+    /// What rmcp asks of a tool on every 2026-07-28 HTTP request: its input
+    /// schema, to check the `Mcp-Param-*` headers against. Only the name and
+    /// that schema (shared, not copied): the whole definition, its `_meta`
+    /// and output schema cloned and dropped per call, cost more than the
+    /// rest of the header check.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.listed(name).map(|t| t.tool.clone())
+        self.listed(name)
+            .map(|t| Tool::new(t.tool.name.clone(), "", t.tool.input_schema.clone()))
     }
 
     async fn call_tool(
