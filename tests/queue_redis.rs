@@ -587,7 +587,13 @@ fn the_readmes_fleet_commands_work_as_written() {
             "{expected} is missing from:\n{stdout}\n{stderr}"
         );
     }
-    assert!(stdout.contains("workers            2"), "{stdout}");
+    // `queue status` is a snapshot: the second worker may still be starting
+    // (building its registry) when it is taken on a loaded machine; that
+    // both ran is what their graceful stops below say.
+    assert!(
+        stdout.contains("workers            2") || stdout.contains("workers            1"),
+        "{stdout}"
+    );
     assert_eq!(
         stderr.matches("stopped: ").count(),
         2,
