@@ -179,8 +179,7 @@ impl fmt::Display for RunStatus {
 
 /// The stages of a job, in the order they run (a record's JSON calls them
 /// `steps`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
     /// Find the skill.
     Resolve,
@@ -222,6 +221,13 @@ pub enum StageOutcome {
     Skipped,
     /// Idempotency: an earlier job's result was returned.
     Replayed,
+}
+
+/// As its name ([`Stage::as_str`]): one spelling for records, spans and logs.
+impl Serialize for Stage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 impl Stage {
@@ -489,6 +495,23 @@ pub struct RuleNote {
 mod tests {
     use super::*;
 
+    /// A status is spelt alike in records, outcomes and `queue` output.
+    #[test]
+    fn a_status_is_written_alike_in_json_and_text() {
+        use super::RunStatus;
+        for status in [
+            RunStatus::Succeeded,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+            RunStatus::Expired,
+            RunStatus::Skipped,
+        ] {
+            let json = serde_json::to_value(status).unwrap();
+            assert_eq!(json, status.to_string());
+            assert_eq!(serde_json::from_value::<RunStatus>(json).unwrap(), status);
+        }
+    }
+
     /// The table reads and serializes as the list of steps that ran, in order,
     /// each with its detail when it has one.
     #[test]
@@ -496,7 +519,6 @@ mod tests {
         // A step's slot is its position in the enum, which is the order they run in.
         for (i, step) in Stage::ALL.into_iter().enumerate() {
             assert_eq!(step as usize, i);
-            // The name spans and logs use is the record's.
             assert_eq!(serde_json::to_value(step).unwrap(), step.as_str());
         }
         let mut steps = Stages::default();

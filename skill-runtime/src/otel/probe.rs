@@ -14,21 +14,17 @@ pub(super) fn collector_address(base: Option<&str>) -> String {
         .or_else(|| var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
         .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT"))
         .unwrap_or_else(|| "http://localhost:4318".to_owned());
-    let (port, rest) = match url.split_once("://") {
-        Some(("https", rest)) => (443, rest),
-        Some((_, rest)) => (80, rest),
-        None => (80, url.as_str()),
+    // Read as the exporter's HTTP client reads it; a URL it cannot read
+    // is refused when export starts, so any answer does here.
+    let Ok(uri) = url.parse::<hyper::Uri>() else {
+        return url;
     };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    // A port given, after the host (an IPv6 host is in brackets).
-    let has_port = host
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    if has_port {
-        host.to_owned()
-    } else {
-        format!("{host}:{port}")
-    }
+    let host = uri.host().unwrap_or("localhost");
+    let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    });
+    format!("{host}:{port}")
 }
 
 /// Whether the collector's address takes connections: asked at start, and

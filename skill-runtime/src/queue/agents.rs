@@ -43,11 +43,13 @@ pub(super) fn agent_job(runner: &AgentRunner, job: &JobEnvelope) -> Option<Optio
     )
 }
 
-/// An agent run's outcome, as a job's.
+/// An agent run's outcome, as a job's; `cancelled` when the job was
+/// cancelled while it ran (a failed run is then `cancelled`).
 pub(super) fn outcome(
     skill: &str,
     run: Result<AgentResult, AgentError>,
     started_at: SystemTime,
+    cancelled: bool,
 ) -> Result<SkillResult, InvokeError> {
     let r = match run {
         Ok(r) => r,
@@ -66,7 +68,8 @@ pub(super) fn outcome(
         }
     };
     if let Some(f) = r.error {
-        if f.code == "cancelled" {
+        // The job's own cancellation, not a code an agent might also use.
+        if cancelled {
             return Err(InvokeError::Cancelled { skill: r.agent });
         }
         return Err(InvokeError::Failed {

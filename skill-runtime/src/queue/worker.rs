@@ -467,7 +467,11 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
                 Some((runner, _)) => {
                     let started_at = std::time::SystemTime::now();
                     let run = runner.run_job(job.clone(), watch);
-                    Box::pin(async move { agents::outcome(&job.skill, run.await, started_at) })
+                    let stopped = cancel.clone();
+                    Box::pin(async move {
+                        let run = run.await;
+                        agents::outcome(&job.skill, run, started_at, stopped.is_cancelled())
+                    })
                 }
                 None => {
                     Box::pin(process.in_scope(|| shared.runtime.invoke_watched(job.clone(), watch)))
