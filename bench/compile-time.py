@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Compile-time cost of #[skill]: build a crate of N skills and the same crate of N
 plain async fns (same types, same derives), each from clean, and print the ratio.
+Two more crates give the scale: the same N functions as minimal skills (a bare
+`#[skill]`), and as rmcp `#[tool]`s (each a method of one `#[tool_router]` impl
+calling the plain function, its input `Parameters<In>`, its output `Json<Out>`).
 
 Dependencies are built once beforehand and shared, so the numbers compare the
 crates' own compilation, which is what the macro adds to. Each crate is built
@@ -12,7 +15,10 @@ With --instructions, each crate is also built once under cachegrind (valgrind
 must be installed) and the instructions of its rustc printed: a figure that, unlike
 the times, does not move between runs.
 
-usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions]
+With --default-profile, the crates build with cargo's default dev profile
+(full debug info), as a user's crate does; otherwise with line tables only.
+
+usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile]
        (defaults: 200 skills, 3 rounds)
 """
 import os
@@ -82,43 +88,89 @@ def skill_fn(i):
 pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i)}'''
 
 
+def minimal_fn(i):
+    return f'''
+/// Search item set {i} by query and tags.
+#[skill]
+pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i)}'''
+
+
+def rmcp_tool(i):
+    return f'''
+    /// Search item set {i} by query and tags.
+    #[tool(name = "bench_search_{i}")]
+    pub async fn search_{i}(&self, Parameters(input): Parameters<In{i}>) -> Result<Json<Out{i}>, String> {{
+        search_{i}(input).await.map(Json).map_err(|e| e.to_string())
+    }}
+'''
+
+
 def plain_fn(i):
     return f'''
 /// Search item set {i} by query and tags.
 pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i)}'''
 
 
-def crate_source(n, skills):
+# The crates, each built the same way; "plain" is the baseline of every ratio.
+KINDS = ("plain", "rmcp", "minimal", "skills")
+
+
+def crate_source(n, kind):
+    skills = kind in ("skills", "minimal")
     head = "#![allow(dead_code)]\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n"
     if skills:
         head += "use skill_runtime::prelude::*;\n\n/// Read bench data.\n#[capability(id = \"bench.read\", effect = \"none\", operation = \"read\")]\npub struct BenchRead;\n"
+    if kind == "rmcp":
+        head += (
+            "use rmcp::handler::server::{router::tool::ToolRouter, wrapper::{Json, Parameters}};\n"
+            "use rmcp::{tool, tool_router};\n\n"
+            "/// The server whose tools are the functions.\n#[derive(Clone)]\n"
+            "pub struct Bench {\n    tool_router: ToolRouter<Self>,\n}\n"
+        )
     parts = [head]
+    tools = []
     for i in range(n):
         parts.append(TYPES.format(
             i=i,
             derive_failure="FailureModes" if skills else "Clone",
-            retryable="#[failure(retryable)]\n    " if skills else "",
+            retryable="#[failure(retryable)]\n    " if kind == "skills" else "",
         ))
-        parts.append(skill_fn(i) if skills else plain_fn(i))
+        if kind == "skills":
+            parts.append(skill_fn(i))
+        elif kind == "minimal":
+            parts.append(minimal_fn(i))
+        else:
+            parts.append(plain_fn(i))
+            if kind == "rmcp":
+                tools.append(rmcp_tool(i))
+    if tools:
+        parts.append("#[tool_router]\nimpl Bench {" + "".join(tools) + "}\n")
     return "\n".join(parts)
 
 
-def write_workspace(n):
+def write_workspace(n, default_profile=False):
     WORK.mkdir(parents=True, exist_ok=True)
     runtime = ROOT / "skill-runtime"
+    profile = "" if default_profile else '\n[profile.dev]\ndebug = "line-tables-only"\n'
     (WORK / "Cargo.toml").write_text(
-        '[workspace]\nresolver = "3"\nmembers = ["skills", "plain"]\n\n'
-        '[profile.dev]\ndebug = "line-tables-only"\n'
+        '[workspace]\nresolver = "3"\nmembers = [' + ", ".join(f'"{k}"' for k in KINDS) + ']\n' + profile
     )
-    for name, skills in (("skills", True), ("plain", False)):
-        d = WORK / name
+    for kind in KINDS:
+        d = WORK / kind
         (d / "src").mkdir(parents=True, exist_ok=True)
+        deps = (
+            # The plain crate keeps the runtime as a dependency it does not use,
+            # as it always had: its figures stay comparable from run to run.
+            f'skill-runtime = {{ path = "{runtime}" }}\n' if kind != "rmcp"
+            else 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }\n' if kind == "rmcp"
+            else ""
+        )
         (d / "Cargo.toml").write_text(
-            f'[package]\nname = "bench-{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
-            f'[dependencies]\nskill-runtime = {{ path = "{runtime}" }}\n'
+            f'[package]\nname = "bench-{kind}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+            f'[dependencies]\n{deps}'
             'serde = { version = "1", features = ["derive"] }\nschemars = "1.2"\nthiserror = "2"\n'
         )
-        (d / "src" / "lib.rs").write_text(crate_source(n, skills))
+        (d / "src" / "lib.rs").write_text(crate_source(n, kind))
     lock = ROOT / "Cargo.lock"
     if lock.exists():
         (WORK / "Cargo.lock").write_bytes(lock.read_bytes())
@@ -168,34 +220,44 @@ def timed_clean_build(pkg):
 def main():
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - {"--instructions"}
+    unknown = set(flags) - {"--instructions", "--default-profile"}
     if unknown:
-        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions]")
+        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile]")
     n = int(args[0]) if len(args) > 0 else 200
     rounds = int(args[1]) if len(args) > 1 else 3
-    write_workspace(n)
-    print(f"building dependencies once (shared by both crates) in {WORK} ...", flush=True)
-    cargo("build", "-q", "--workspace")
-    times = {"bench-skills": [], "bench-plain": []}
+    default_profile = "--default-profile" in flags
+    write_workspace(n, default_profile)
+    profile = "cargo's default dev profile" if default_profile else "dev profile, line tables only"
+    print(f"building dependencies once (shared by every crate) in {WORK}, {profile} ...", flush=True)
+    pkgs = [f"bench-{k}" for k in KINDS]
+    # One package at a time, as each is measured: a build of the whole
+    # workspace unifies the dependencies' features across the four crates,
+    # and the dependencies of one built alone would be built again.
+    for pkg in pkgs:
+        cargo("build", "-q", "-p", pkg)
+    times = {pkg: [] for pkg in pkgs}
     for r in range(rounds):
-        for pkg in times:
+        for pkg in pkgs:
             wall, cpu = timed_clean_build(pkg)
             times[pkg].append((wall, cpu))
-            print(f"round {r + 1}: {pkg:<13} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
+            print(f"round {r + 1}: {pkg:<14} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
     print()
+    labels = {"bench-plain": "plain async fns", "bench-rmcp": "rmcp #[tool]s",
+              "bench-minimal": "minimal #[skill]s", "bench-skills": "full #[skill]s"}
     for label, i in (("wall", 0), ("cpu", 1)):
-        skills = [t[i] for t in times["bench-skills"]]
         plain = [t[i] for t in times["bench-plain"]]
-        med = statistics.median(skills) / statistics.median(plain)
-        best = min(skills) / min(plain)
-        print(f"{label:>4}: {n} skills {statistics.median(skills):6.2f} s, {n} plain async fns "
-              f"{statistics.median(plain):6.2f} s (median of {rounds});  "
-              f"ratio {med:.2f}x median, {best:.2f}x best-of-{rounds}")
+        print(f"{label}, median of {rounds} (best-of-{rounds} ratio in brackets):")
+        for pkg in pkgs:
+            mine = [t[i] for t in times[pkg]]
+            med = statistics.median(mine) / statistics.median(plain)
+            best = min(mine) / min(plain)
+            print(f"  {n} {labels[pkg]:<18} {statistics.median(mine):6.2f} s   {med:.2f}x  ({best:.2f}x)")
     if "--instructions" in flags:
-        skills, plain = instructions("bench-skills"), instructions("bench-plain")
-        print(f"instr: {n} skills {skills / 1e9:.3f} G, {n} plain async fns {plain / 1e9:.3f} G;  "
-              f"ratio {skills / plain:.3f}x")
-    print("target: at most 1.50x")
+        counts = {pkg: instructions(pkg) for pkg in pkgs}
+        print("instructions of each crate's rustc (cachegrind):")
+        for pkg in pkgs:
+            print(f"  {n} {labels[pkg]:<18} {counts[pkg] / 1e9:7.3f} G   {counts[pkg] / counts['bench-plain']:.3f}x")
+    print("target: full #[skill]s at most 1.25x plain async fns")
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,5 @@
-//! The queue on Redis against Celery, side by side on one local `redis-server`:
+//! The queue on Redis against Celery and BullMQ, side by side on one local
+//! `redis-server`:
 //! jobs per second from enqueue to result with 1 and 2 worker processes, Redis
 //! round trips and commands per job, and enqueue-to-result latency.
 //!
@@ -6,7 +7,9 @@
 //! `echo` skill, and this process as the caller: `QUEUE_BENCH_CLIENTS` tasks,
 //! each calling `RedisBackend::enqueue_and_wait` in a loop. Celery: `celery
 //! worker` processes running an equivalent task (`bench/celery_echo.py`), and
-//! its natural caller: every `delay()` first, then every `get()`. Each side
+//! its natural caller: every `delay()` first, then every `get()`. BullMQ:
+//! Node worker processes (`bench/bullmq_echo.mjs`), and its request-and-wait:
+//! every `Queue.add` with `Job.waitUntilFinished` at once. Each side
 //! runs its trivial job `QUEUE_BENCH_JOBS` times per round; rounds alternate
 //! between the two so the machine's noise falls on both; the medians are
 //! reported. Latency: one caller, one job at a time, `QUEUE_BENCH_LATENCY`
@@ -17,7 +20,8 @@
 //! `INFO commandstats` before and after, for both; a Lua script's own
 //! commands count there too, so this is the server's work, not the network's.
 //!
-//! Run it with `bench/queue.sh`, which builds the worker and installs Celery.
+//! Run it with `bench/queue.sh`, which builds the worker and installs Celery
+//! and BullMQ.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -133,44 +137,108 @@ fn worker_requests(w: &WorkerProcess) -> u64 {
         .unwrap_or_else(|| panic!("worker {} did not say its requests: {:?}", w.name, w.said()))
 }
 
-struct Celery {
-    python: String,
+/// A peer queue measured the same way: worker processes, and a driver that
+/// enqueues and awaits the jobs and prints JSON (`bench/celery_echo.py`,
+/// `bench/bullmq_echo.mjs`).
+struct Peer {
+    name: &'static str,
+    /// The interpreter (`python`, `node`).
+    program: String,
+    /// The worker's arguments, and the driver's before its mode and count.
+    worker: Vec<String>,
+    driver: Vec<String>,
+    /// Where the scripts run (and where their modules are found).
+    dir: std::path::PathBuf,
+    /// The variable that gives the scripts Redis's URL.
+    url_var: &'static str,
     url: String,
+    /// How the workers were configured, for the report.
+    config: String,
 }
 
-impl Celery {
+impl Peer {
     fn worker(&self) -> Child {
-        Command::new(&self.python)
-            .args(["-m", "celery", "-A", "celery_echo", "worker"])
-            .args(env("QUEUE_BENCH_CELERY_ARGS", "").split_whitespace())
-            .args([
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "--loglevel=warning",
-            ])
-            .current_dir(root().join("bench"))
-            .env("CELERY_BROKER", &self.url)
+        Command::new(&self.program)
+            .args(&self.worker)
+            .current_dir(&self.dir)
+            .env(self.url_var, &self.url)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start a Celery worker")
+            .unwrap_or_else(|e| panic!("start a {} worker: {e}", self.name))
     }
 
     fn drive(&self, mode: &str, jobs: usize) -> Value {
-        let out = Command::new(&self.python)
-            .args(["celery_echo.py", mode, &jobs.to_string()])
-            .current_dir(root().join("bench"))
-            .env("CELERY_BROKER", &self.url)
+        let out = Command::new(&self.program)
+            .args(&self.driver)
+            .args([mode, &jobs.to_string()])
+            .current_dir(&self.dir)
+            .env(self.url_var, &self.url)
             .output()
-            .expect("run the Celery driver");
+            .unwrap_or_else(|e| panic!("run the {} driver: {e}", self.name));
         assert!(
             out.status.success(),
-            "Celery driver failed: {}",
+            "{} driver failed: {}",
+            self.name,
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).expect("the driver prints JSON")
     }
+}
+
+/// The peers whose interpreters `bench/queue.sh` installed: Celery with
+/// `QUEUE_BENCH_PYTHON`, BullMQ with `QUEUE_BENCH_NODE_DIR` (its modules and
+/// script there).
+fn peers(url: &str, concurrency: &str) -> Vec<Peer> {
+    let mut peers = Vec::new();
+    if let Ok(python) = std::env::var("QUEUE_BENCH_PYTHON") {
+        let args = env("QUEUE_BENCH_CELERY_ARGS", "");
+        let mut worker: Vec<String> = ["-m", "celery", "-A", "celery_echo", "worker"]
+            .map(String::from)
+            .into();
+        worker.extend(args.split_whitespace().map(String::from));
+        worker.extend(
+            [
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel=warning",
+            ]
+            .map(String::from),
+        );
+        peers.push(Peer {
+            name: "Celery",
+            // Run from bench/: a relative path is the workspace's.
+            program: root().join(python).display().to_string(),
+            worker,
+            driver: vec!["celery_echo.py".to_owned()],
+            dir: root().join("bench"),
+            url_var: "CELERY_BROKER",
+            url: url.to_owned(),
+            config: match args.as_str() {
+                "" => "its defaults, a prefork pool of one process per core".to_owned(),
+                a => a.to_owned(),
+            },
+        });
+    }
+    if let Ok(dir) = std::env::var("QUEUE_BENCH_NODE_DIR") {
+        let concurrency = env("QUEUE_BENCH_BULLMQ_CONCURRENCY", concurrency);
+        peers.push(Peer {
+            name: "BullMQ",
+            program: "node".to_owned(),
+            worker: vec![
+                "bullmq_echo.mjs".to_owned(),
+                "worker".to_owned(),
+                concurrency.clone(),
+            ],
+            driver: vec!["bullmq_echo.mjs".to_owned()],
+            dir: root().join(dir),
+            url_var: "BULLMQ_REDIS",
+            url: url.to_owned(),
+            config: format!("one Node process per worker, concurrency {concurrency}"),
+        });
+    }
+    peers
 }
 
 fn stop(children: Vec<Child>) {
@@ -192,7 +260,6 @@ fn main() {
     let app = root()
         .join(env("QUEUE_BENCH_TARGET", "target/release"))
         .join("skill-examples");
-    let celery = std::env::var("QUEUE_BENCH_PYTHON").ok();
     let redis = RedisServer::start("queue-bench");
     let url = redis.url();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -203,17 +270,16 @@ fn main() {
     let backend = rt
         .block_on(RedisBackend::connect(RedisConfig::new(url.clone())))
         .expect("redis is up");
-    let celery = celery.map(|python| Celery {
-        // Run from bench/: a relative path is the workspace's.
-        python: root().join(python).display().to_string(),
-        url: url.clone(),
-    });
+    let peers = peers(&url, &concurrency);
 
     let worker_args = ["--concurrency", concurrency.as_str()];
     let mut table = Vec::new();
     for workers in [1usize, 2] {
-        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        let (mut trips, mut ours_cmds, mut theirs_cmds) = (Vec::new(), Vec::new(), Vec::new());
+        let mut ours = Vec::new();
+        let (mut trips, mut ours_cmds) = (Vec::new(), Vec::new());
+        // Per peer: jobs/s and commands/job of each round.
+        let mut theirs: Vec<(Vec<f64>, Vec<f64>)> =
+            peers.iter().map(|_| Default::default()).collect();
         for r in 0..rounds {
             redis.cli(&["flushall"]);
             let mut fleet: Vec<WorkerProcess> = (0..workers)
@@ -241,27 +307,34 @@ fn main() {
                 jobs as f64 / secs
             );
 
-            if let Some(celery) = &celery {
+            for (peer, (rates, cmds)) in peers.iter().zip(&mut theirs) {
                 redis.cli(&["flushall"]);
-                let fleet: Vec<Child> = (0..workers).map(|_| celery.worker()).collect();
+                let fleet: Vec<Child> = (0..workers).map(|_| peer.worker()).collect();
                 // The driver's own warm-up waits for the workers.
-                celery.drive("throughput", 200);
+                peer.drive("throughput", 200);
                 let c0 = commands(&redis);
-                let v = celery.drive("throughput", jobs);
+                let v = peer.drive("throughput", jobs);
                 let c1 = commands(&redis);
                 stop(fleet);
                 let rate = jobs as f64 / v["seconds"].as_f64().expect("seconds");
-                theirs.push(rate);
-                theirs_cmds.push((c1 - c0) as f64 / jobs as f64);
-                eprintln!("round {r}, {workers} worker(s): Celery        {rate:>8.0} jobs/s");
+                rates.push(rate);
+                cmds.push((c1 - c0) as f64 / jobs as f64);
+                eprintln!(
+                    "round {r}, {workers} worker(s): {:<13} {rate:>8.0} jobs/s",
+                    peer.name
+                );
             }
         }
+        let theirs: Vec<(f64, f64)> = theirs
+            .iter_mut()
+            .map(|(rates, cmds)| (median(rates), median(cmds)))
+            .collect();
         table.push((
             workers,
             median(&mut ours),
             median(&mut trips),
             median(&mut ours_cmds),
-            (!theirs.is_empty()).then(|| (median(&mut theirs), median(&mut theirs_cmds))),
+            theirs,
         ));
     }
 
@@ -271,33 +344,37 @@ fn main() {
     rt.block_on(ours_latency(&backend, 200));
     let ms = rt.block_on(ours_latency(&backend, latency_jobs));
     one.stop();
-    let celery_latency = celery.as_ref().map(|celery| {
-        redis.cli(&["flushall"]);
-        let fleet = vec![celery.worker()];
-        celery.drive("latency", 100);
-        let v = celery.drive("latency", latency_jobs);
-        stop(fleet);
-        v
-    });
+    let latencies: Vec<Value> = peers
+        .iter()
+        .map(|peer| {
+            redis.cli(&["flushall"]);
+            let fleet = vec![peer.worker()];
+            peer.drive("latency", 100);
+            let v = peer.drive("latency", latency_jobs);
+            stop(fleet);
+            v
+        })
+        .collect();
 
-    let celery_args = match env("QUEUE_BENCH_CELERY_ARGS", "") {
-        a if a.is_empty() => "its defaults, a prefork pool of one process per core".to_owned(),
-        a => a,
-    };
+    let configs: Vec<String> = peers
+        .iter()
+        .map(|p| format!("; {}: {}", p.name, p.config))
+        .collect();
     println!(
         "queue on one local redis-server, the `echo` job, {jobs} jobs per round, median of {rounds} rounds \
-         (skill-runtime: {clients} callers, workers --concurrency {concurrency}; Celery: {celery_args}):"
+         (skill-runtime: {clients} callers, workers --concurrency {concurrency}{}):",
+        configs.concat()
     );
     for (workers, ours, trips, cmds, theirs) in &table {
-        print!(
+        println!(
             "  {workers} worker(s): skill-runtime {ours:>8.0} jobs/s, {trips:.2} round trips/job, {cmds:.1} commands/job"
         );
-        match theirs {
-            Some((t, tc)) => println!(
-                " | Celery {t:>6.0} jobs/s, {tc:.1} commands/job | ratio {:.1}x (goal: at least 10x)",
+        for (peer, (t, tc)) in peers.iter().zip(theirs) {
+            println!(
+                "               {:<13} {t:>8.0} jobs/s, {tc:.1} commands/job; ours / theirs {:.1}x",
+                peer.name,
                 ours / t
-            ),
-            None => println!(),
+            );
         }
     }
     println!(
@@ -305,9 +382,10 @@ fn main() {
         percentile(&ms, 50.0),
         percentile(&ms, 99.0)
     );
-    if let Some(v) = celery_latency {
+    for (peer, v) in peers.iter().zip(&latencies) {
         println!(
-            "                                                      Celery        p50 {:.3} ms, p99 {:.3} ms",
+            "                                                      {:<13} p50 {:.3} ms, p99 {:.3} ms",
+            peer.name,
             v["p50_ms"].as_f64().unwrap_or(f64::NAN),
             v["p99_ms"].as_f64().unwrap_or(f64::NAN)
         );
