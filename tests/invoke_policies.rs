@@ -674,7 +674,11 @@ async fn bad_input_is_an_answer_with_a_record() {
 
     let e = rt.invoke_text(job(), "{\"n\": ").await.unwrap_err();
     assert_eq!(e.code(), "malformed_json");
-    assert_eq!(last_record(&rt).params, Value::Null);
+    let record = last_record(&rt);
+    assert_eq!(record.params, Value::Null);
+    // Refused by the input stage, after the cheaper ones, like any bad input.
+    assert_eq!(step(&record, Stage::Authorize), StageOutcome::Passed);
+    assert_eq!(step(&record, Stage::ValidateInput), StageOutcome::Failed);
 
     let big = format!("{{\"n\": 1, \"pad\": \"{}\"}}", "x".repeat(100));
     let e = rt.invoke_text(job(), &big).await.unwrap_err();

@@ -29,7 +29,7 @@ use crate::exec::stages::output::After;
 use crate::exec::stages::{
     approval, authorize, execute, expiry, idempotency, input, output, rate_limit, resolve,
 };
-use crate::exec::state::{Done, State};
+use crate::exec::state::{Done, Refused, State};
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
@@ -86,47 +86,33 @@ impl Runtime {
     }
 
     /// Run `job` with params given as JSON text: the size limit applies to the
-    /// text before it is parsed, and text that is not JSON is an answer (with a
-    /// record), like any other bad input.
-    pub async fn invoke_text(
+    /// text before it is parsed, and text over it, or not JSON, is refused by
+    /// the job's input stage like any other bad input (after the cheaper
+    /// stages: an unknown skill or a caller who may not run it is told so
+    /// first).
+    pub fn invoke_text(
         &self,
         mut job: JobEnvelope,
         text: &str,
-    ) -> Result<SkillResult, InvokeError> {
-        let limit = self.inner.limits.max_input_bytes;
-        let parsed = if text.len() > limit {
-            Err(InvokeError::TooLarge {
-                skill: job.reference(),
-                size: text.len(),
-                limit,
-            })
+    ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
+        let refused = if text.len() > self.inner.limits.max_input_bytes {
+            job.params = Value::Null;
+            Some(Refused::TooLarge)
         } else {
-            serde_json::from_str::<Value>(text).map_err(|e| InvokeError::MalformedJson {
-                skill: job.reference(),
-                message: e.to_string(),
-            })
+            match serde_json::from_str::<Value>(text) {
+                Ok(params) => {
+                    job.params = params;
+                    None
+                }
+                Err(e) => {
+                    job.params = Value::Null;
+                    Some(Refused::NotJson(e.to_string()))
+                }
+            }
         };
-        match parsed {
-            Ok(params) => {
-                job.params = params;
-                self.run(self.state(job, None, Some(text.len())), |d| Ok(d.result))
-                    .await
-            }
-            Err(e) => {
-                job.params = Value::Null;
-                let mut st = self.state(job, None, Some(text.len()));
-                // Attribute the bad input to its skill when there is one; an
-                // unknown skill is the more basic error.
-                let e = match resolve::resolve(&self.inner.registry, &mut st) {
-                    Ok(_) => {
-                        st.step(Stage::ValidateInput, StageOutcome::Failed, None);
-                        e
-                    }
-                    Err(unknown) => unknown,
-                };
-                self.finish(st, Err(e)).map(|d| d.result)
-            }
-        }
+        let mut st = self.state(job, None, Some(text.len()));
+        st.refused = refused;
+        self.run(st, |d| Ok(d.result))
     }
 
     /// Run skill `S` on a typed input, in-process. Every policy applies; what
@@ -161,11 +147,13 @@ impl Runtime {
         let m = S::MANIFEST;
         // An input that does not serialize fails its validation step, with a
         // record like any other bad input.
-        let (params, unserializable) = match serde_json::to_value(&input) {
+        let (params, refused) = match serde_json::to_value(&input) {
             Ok(params) => (params, None),
             Err(e) => (
                 Value::Null,
-                Some(format!("the input does not serialize: {e}")),
+                Some(Refused::Unserializable(format!(
+                    "the input does not serialize: {e}"
+                ))),
             ),
         };
         let job = JobEnvelope::of(
@@ -175,7 +163,7 @@ impl Runtime {
             caller,
         );
         let mut st = self.state(job, Some(Boxed::new(input)), None);
-        st.unserializable = unserializable;
+        st.refused = refused;
         self.run(st, typed_output::<S>)
     }
 

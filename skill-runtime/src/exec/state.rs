@@ -47,8 +47,9 @@ pub(crate) struct State {
     pub(crate) last: Instant,
     pub(crate) skill: Option<usize>,
     pub(crate) typed_input: Option<Boxed>,
-    /// Why a typed input could not be serialized (its validation step fails).
-    pub(crate) unserializable: Option<String>,
+    /// Why the input was refused before the job started (its validation
+    /// stage fails with it, after the cheaper stages).
+    pub(crate) refused: Option<Refused>,
     /// The size of the params' text, when it came as text.
     pub(crate) text_len: Option<usize>,
     pub(crate) steps: Stages,
@@ -59,6 +60,18 @@ pub(crate) struct State {
     pub(crate) executed: Option<Instant>,
     /// A pipeline's steps as they ran.
     pub(crate) pipeline_steps: Vec<StepRun>,
+}
+
+/// An input refused before the job started, at its entry point: reported by
+/// the validation stage, so that the job's record, stages and error are those
+/// of any other bad input.
+pub(crate) enum Refused {
+    /// A typed input that does not serialize: the serializer's message.
+    Unserializable(String),
+    /// Params text over the size limit, not parsed.
+    TooLarge,
+    /// Params text that is not JSON: the parser's message.
+    NotJson(String),
 }
 
 /// The envelope's fields that stay with the job's state; the rest (ids, caller,
@@ -173,7 +186,7 @@ impl State {
             t0: now,
             last: now,
             skill: None,
-            unserializable: None,
+            refused: None,
             typed_input: typed,
             text_len,
             steps: Stages::default(),

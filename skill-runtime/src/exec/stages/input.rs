@@ -4,7 +4,7 @@
 use crate::contract::boxed::Boxed;
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
-use crate::exec::state::State;
+use crate::exec::state::{Refused, State};
 use crate::model::error::InvokeError;
 use crate::model::record::Stage;
 use crate::registry::skill::RegisteredSkill;
@@ -38,10 +38,21 @@ pub(crate) fn preconditions(
 
 fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Boxed, InvokeError> {
     let name = skill.name();
-    if let Some(message) = st.unserializable.take() {
-        return Err(InvokeError::MalformedInput {
-            skill: name.to_owned(),
-            message,
+    if let Some(refused) = st.refused.take() {
+        return Err(match refused {
+            Refused::Unserializable(message) => InvokeError::MalformedInput {
+                skill: name.to_owned(),
+                message,
+            },
+            Refused::TooLarge => InvokeError::TooLarge {
+                skill: name.to_owned(),
+                size: st.text_len.unwrap_or_default(),
+                limit: limits.max_input_bytes,
+            },
+            Refused::NotJson(message) => InvokeError::MalformedJson {
+                skill: name.to_owned(),
+                message,
+            },
         });
     }
     let params = &st.target.params;
@@ -54,15 +65,17 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
                 limit: limits.max_depth,
             });
         };
-        let size = st.text_len.unwrap_or(estimate);
-        // Known from here on: the record keeps params up to a budget.
-        st.text_len = Some(size);
-        if size > limits.max_input_bytes {
-            return Err(InvokeError::TooLarge {
-                skill: name.to_owned(),
-                size,
-                limit: limits.max_input_bytes,
-            });
+        // Text was held to the limit before it was parsed.
+        if st.text_len.is_none() {
+            // Known from here on: the record keeps params up to a budget.
+            st.text_len = Some(estimate);
+            if estimate > limits.max_input_bytes {
+                return Err(InvokeError::TooLarge {
+                    skill: name.to_owned(),
+                    size: estimate,
+                    limit: limits.max_input_bytes,
+                });
+            }
         }
     }
     let schema = &skill.input_validator;
