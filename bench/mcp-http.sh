@@ -2,9 +2,11 @@
 # Streamable HTTP `tools/call` of `echo` (stateless 2026-07-28, kept-alive
 # connections, `wrk`): this server without authentication, with JWT
 # authentication, and a plain rmcp server with the same tool on the same
-# hyper; at 1 and 16 connections, ROUNDS interleaved rounds of SECONDS each.
+# hyper, twice: with rmcp's defaults (`plain`, answers as event streams) and
+# with `json_response` set as ours sets it (`plain-json`, answers as JSON
+# bodies); at 1 and 16 connections, ROUNDS interleaved rounds of SECONDS each.
 # Prints per round and the medians of calls/s and p50/p99 latency, and the
-# ratios to the plain server.
+# ratios to each plain server.
 #   bench/mcp-http.sh [ROUNDS] [SECONDS]        (default 3 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,7 @@ start() {
   echo "server $name did not start: $(cat "$log")" >&2; exit 1
 }
 start plain target/release/plain-rmcp --http 127.0.0.1:0
+start plainjson target/release/plain-rmcp --http 127.0.0.1:0 --json
 start ours target/release/skill-examples mcp --http 127.0.0.1:0
 start jwt target/release/skill-examples mcp --http 127.0.0.1:0 --auth jwt \
   --jwks "$work/jwks.json" --issuer https://issuer.bench --audience http://mcp.bench/mcp
@@ -48,10 +51,10 @@ ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 for conns in 1 16; do
-  : > "$work/plain.$conns"; : > "$work/ours.$conns"; : > "$work/jwt.$conns"
+  : > "$work/plain.$conns"; : > "$work/plainjson.$conns"; : > "$work/ours.$conns"; : > "$work/jwt.$conns"
   for r in $(seq "$rounds"); do
-    for who in plain ours jwt; do
-      case $who in plain) a=$plain; t="";; ours) a=$ours; t="";; jwt) a=$jwt; t=$token;; esac
+    for who in plain plainjson ours jwt; do
+      case $who in plain) a=$plain; t="";; plainjson) a=$plainjson; t="";; ours) a=$ours; t="";; jwt) a=$jwt; t=$token;; esac
       line=$(run "$a" "$conns" "$t")
       echo "$line" >> "$work/$who.$conns"
       echo "connections $conns round $r $who: $line (calls/s p50 ms p99 ms)"
@@ -60,13 +63,16 @@ for conns in 1 16; do
 done
 
 echo
-printf '%-12s %-6s %12s %10s %10s %10s\n' server conns "calls/s" "p50 ms" "p99 ms" "vs plain"
+printf '%-12s %-6s %12s %10s %10s %10s %12s\n' server conns "calls/s" "p50 ms" "p99 ms" "vs plain" "vs plain-json"
 for conns in 1 16; do
   base=$(cut -d' ' -f1 "$work/plain.$conns" | median)
-  for who in plain ours jwt; do
+  json=$(cut -d' ' -f1 "$work/plainjson.$conns" | median)
+  for who in plain plainjson ours jwt; do
     rps=$(cut -d' ' -f1 "$work/$who.$conns" | median)
     p50=$(cut -d' ' -f2 "$work/$who.$conns" | median)
     p99=$(cut -d' ' -f3 "$work/$who.$conns" | median)
-    printf '%-12s %-6s %12s %10s %10s %9.2fx\n' "$who" "$conns" "$rps" "$p50" "$p99" "$(awk -v a="$rps" -v b="$base" 'BEGIN { print a / b }')"
+    name=$who; [ "$who" = plainjson ] && name=plain-json
+    printf '%-12s %-6s %12s %10s %10s %9.2fx %11.2fx\n' "$name" "$conns" "$rps" "$p50" "$p99" \
+      "$(awk -v a="$rps" -v b="$base" 'BEGIN { print a / b }')" "$(awk -v a="$rps" -v b="$json" 'BEGIN { print a / b }')"
   done
 done

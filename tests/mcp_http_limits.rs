@@ -330,3 +330,149 @@ fn localhost_names_loopback_and_other_hosts_are_refused() {
     assert!(stderr.contains("--auth jwt"), "{stderr}");
     assert!(stderr.contains("listen on loopback"), "{stderr}");
 }
+
+/// POST a stateless 2026-07-28 `tools/call` with `body`, plus header lines
+/// `extra`; its status code, content type and JSON answer.
+fn call_2026(
+    addr: &str,
+    name: &str,
+    extra: &str,
+    body: &str,
+) -> (String, String, serde_json::Value, bool) {
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{extra}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: {name}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.to_lowercase()
+                .strip_prefix("content-type:")
+                .map(|v| v.trim().to_owned())
+        })
+        .unwrap_or_default();
+    // A chunked body's chunks, joined.
+    let chunked = head.to_lowercase().contains("transfer-encoding: chunked");
+    let body = if chunked {
+        let mut joined = String::new();
+        let mut rest = body;
+        while let Some((size, tail)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            joined.push_str(&tail[..size]);
+            rest = &tail[size + 2..];
+        }
+        joined
+    } else {
+        body.to_owned()
+    };
+    let json = serde_json::from_str(body.trim())
+        .unwrap_or_else(|e| panic!("a JSON answer ({e}): {answer}"));
+    (status, content_type, json, chunked)
+}
+
+/// The server answers a plain stateless `tools/call` itself, without rmcp's
+/// per-request machinery (`mcp/http/direct.rs`); an `Origin` header (a
+/// loopback one, which rmcp accepts) sends the same request through rmcp.
+/// Both answers must be the same, whatever the call's outcome: the job's
+/// ids in the result's `_meta` aside. The framing tells the paths apart: a
+/// direct answer has its length, rmcp's is chunked.
+#[test]
+fn calls_answered_directly_are_answered_as_rmcp_answers_them() {
+    let server = start(&[]);
+    let addr = &server.addr;
+    let origin = format!("Origin: http://{addr}\r\n");
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let calls = [
+        (
+            "echo",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hi"}},{meta}}}}}"#
+            ),
+        ),
+        (
+            "echo",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hi"}},{meta}}}}}"#
+            ),
+        ),
+        // A schema violation: a tool error with its path.
+        (
+            "echo",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":5}},{meta}}}}}"#
+            ),
+        ),
+        // No arguments at all.
+        (
+            "echo",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo",{meta}}}}}"#
+            ),
+        ),
+        (
+            "ai_cos_vlevel_calc",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"ai_cos_vlevel_calc","arguments":{{"signals":{{"impact":3,"reversibility":2,"autonomy":1}}}},{meta}}}}}"#
+            ),
+        ),
+        // A tool no skill serves: rmcp's error either way.
+        (
+            "nope",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"nope",{meta}}}}}"#
+            ),
+        ),
+    ];
+    fn masked(mut v: serde_json::Value) -> serde_json::Value {
+        if let Some(meta) = v
+            .pointer_mut("/result/_meta")
+            .and_then(|m| m.as_object_mut())
+        {
+            for ids in meta.values_mut().filter_map(|m| m.as_object_mut()) {
+                for key in ["jobId", "traceId"] {
+                    if ids.contains_key(key) {
+                        ids.insert(key.into(), "masked".into());
+                    }
+                }
+            }
+        }
+        v
+    }
+    for (name, body) in &calls {
+        let direct = call_2026(addr, name, "", body);
+        let through_rmcp = call_2026(addr, name, &origin, body);
+        assert_eq!(direct.0, through_rmcp.0, "status of {body}");
+        assert_eq!(direct.1, through_rmcp.1, "content type of {body}");
+        assert_eq!(
+            masked(direct.2.clone()),
+            masked(through_rmcp.2),
+            "answer to {body}"
+        );
+        assert_eq!(direct.1, "application/json", "{body}");
+        assert!(through_rmcp.3, "rmcp answers in chunks: {body}");
+        assert_eq!(direct.3, *name == "nope", "answered directly: {body}");
+        if *name == "echo" && body.contains(r#""message":"hi""#) {
+            assert_eq!(direct.2["result"]["isError"], false, "{}", direct.2);
+            assert_eq!(direct.2["result"]["structuredContent"]["message"], "hi");
+        }
+    }
+}

@@ -77,12 +77,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         tools: vec![tool].into(),
     };
     // `--http ADDR`: the same tool over Streamable HTTP, on hyper, the way a
-    // hand-written rmcp server would serve it.
+    // hand-written rmcp server would serve it; `--json` after it sets rmcp's
+    // `json_response` (a call's answer as one JSON body, not an event stream).
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, addr] = args.as_slice()
-        && flag == "--http"
-    {
-        return serve_http(server, addr).await;
+    match args.as_slice() {
+        [_, flag, addr] if flag == "--http" => return serve_http(server, addr, false).await,
+        [_, flag, addr, json] if flag == "--http" && json == "--json" => {
+            return serve_http(server, addr, true).await;
+        }
+        _ => {}
     }
     let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     running.waiting().await?;
@@ -92,15 +95,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 async fn serve_http(
     server: Plain,
     addr: &str,
+    json: bool,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
+    let mut config = StreamableHttpServerConfig::default();
+    config.json_response = json;
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!("serving at http://{}/mcp", listener.local_addr()?);

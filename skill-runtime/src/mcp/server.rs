@@ -59,6 +59,14 @@ struct Listed {
     /// Whether it runs as a task for a client that declared the extension
     /// (its skill may run past `tasks::TASK_AFTER`).
     task: bool,
+    /// Whether its input schema asks for `Mcp-Param-*` headers
+    /// (`x-mcp-header` annotations), which rmcp checks against the body.
+    headed: bool,
+}
+
+/// Whether `tool`'s input schema has an `x-mcp-header` annotation anywhere.
+fn headed(tool: &Tool) -> bool {
+    serde_json::to_string(&*tool.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\""))
 }
 
 /// What `caller` lacks of `needs` (nothing when its permissions are not
@@ -145,6 +153,7 @@ impl McpServer {
                 message: e.to_string(),
             })?;
             tools.push(Listed {
+                headed: headed(&tool),
                 tool,
                 needs: manifest.mcp.permissions.into(),
                 approval: approval_reason(manifest),
@@ -240,8 +249,10 @@ impl McpServer {
                     }
                 }
             }
+            let tool = agents::agent_tool(a)?;
             tools.push(Listed {
-                tool: agents::agent_tool(a)?,
+                headed: headed(&tool),
+                tool,
                 needs: needs.into(),
                 route: Route::Agent { id },
                 // An agent's skills ask as they run, through its runner.
@@ -282,6 +293,25 @@ impl McpServer {
     /// The MCP permissions a caller needs for tool `name`, when there is one.
     pub fn permissions_of(&self, name: &str) -> Option<&[&'static str]> {
         self.listed(name).map(|t| &*t.needs)
+    }
+
+    /// Whether a `tools/call` of `name` needs nothing of rmcp's request
+    /// machinery beyond what `http/direct.rs` does: a skill's tool, no person
+    /// asked, not run as a task, no `Mcp-Param-*` headers to check.
+    #[cfg(feature = "mcp-http")]
+    pub(crate) fn answers_directly(&self, name: &str) -> bool {
+        self.listed(name).is_some_and(|t| {
+            matches!(t.route, Route::Serve { .. })
+                && (t.approval.is_none() || self.asks.is_none())
+                && !(t.task && self.tasks.is_some())
+                && !t.headed
+        })
+    }
+
+    /// The caller of requests that bring none of their own.
+    #[cfg(feature = "mcp-http")]
+    pub(crate) fn own_caller(&self) -> &Caller {
+        &self.caller
     }
 
     fn listed(&self, name: &str) -> Option<&Listed> {
@@ -524,7 +554,7 @@ impl ServerHandler for McpServer {
             let (span, started) = spans::call_span(&request, &context);
             let name = request.name.clone();
             let answer = self.answer(request, context).instrument(span.clone()).await;
-            spans::ended(&span, started, &name, &answer);
+            spans::ended(&span, started, &name, spans::error_type(&answer));
             answer
         }
         #[cfg(not(feature = "otel"))]

@@ -38,27 +38,65 @@ pub(crate) fn call_span(
         .protocol_version()
         .map(|v| v.to_string())
         .unwrap_or_default();
+    span_of(&Call {
+        name: &request.name,
+        id: &context.id,
+        version: &version,
+        http,
+        header,
+        meta: context.meta.get_traceparent(),
+    })
+}
+
+/// What a call's span is made of, however the request came.
+pub(crate) struct Call<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) id: &'a dyn std::fmt::Display,
+    /// The protocol version the request uses.
+    pub(crate) version: &'a str,
+    /// Over HTTP (else over a pipe).
+    pub(crate) http: bool,
+    /// The HTTP request's `traceparent` header, and the request's `_meta` one.
+    pub(crate) header: Option<&'a str>,
+    pub(crate) meta: Option<&'a str>,
+}
+
+/// The span of `call`, and when it started.
+pub(crate) fn span_of(call: &Call<'_>) -> (tracing::Span, Instant) {
     let span = tracing::info_span!(
         "mcp",
-        otel.name = %format_args!("tools/call {}", request.name),
+        otel.name = %format_args!("tools/call {}", call.name),
         otel.kind = "server",
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %request.name,
-        jsonrpc.request.id = %context.id,
-        mcp.protocol.version = %version,
-        network.transport = if http { "tcp" } else { "pipe" },
+        gen_ai.tool.name = %call.name,
+        jsonrpc.request.id = %call.id,
+        mcp.protocol.version = %call.version,
+        network.transport = if call.http { "tcp" } else { "pipe" },
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     );
     // The request's own `_meta` first (SEP-414), else the HTTP header.
-    let parent = context
+    let parent = call
         .meta
-        .get_traceparent()
-        .or(header)
+        .or(call.header)
         .and_then(|t| TraceParent::parse(t).ok());
     continue_from(&span, parent.as_ref());
     (span, Instant::now())
+}
+
+/// How an answer went wrong, as the span and the metric say it.
+pub(crate) fn error_type(answer: &Result<CallToolResponse, ErrorData>) -> Option<&'static str> {
+    match answer {
+        Ok(CallToolResponse::Complete(r)) => tool_error(r),
+        Ok(_) => None,
+        Err(_) => Some("protocol_error"),
+    }
+}
+
+/// `tool_error` when `result` is a tool error.
+pub(crate) fn tool_error(result: &rmcp::model::CallToolResult) -> Option<&'static str> {
+    (result.is_error == Some(true)).then_some("tool_error")
 }
 
 /// Record how the call ended, on its span and in the duration metric.
@@ -66,13 +104,8 @@ pub(crate) fn ended(
     span: &tracing::Span,
     started: Instant,
     name: &str,
-    answer: &Result<CallToolResponse, ErrorData>,
+    error: Option<&'static str>,
 ) {
-    let error = match answer {
-        Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Some("tool_error"),
-        Ok(_) => None,
-        Err(_) => Some("protocol_error"),
-    };
     if let Some(e) = error {
         span.record("error.type", e);
         span.record("otel.status_code", "ERROR");

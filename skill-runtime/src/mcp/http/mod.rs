@@ -9,11 +9,14 @@
 //! mountable in any axum or tower app): strict `Host` and `Origin`, the body
 //! read within its size and time, a JSON-RPC error for a body that is not a
 //! message (rmcp answers 415, which names the media type, not the mistake).
+//! In `direct`, the hot path: a plain stateless `tools/call` answered
+//! without rmcp's per-request machinery, as rmcp would answer it.
 //! In `sessions`, rmcp's sessions with a cap (the least recently used one is
 //! closed to admit a new one; rmcp closes an idle one on its own).
 
 mod answers;
 mod conns;
+mod direct;
 mod rates;
 mod reply;
 mod service;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::answers as auth_answers;
 use super::conns::Slot;
+use super::direct::{Hosts, direct};
 use super::rates::CallerRates;
 use super::reply::{Body, rpc_error};
 use super::sessions::CappedSessions;
@@ -44,6 +45,8 @@ struct Shared {
     server: McpServer,
     limits: Arc<HttpLimits>,
     rates: Option<CallerRates>,
+    /// The `Host` names rmcp accepts, for the requests answered directly.
+    hosts: Hosts,
 }
 
 impl McpService {
@@ -63,14 +66,22 @@ impl McpService {
             .with_allowed_origins(origins)
             .with_allowed_hosts(hosts)
             .with_max_request_body_bytes(limits.max_body_bytes);
+        // A call that says nothing before its answer (no progress, no
+        // question) is answered as one JSON body, not an event stream of
+        // one event: no stream, no keep-alive timer per request. rmcp opens
+        // a stream when the handler speaks first, so progress still arrives.
+        config.json_response = true;
         // The `Host` check stops a page whose name was rebound to this
         // server's address from calling it as the server's own caller. With
         // an authenticator every request needs credentials a browser does
         // not add on its own, so clients may reach the server by any name
         // or address, unless the operator listed the names it serves.
-        if server.front.authenticator.is_some() && limits.allowed_hosts.is_empty() {
+        let any_host = server.front.authenticator.is_some() && limits.allowed_hosts.is_empty();
+        if any_host {
             config = config.disable_allowed_hosts();
         }
+        let hosts =
+            Hosts::new((!any_host).then(|| config.allowed_hosts.iter().map(String::as_str)));
         let rmcp =
             StreamableHttpService::new(move || Ok(served.clone()), Arc::new(sessions), config);
         McpService {
@@ -79,6 +90,7 @@ impl McpService {
                 rates: limits.caller_rate.map(CallerRates::new),
                 server,
                 limits,
+                hosts,
             }),
         }
     }
@@ -125,13 +137,7 @@ impl Shared {
             {
                 return refused;
             }
-            return handle(
-                &self.rmcp,
-                Request::from_parts(parts, body),
-                &self.limits,
-                None,
-            )
-            .await;
+            return handle(self, Request::from_parts(parts, body), None).await;
         };
         let metadata_url = || auth_answers::metadata_url(front.resource_url.as_deref(), &parts);
         if parts.method == hyper::Method::GET
@@ -157,13 +163,7 @@ impl Shared {
             server: &self.server,
             resource_url: front.resource_url.as_deref(),
         };
-        handle(
-            &self.rmcp,
-            Request::from_parts(parts, body),
-            &self.limits,
-            Some(&check),
-        )
-        .await
+        handle(self, Request::from_parts(parts, body), Some(&check)).await
     }
 }
 
@@ -219,19 +219,20 @@ impl ScopeCheck<'_> {
 }
 
 /// One request: its `Host` and `Origin` read strictly, the body read whole
-/// (up to `max_body_bytes`, within its time), handed to rmcp, and rmcp's
+/// (up to `max_body_bytes`, within its time), answered directly when it is a
+/// plain stateless `tools/call` (`direct.rs`), else handed to rmcp, and rmcp's
 /// answer to a body it could not read as a message turned into the JSON-RPC
 /// error the body deserves.
 async fn handle<B>(
-    rmcp: &StreamableHttpService<McpServer, CappedSessions>,
+    shared: &Shared,
     request: Request<B>,
-    limits: &HttpLimits,
     scope: Option<&ScopeCheck<'_>>,
 ) -> Response<Body>
 where
     B: hyper::body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let (rmcp, limits) = (&shared.rmcp, &*shared.limits);
     let (parts, body) = request.into_parts();
     let max_body = limits.max_body_bytes;
     // The body's time: a base, and its length at the slowest rate allowed.
@@ -294,6 +295,28 @@ where
     }
     // Busy, on a connection this crate serves, until the answer is sent.
     let busy = parts.extensions.get::<Slot>().map(Slot::busy);
+    if let Some(call) = direct(&parts, &bytes, &shared.server, &shared.hosts) {
+        // One body of known length: sent at once, framed by its length.
+        return call.answer(&shared.server, &parts).await;
+    }
+    let response = through_rmcp(rmcp, parts, bytes).await;
+    // Busy until the body (a stream of events, for some answers) is sent.
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _running = &busy;
+            frame
+        })
+        .boxed()
+    })
+}
+
+/// A request rmcp answers, with the JSON-RPC error a body it could not read
+/// as a message deserves in place of its 415.
+async fn through_rmcp(
+    rmcp: &StreamableHttpService<McpServer, CappedSessions>,
+    parts: hyper::http::request::Parts,
+    bytes: Bytes,
+) -> Response<Body> {
     let response = rmcp
         .handle(Request::from_parts(parts, Full::new(bytes.clone())))
         .await;
@@ -315,14 +338,7 @@ where
             )
             .expect("a status and a body make a response");
     }
-    // Busy until the body (a stream of events, for some answers) is sent.
-    response.map(|body| {
-        body.map_frame(move |frame| {
-            let _running = &busy;
-            frame
-        })
-        .boxed()
-    })
+    response
 }
 
 /// Headers a request must have once at most, and a `Host` that is a host

@@ -1,0 +1,456 @@
+//! The endpoint's hot path: a stateless `2026-07-28` `tools/call` answered
+//! here, without rmcp's per-request machinery (a second parse of the body
+//! into a message, a copy of it as a `Value` for the header check, a service
+//! loop and its tasks for one request, a channel for one answer).
+//!
+//! Only a request rmcp would serve the same way is taken, everything else goes
+//! to rmcp unchanged: a POST whose `Accept`, `Content-Type`,
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers are each
+//! present once and say what the body says, with no `Origin`, no
+//! `Mcp-Session-Id` and no `Mcp-Param-*` header, whose `Host` is one rmcp
+//! allows; a body that is exactly a JSON-RPC request of `tools/call` whose
+//! `_meta` carries the version and the client's capabilities, and no progress
+//! token or answer to an earlier question; a tool that is a skill's, asks no
+//! person, does not run as a task and declares no parameter headers
+//! ([`McpServer::answers_directly`]). The answer is what rmcp gives such a
+//! request with `json_response` set: the JSON-RPC response as one
+//! `application/json` body (tests/mcp_direct.rs compares the two on the same
+//! requests).
+
+use std::borrow::Cow;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::http::request::Parts;
+use hyper::{HeaderMap, Response, StatusCode};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ErrorCode, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage, ServerResult,
+};
+use serde::Deserialize;
+
+use super::reply::Body;
+use crate::contract::watch::Watch;
+use crate::mcp::server::McpServer;
+use crate::model::caller::Caller;
+
+/// The protocol version whose requests stand alone (no session, no handshake).
+const VERSION: &str = "2026-07-28";
+
+/// The `Host` names a request may use, as rmcp checks them; `None` when any
+/// host is accepted.
+#[derive(Clone, Debug)]
+pub(super) struct Hosts(Option<Vec<(String, Option<u16>)>>);
+
+impl Hosts {
+    /// `allowed` as rmcp reads its list (`host` or `host:port`); `None` when
+    /// rmcp checks no host.
+    pub(super) fn new<'a>(allowed: Option<impl Iterator<Item = &'a str>>) -> Hosts {
+        Hosts(allowed.map(|list| {
+            list.filter_map(|a| {
+                let a = a.trim();
+                if a.is_empty() {
+                    return None;
+                }
+                Some(match hyper::http::uri::Authority::try_from(a) {
+                    Ok(auth) => (normal(auth.host()), auth.port_u16()),
+                    Err(_) => (normal(a), None),
+                })
+            })
+            .collect()
+        }))
+    }
+
+    /// Whether the request's `Host` is allowed (a request without one, or
+    /// with one that does not parse, is left to rmcp).
+    fn allow(&self, headers: &HeaderMap) -> bool {
+        let Some(list) = &self.0 else {
+            return true;
+        };
+        let Some(auth) = headers
+            .get(hyper::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| hyper::http::uri::Authority::try_from(h).ok())
+        else {
+            return false;
+        };
+        let (host, port) = (normal(auth.host()), auth.port_u16());
+        list.iter()
+            .any(|(h, p)| *h == host && p.is_none_or(|p| Some(p) == port))
+    }
+}
+
+fn normal(host: &str) -> String {
+    host.trim_matches(['[', ']']).to_ascii_lowercase()
+}
+
+/// A request the endpoint answers itself.
+pub(super) struct Direct {
+    id: RequestId,
+    params: CallToolRequestParams,
+}
+
+/// The message, read strictly: any other member sends it to rmcp.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    id: RequestId,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    params: CallToolRequestParams,
+}
+
+/// `body`, with `parts`' headers, when it is a request the endpoint answers
+/// itself (see the module's documentation).
+pub(super) fn direct(
+    parts: &Parts,
+    body: &[u8],
+    server: &McpServer,
+    hosts: &Hosts,
+) -> Option<Direct> {
+    let call = shape(parts, body, hosts)?;
+    let served = server.answers_directly(&call.params.name)
+        && rmcp::ServerHandler::supported_protocol_versions(server)
+            .contains(&ProtocolVersion::V_2026_07_28);
+    served.then_some(call)
+}
+
+/// The request, when its headers and body are of the shape answered
+/// directly, whatever the tool.
+fn shape(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Direct> {
+    let h = &parts.headers;
+    if parts.method != hyper::Method::POST
+        || h.contains_key(hyper::header::ORIGIN)
+        || h.contains_key("mcp-session-id")
+        || !hosts.allow(h)
+        || one(h, "mcp-protocol-version")? != VERSION
+        || one(h, "mcp-method")? != "tools/call"
+        || !accepts_both(h)
+        || essence(one(h, hyper::header::CONTENT_TYPE.as_str())?) != "application/json"
+        || h.keys().any(|k| k.as_str().starts_with("mcp-param-"))
+    {
+        return None;
+    }
+    let message: Message<'_> = serde_json::from_slice(body).ok()?;
+    let params = message.params;
+    let meta = params.meta.as_ref()?;
+    let plain_name = !params.name.is_empty()
+        && params
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./".contains(&b));
+    if message.jsonrpc != "2.0"
+        || message.method != "tools/call"
+        || !plain_name
+        || one(h, "mcp-name")? != params.name
+        || meta.protocol_version()?.as_str() != VERSION
+        || meta.client_capabilities().is_none()
+        || meta.get_progress_token().is_some()
+        || params.input_responses.is_some()
+        || params.request_state.is_some()
+    {
+        return None;
+    }
+    Some(Direct {
+        id: message.id,
+        params,
+    })
+}
+
+/// The one value of header `name` as text; `None` when it is absent, given
+/// more than once or not text.
+fn one<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut all = h.get_all(name).iter();
+    let first = all.next()?;
+    if all.next().is_some() {
+        return None;
+    }
+    first.to_str().ok()
+}
+
+/// A media type without its parameters, trimmed and in lower case.
+fn essence(media: &str) -> String {
+    media
+        .split_once(';')
+        .map_or(media, |(e, _)| e)
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Whether `Accept` names both JSON and event streams, as rmcp requires.
+fn accepts_both(h: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in h.get_all(hyper::header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for media in value.split(',') {
+            match essence(media).as_str() {
+                "application/json" => json = true,
+                "text/event-stream" => sse = true,
+                _ => {}
+            }
+        }
+    }
+    json && sse
+}
+
+impl Direct {
+    /// Run the call as `caller` (the request's, else the server's own) and
+    /// answer it as rmcp would.
+    pub(super) async fn answer(self, server: &McpServer, parts: &Parts) -> Response<Body> {
+        let caller = parts
+            .extensions
+            .get::<Caller>()
+            .unwrap_or_else(|| server.own_caller());
+        let header = parts
+            .headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok());
+        let answer = call(server, caller, self.params, &self.id, header).await;
+        let message = match answer {
+            Ok(result) => {
+                ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), self.id)
+            }
+            Err(error) => ServerJsonRpcMessage::error(error, Some(self.id)),
+        };
+        let status = match &message {
+            ServerJsonRpcMessage::Error(e) => match e.error.code {
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+                | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+                ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+                _ => StatusCode::OK,
+            },
+            _ => StatusCode::OK,
+        };
+        let body = match serde_json::to_vec(&message) {
+            Ok(body) => body,
+            Err(e) => {
+                return super::reply::rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    serde_json::Value::Null,
+                    -32603,
+                    format!("the answer does not serialize: {e}"),
+                );
+            }
+        };
+        Response::builder()
+            .status(status)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)).map_err(|e| match e {}).boxed())
+            .expect("a status, a header and a body make a response")
+    }
+}
+
+/// The call, as [`rmcp::ServerHandler::call_tool`] makes it: in its span
+/// (feature `otel`), `header` the request's `traceparent`.
+async fn call(
+    server: &McpServer,
+    caller: &Caller,
+    request: CallToolRequestParams,
+    id: &RequestId,
+    header: Option<&str>,
+) -> Result<CallToolResult, ErrorData> {
+    #[cfg(feature = "otel")]
+    {
+        use crate::mcp::spans;
+        use tracing::Instrument;
+        let (span, started) = spans::span_of(&spans::Call {
+            name: &request.name,
+            id,
+            version: VERSION,
+            http: true,
+            header,
+            meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
+        });
+        let answer = server
+            .call_watched(caller, &request.name, request.arguments, Watch::new())
+            .instrument(span.clone())
+            .await;
+        let error = match &answer {
+            Ok(r) => spans::tool_error(r),
+            Err(_) => Some("protocol_error"),
+        };
+        spans::ended(&span, started, &request.name, error);
+        answer
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = (id, header);
+        server
+            .call_watched(caller, &request.name, request.arguments, Watch::new())
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request `bench/mcp-http.lua` sends, as a client of 2026-07-28 sends it.
+    const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+    const HEADERS: &[(&str, &str)] = &[
+        ("host", "127.0.0.1:8080"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+
+    type Headers = Vec<(&'static str, &'static str)>;
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut request = hyper::Request::post("/mcp");
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    fn loopback() -> Hosts {
+        Hosts::new(Some(["localhost", "127.0.0.1", "::1"].into_iter()))
+    }
+
+    fn taken(headers: &[(&str, &str)], body: &str) -> bool {
+        shape(&parts(headers), body.as_bytes(), &loopback()).is_some()
+    }
+
+    fn with(header: (&'static str, &'static str)) -> Vec<(&'static str, &'static str)> {
+        let mut h: Vec<_> = HEADERS
+            .iter()
+            .filter(|(k, _)| *k != header.0)
+            .copied()
+            .collect();
+        h.push(header);
+        h
+    }
+
+    #[test]
+    fn a_plain_stateless_call_is_answered_directly() {
+        assert!(taken(HEADERS, BODY));
+        let id = BODY.replace(r#""id":1"#, r#""id":"abc""#);
+        assert!(taken(HEADERS, &id));
+        // Parameters in the media types, other types beside them.
+        let accept = with(("accept", "text/event-stream;q=0.9, application/json, */*"));
+        assert!(taken(&accept, BODY));
+        let charset = with(("content-type", "application/json; charset=utf-8"));
+        assert!(taken(&charset, BODY));
+        // Any host when rmcp checks none.
+        let far = with(("host", "mcp.example.com"));
+        assert!(
+            shape(
+                &parts(&far),
+                BODY.as_bytes(),
+                &Hosts::new(None::<std::iter::Empty<&str>>)
+            )
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn anything_else_goes_to_rmcp() {
+        let refused: Vec<(&str, Headers, String)> = vec![
+            (
+                "another version",
+                with(("mcp-protocol-version", "2025-11-25")),
+                BODY.into(),
+            ),
+            (
+                "a mismatched method header",
+                with(("mcp-method", "tools/list")),
+                BODY.into(),
+            ),
+            (
+                "a mismatched name header",
+                with(("mcp-name", "other")),
+                BODY.into(),
+            ),
+            (
+                "no name header",
+                HEADERS
+                    .iter()
+                    .filter(|(k, _)| *k != "mcp-name")
+                    .copied()
+                    .collect(),
+                BODY.into(),
+            ),
+            (
+                "an origin",
+                with(("origin", "http://127.0.0.1:8080")),
+                BODY.into(),
+            ),
+            ("a session", with(("mcp-session-id", "s")), BODY.into()),
+            (
+                "a parameter header",
+                with(("mcp-param-message", "hi")),
+                BODY.into(),
+            ),
+            (
+                "a host rmcp refuses",
+                with(("host", "evil.example.com")),
+                BODY.into(),
+            ),
+            (
+                "no event streams accepted",
+                with(("accept", "application/json")),
+                BODY.into(),
+            ),
+            (
+                "another body type",
+                with(("content-type", "text/plain")),
+                BODY.into(),
+            ),
+            (
+                "a progress token",
+                HEADERS.to_vec(),
+                BODY.replace(r#""_meta":{"#, r#""_meta":{"progressToken":7,"#),
+            ),
+            (
+                "no capabilities",
+                HEADERS.to_vec(),
+                BODY.replace(r#","io.modelcontextprotocol/clientCapabilities":{}"#, ""),
+            ),
+            (
+                "no meta version",
+                HEADERS.to_vec(),
+                BODY.replace(
+                    r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+                    "",
+                ),
+            ),
+            (
+                "another method",
+                with(("mcp-method", "tools/list")),
+                BODY.replace("tools/call", "tools/list"),
+            ),
+            (
+                "a member JSON-RPC does not have",
+                HEADERS.to_vec(),
+                BODY.replace(r#""id":1,"#, r#""id":1,"extra":true,"#),
+            ),
+            (
+                "a fractional id",
+                HEADERS.to_vec(),
+                BODY.replace(r#""id":1"#, r#""id":1.5"#),
+            ),
+            (
+                "another JSON-RPC version",
+                HEADERS.to_vec(),
+                BODY.replace("2.0", "1.0"),
+            ),
+            ("not JSON", HEADERS.to_vec(), "{".into()),
+        ];
+        for (why, headers, body) in refused {
+            assert!(!taken(&headers, &body), "{why}");
+        }
+        let mut get = parts(HEADERS);
+        get.method = hyper::Method::GET;
+        assert!(shape(&get, BODY.as_bytes(), &loopback()).is_none(), "a GET");
+    }
+}
