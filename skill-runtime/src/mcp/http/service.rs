@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::Value;
 
 use super::answers as auth_answers;
-use super::conns::Slot;
+use super::conns::{Busy, Slot};
 use super::direct::{Hosts, direct};
 use super::rates::CallerRates;
 use super::reply::{Body, rpc_error};
@@ -299,15 +299,7 @@ where
         // One body of known length: sent at once, framed by its length.
         return call.answer(&shared.server, &parts).await;
     }
-    let response = through_rmcp(rmcp, parts, bytes).await;
-    // Busy until the body (a stream of events, for some answers) is sent.
-    response.map(|body| {
-        body.map_frame(move |frame| {
-            let _running = &busy;
-            frame
-        })
-        .boxed()
-    })
+    through_rmcp(rmcp, parts, bytes, busy).await
 }
 
 /// A request rmcp answers, with the JSON-RPC error a body it could not read
@@ -316,6 +308,7 @@ async fn through_rmcp(
     rmcp: &StreamableHttpService<McpServer, CappedSessions>,
     parts: hyper::http::request::Parts,
     bytes: Bytes,
+    busy: Option<Busy>,
 ) -> Response<Body> {
     let response = rmcp
         .handle(Request::from_parts(parts, Full::new(bytes.clone())))
@@ -338,7 +331,14 @@ async fn through_rmcp(
             )
             .expect("a status and a body make a response");
     }
-    response
+    // Busy until the body (a stream of events, for some answers) is sent.
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _running = &busy;
+            frame
+        })
+        .boxed()
+    })
 }
 
 /// Headers a request must have once at most, and a `Host` that is a host
