@@ -61,6 +61,7 @@ struct Listed {
     task: bool,
     /// Whether its input schema asks for `Mcp-Param-*` headers
     /// (`x-mcp-header` annotations), which rmcp checks against the body.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     headed: bool,
 }
 

@@ -31,7 +31,7 @@ use rmcp::model::{
 use serde::Deserialize;
 
 use super::reply::Body;
-use crate::contract::watch::Watch;
+use crate::contract::watch::{Cancel, Watch};
 use crate::mcp::server::McpServer;
 use crate::model::caller::Caller;
 
@@ -247,7 +247,10 @@ impl Direct {
 }
 
 /// The call, as [`rmcp::ServerHandler::call_tool`] makes it: in its span
-/// (feature `otel`), `header` the request's `traceparent`.
+/// (feature `otel`), `header` the request's `traceparent`. The job runs as a
+/// task of its own, cancelled if the request is dropped first (its client
+/// gone): it then ends `cancelled` at the handler's next await, with its
+/// record, as a call rmcp serves does.
 async fn call(
     server: &McpServer,
     caller: &Caller,
@@ -255,8 +258,12 @@ async fn call(
     id: &RequestId,
     header: Option<&str>,
 ) -> Result<CallToolResult, ErrorData> {
+    let cancel = Cancel::new();
+    let watch = Watch::new().cancel_with(cancel.clone());
+    let mut gone = CancelOnDrop(Some(cancel));
+    let (server, caller) = (server.clone(), caller.clone());
     #[cfg(feature = "otel")]
-    {
+    let job = {
         use crate::mcp::spans;
         use tracing::Instrument;
         let (span, started) = spans::span_of(&spans::Call {
@@ -267,23 +274,47 @@ async fn call(
             header,
             meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
         });
-        let answer = server
-            .call_watched(caller, &request.name, request.arguments, Watch::new())
-            .instrument(span.clone())
-            .await;
-        let error = match &answer {
-            Ok(r) => spans::tool_error(r),
-            Err(_) => Some("protocol_error"),
-        };
-        spans::ended(&span, started, &request.name, error);
-        answer
-    }
+        async move {
+            let answer = server
+                .call_watched(&caller, &request.name, request.arguments, watch)
+                .instrument(span.clone())
+                .await;
+            let error = match &answer {
+                Ok(r) => spans::tool_error(r),
+                Err(_) => Some("protocol_error"),
+            };
+            spans::ended(&span, started, &request.name, error);
+            answer
+        }
+    };
     #[cfg(not(feature = "otel"))]
-    {
+    let job = {
         let _ = (id, header);
-        server
-            .call_watched(caller, &request.name, request.arguments, Watch::new())
-            .await
+        async move {
+            server
+                .call_watched(&caller, &request.name, request.arguments, watch)
+                .await
+        }
+    };
+    let answer = match tokio::spawn(job).await {
+        Ok(answer) => answer,
+        Err(e) => Err(ErrorData::internal_error(
+            format!("the call's task ended without an answer: {e}"),
+            None,
+        )),
+    };
+    gone.0 = None;
+    answer
+}
+
+/// Cancels its job when dropped still armed.
+struct CancelOnDrop(Option<Cancel>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            cancel.cancel();
+        }
     }
 }
 
