@@ -32,6 +32,14 @@ fn post(addr: &str, headers: &str, body: &str) -> (String, String, String) {
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+    let answer = exchange(addr, &request);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+}
+
+/// Send `request` on a new connection and read the whole answer.
+fn exchange(addr: &str, request: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -39,9 +47,7 @@ fn post(addr: &str, headers: &str, body: &str) -> (String, String, String) {
     stream.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
-    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+    answer
 }
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
@@ -222,13 +228,7 @@ fn ambiguous_hosts_and_origins_are_refused() {
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{INITIALIZE}",
         INITIALIZE.len()
     );
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = exchange(addr, &request);
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("without user information"), "{answer}");
 }
@@ -346,13 +346,7 @@ fn call_2026(
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    let answer = exchange(addr, &request);
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     let status = head
         .split_whitespace()

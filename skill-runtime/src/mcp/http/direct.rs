@@ -261,40 +261,34 @@ async fn call(
     let cancel = Cancel::new();
     let watch = Watch::new().cancel_with(cancel.clone());
     let mut gone = CancelOnDrop(Some(cancel));
-    let (server, caller) = (server.clone(), caller.clone());
     #[cfg(feature = "otel")]
-    let job = {
-        use crate::mcp::spans;
-        use tracing::Instrument;
-        let (span, started) = spans::span_of(&spans::Call {
-            name: &request.name,
-            id,
-            version: VERSION,
-            http: true,
-            header,
-            meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
-        });
-        async move {
-            let answer = server
-                .call_watched(&caller, &request.name, request.arguments, watch)
-                .instrument(span.clone())
-                .await;
+    let (span, started) = crate::mcp::spans::span_of(&crate::mcp::spans::Call {
+        name: &request.name,
+        id,
+        version: VERSION,
+        http: true,
+        header,
+        meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
+    });
+    #[cfg(not(feature = "otel"))]
+    let _ = (id, header);
+    let (server, caller) = (server.clone(), caller.clone());
+    let job = async move {
+        let answer = server.call_watched(&caller, &request.name, request.arguments, watch);
+        #[cfg(feature = "otel")]
+        let answer = {
+            use tracing::Instrument;
+            let answer = answer.instrument(span.clone()).await;
             let error = match &answer {
-                Ok(r) => spans::tool_error(r),
+                Ok(r) => crate::mcp::spans::tool_error(r),
                 Err(_) => Some("protocol_error"),
             };
-            spans::ended(&span, started, &request.name, error);
+            crate::mcp::spans::ended(&span, started, &request.name, error);
             answer
-        }
-    };
-    #[cfg(not(feature = "otel"))]
-    let job = {
-        let _ = (id, header);
-        async move {
-            server
-                .call_watched(&caller, &request.name, request.arguments, watch)
-                .await
-        }
+        };
+        #[cfg(not(feature = "otel"))]
+        let answer = answer.await;
+        answer
     };
     let answer = match tokio::spawn(job).await {
         Ok(answer) => answer,
@@ -386,100 +380,58 @@ mod tests {
 
     #[test]
     fn anything_else_goes_to_rmcp() {
-        let refused: Vec<(&str, Headers, String)> = vec![
-            (
-                "another version",
-                with(("mcp-protocol-version", "2025-11-25")),
-                BODY.into(),
-            ),
-            (
-                "a mismatched method header",
-                with(("mcp-method", "tools/list")),
-                BODY.into(),
-            ),
-            (
-                "a mismatched name header",
-                with(("mcp-name", "other")),
-                BODY.into(),
-            ),
-            (
-                "no name header",
-                HEADERS
-                    .iter()
-                    .filter(|(k, _)| *k != "mcp-name")
-                    .copied()
-                    .collect(),
-                BODY.into(),
-            ),
-            (
-                "an origin",
-                with(("origin", "http://127.0.0.1:8080")),
-                BODY.into(),
-            ),
-            ("a session", with(("mcp-session-id", "s")), BODY.into()),
-            (
-                "a parameter header",
-                with(("mcp-param-message", "hi")),
-                BODY.into(),
-            ),
-            (
-                "a host rmcp refuses",
-                with(("host", "evil.example.com")),
-                BODY.into(),
-            ),
-            (
-                "no event streams accepted",
-                with(("accept", "application/json")),
-                BODY.into(),
-            ),
-            (
-                "another body type",
-                with(("content-type", "text/plain")),
-                BODY.into(),
-            ),
+        let headers = [
+            ("another version", ("mcp-protocol-version", "2025-11-25")),
+            ("a mismatched method header", ("mcp-method", "tools/list")),
+            ("a mismatched name header", ("mcp-name", "other")),
+            ("an origin", ("origin", "http://127.0.0.1:8080")),
+            ("a session", ("mcp-session-id", "s")),
+            ("a parameter header", ("mcp-param-message", "hi")),
+            ("a host rmcp refuses", ("host", "evil.example.com")),
+            ("no event streams accepted", ("accept", "application/json")),
+            ("another body type", ("content-type", "text/plain")),
+        ];
+        for (why, header) in headers {
+            assert!(!taken(&with(header), BODY), "{why}");
+        }
+        let bodies = [
             (
                 "a progress token",
-                HEADERS.to_vec(),
-                BODY.replace(r#""_meta":{"#, r#""_meta":{"progressToken":7,"#),
+                (r#""_meta":{"#, r#""_meta":{"progressToken":7,"#),
             ),
             (
                 "no capabilities",
-                HEADERS.to_vec(),
-                BODY.replace(r#","io.modelcontextprotocol/clientCapabilities":{}"#, ""),
+                (r#","io.modelcontextprotocol/clientCapabilities":{}"#, ""),
             ),
             (
                 "no meta version",
-                HEADERS.to_vec(),
-                BODY.replace(
+                (
                     r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
                     "",
                 ),
             ),
             (
-                "another method",
-                with(("mcp-method", "tools/list")),
-                BODY.replace("tools/call", "tools/list"),
-            ),
-            (
                 "a member JSON-RPC does not have",
-                HEADERS.to_vec(),
-                BODY.replace(r#""id":1,"#, r#""id":1,"extra":true,"#),
+                (r#""id":1,"#, r#""id":1,"extra":true,"#),
             ),
-            (
-                "a fractional id",
-                HEADERS.to_vec(),
-                BODY.replace(r#""id":1"#, r#""id":1.5"#),
-            ),
-            (
-                "another JSON-RPC version",
-                HEADERS.to_vec(),
-                BODY.replace("2.0", "1.0"),
-            ),
-            ("not JSON", HEADERS.to_vec(), "{".into()),
+            ("a fractional id", (r#""id":1"#, r#""id":1.5"#)),
+            ("another JSON-RPC version", ("2.0", "1.0")),
         ];
-        for (why, headers, body) in refused {
-            assert!(!taken(&headers, &body), "{why}");
+        for (why, (from, to)) in bodies {
+            assert!(!taken(HEADERS, &BODY.replace(from, to)), "{why}");
         }
+        assert!(!taken(HEADERS, "{"), "not JSON");
+        let unnamed: Headers = HEADERS
+            .iter()
+            .filter(|(k, _)| *k != "mcp-name")
+            .copied()
+            .collect();
+        assert!(!taken(&unnamed, BODY), "no name header");
+        let listing = with(("mcp-method", "tools/list"));
+        assert!(
+            !taken(&listing, &BODY.replace("tools/call", "tools/list")),
+            "another method"
+        );
         let mut get = parts(HEADERS);
         get.method = hyper::Method::GET;
         assert!(shape(&get, BODY.as_bytes(), &loopback()).is_none(), "a GET");
