@@ -14,8 +14,10 @@
 //! person, does not run as a task and declares no parameter headers
 //! ([`McpServer::answers_directly`]). The answer is what rmcp gives such a
 //! request with `json_response` set: the JSON-RPC response as one
-//! `application/json` body (tests/mcp_direct.rs compares the two on the same
-//! requests).
+//! `application/json` body (tests/mcp_http_limits.rs compares the two on the
+//! same requests). The job runs as a task of its own, cancelled when the
+//! request is dropped (its client gone), so that it ends `cancelled` with its
+//! record, as through rmcp (tests/mcp_direct.rs).
 
 use std::borrow::Cow;
 
