@@ -69,6 +69,28 @@ fn post(addr: &str, token: Option<&str>, session: Option<&str>, message: &Value)
     if let Some(s) = session {
         head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
     }
+    send(addr, &head, &body)
+}
+
+/// A stateless 2026-07-28 `tools/call` of `tool` with `token`.
+fn call_2026(addr: &str, token: &str, tool: &str, arguments: Value) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    send(addr, &head, &body)
+}
+
+/// Send `head` (without its blank line) and `body`; read the answer.
+fn send(addr: &str, head: &str, body: &str) -> Answer {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -301,6 +323,17 @@ fn bearer_tokens_are_checked_every_way_they_can_be_wrong() {
         "{}",
         a.headers
     );
+    // The same as a stateless 2026-07-28 call, which the endpoint answers
+    // itself: the same refusal, with the request's id.
+    let a = call_2026(addr, &reader, "ai_cos_vlevel_calc", vlevel_input());
+    assert!(a.status.contains(" 403 "), "{} {:?}", a.status, a.body);
+    assert!(
+        a.headers
+            .contains("error=\"insufficient_scope\", scope=\"seo:read\""),
+        "{}",
+        a.headers
+    );
+    assert_eq!(a.body["id"], 11, "{:?}", a.body);
     // A role the skill does not admit: a tool error from the pipeline.
     let analyzer = ed.sign(&with(&|c| {
         c["role"] = json!("analyzer");

@@ -201,6 +201,16 @@ fn accepts_both(h: &HeaderMap) -> bool {
 }
 
 impl Direct {
+    /// The tool called.
+    pub(super) fn name(&self) -> &str {
+        &self.params.name
+    }
+
+    /// The request's id, as JSON.
+    pub(super) fn id(&self) -> serde_json::Value {
+        serde_json::to_value(&self.id).unwrap_or_default()
+    }
+
     /// Run the call as `caller` (the request's, else the server's own) and
     /// answer it as rmcp would.
     pub(super) async fn answer(self, server: &McpServer, parts: &Parts) -> Response<Body> {

@@ -195,14 +195,26 @@ struct PeekParams<'a> {
 }
 
 impl ScopeCheck<'_> {
+    /// The refusal of a message read from `body`.
     fn check(&self, parts: &hyper::http::request::Parts, body: &[u8]) -> Option<Response<Body>> {
-        let caller = parts.extensions.get::<crate::model::caller::Caller>()?;
         let message: Peek<'_> = serde_json::from_slice(body).ok()?;
         if message.method.as_deref() != Some("tools/call") {
             return None;
         }
         let name = message.params?.name?;
-        let needs = self.server.permissions_of(&name)?;
+        self.refusal(parts, &name, || message.id)
+    }
+
+    /// The refusal of a `tools/call` of `name` (request `id`), when the
+    /// caller lacks the tool's MCP permissions.
+    fn refusal(
+        &self,
+        parts: &hyper::http::request::Parts,
+        name: &str,
+        id: impl FnOnce() -> Value,
+    ) -> Option<Response<Body>> {
+        let caller = parts.extensions.get::<crate::model::caller::Caller>()?;
+        let needs = self.server.permissions_of(name)?;
         let missing = match &caller.permissions {
             Some(granted) => crate::exec::policy::authorize::missing_permissions(granted, needs),
             None => Vec::new(),
@@ -213,7 +225,7 @@ impl ScopeCheck<'_> {
         Some(auth_answers::insufficient_scope(
             &missing,
             &auth_answers::metadata_url(self.resource_url, parts),
-            message.id,
+            id(),
         ))
     }
 }
@@ -290,14 +302,24 @@ where
             return answer;
         }
     };
-    if let Some(refused) = scope.and_then(|s| s.check(&parts, &bytes)) {
+    // A call answered directly was read already: its scope is checked on
+    // what was read, not on a second parse of the body.
+    let call = direct(&parts, &bytes, &shared.server, &shared.hosts);
+    let refused = match (scope, &call) {
+        (None, _) => None,
+        (Some(s), Some(call)) => s.refusal(&parts, call.name(), || call.id()),
+        (Some(s), None) => s.check(&parts, &bytes),
+    };
+    if let Some(refused) = refused {
         return refused;
     }
     // Busy, on a connection this crate serves, until the answer is sent.
     let busy = parts.extensions.get::<Slot>().map(Slot::busy);
-    if let Some(call) = direct(&parts, &bytes, &shared.server, &shared.hosts) {
-        // One body of known length: sent at once, framed by its length.
-        return call.answer(&shared.server, &parts).await;
+    if let Some(call) = call {
+        // One body of known length, sent at once: busy while the call runs.
+        let answer = call.answer(&shared.server, &parts).await;
+        drop(busy);
+        return answer;
     }
     through_rmcp(rmcp, parts, bytes, busy).await
 }
