@@ -17,7 +17,7 @@ count() {
     | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 declare -A per
-for op in floor direct typed json text-floor text-json mcp; do
+for op in floor direct typed json text-floor text-json mcp queue; do
   zero=$(count "$op" 0)
   full=$(count "$op" "$n")
   per[$op]=$(( (full - zero) / n ))

@@ -19,6 +19,9 @@ use criterion::{Criterion, criterion_group};
 use serde_json::{Map, Value, json};
 use skill_runtime::mcp::McpServer;
 use skill_runtime::prelude::*;
+use skill_runtime::queue::api::Queue;
+use skill_runtime::queue::memory::InProcessQueue;
+use skill_runtime::queue::worker::WorkerOptions;
 use skill_runtime::record::MemorySink;
 use skill_runtime::{JobEnvelope, Registry, Runtime};
 
@@ -282,6 +285,16 @@ fn count(spec: &str) {
     tokio.block_on(async { server.call("bench_add", Some(args.clone())).await.unwrap() });
     let text = p.to_string();
     let app = rt.context();
+    // The in-process queue, enqueue to outcome, one job at a time.
+    let queue = {
+        let _entered = tokio.enter();
+        InProcessQueue::start(
+            rt.clone(),
+            WorkerOptions::default(),
+            Duration::from_secs(60),
+        )
+        .unwrap()
+    };
     // Steady state, as in a server that has been up a while: the in-memory sink
     // is full, so every call also drops the oldest record. Warm up with that
     // many calls of the operation itself (they are run for `N = 0` too, so the
@@ -322,6 +335,11 @@ fn count(spec: &str) {
                 }
                 "mcp" => {
                     black_box(server.call("bench_add", Some(args.clone())).await.unwrap());
+                }
+                "queue" => {
+                    let job = JobEnvelope::new("bench_add", black_box(p.clone()));
+                    let id = queue.enqueue(job).await.unwrap().to_string();
+                    black_box(queue.outcome(&id, Duration::from_secs(10)).await.unwrap());
                 }
                 other => panic!("unknown operation {other}"),
             }

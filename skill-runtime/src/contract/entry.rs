@@ -358,6 +358,7 @@ mod tests {
         // No conditions at all: nothing to check, nothing to list.
         let bare = SkillEntry::of::<Bare>().erased;
         assert!(!bare.checks.any_before() && !bare.checks.any_after());
+        assert!(!bare.checks.after_reads_input());
         let c = bare.checks.text();
         assert!(
             c.preconditions.is_empty()
@@ -379,17 +380,24 @@ mod tests {
         assert!(e.checks.before(&one, &caller).is_ok());
         let mut notes = Vec::new();
         let big = Boxed::new(Out { n: 1 });
-        assert!(e.checks.after(&one, &big, &mut notes).is_ok() && notes.is_empty());
+        assert!(e.checks.after(Some(&one), &big, &mut notes).is_ok() && notes.is_empty());
         let other = Boxed::new(Out { n: 2 });
         assert!(matches!(
-            e.checks.after(&one, &other, &mut notes),
+            e.checks.after(Some(&one), &other, &mut notes),
             Err(CheckFailed::Postcondition(0))
         ));
         // A failed rule below error severity is noted, not fatal.
         let twenty = Boxed::new(In { n: 20 });
         let large = Boxed::new(Out { n: 20 });
-        assert!(e.checks.after(&twenty, &large, &mut notes).is_ok());
+        assert!(e.checks.after(Some(&twenty), &large, &mut notes).is_ok());
         assert_eq!(notes, [0]);
+        // The postcondition reads the input: without one, it is not run on
+        // anything else.
+        assert!(e.checks.after_reads_input());
+        assert!(matches!(
+            e.checks.after(None, &big, &mut notes),
+            Err(CheckFailed::Mismatch)
+        ));
         // Values of the wrong type are refused, not misread.
         assert!(matches!(
             e.checks.before(&big, &caller),

@@ -91,14 +91,20 @@ impl RawOutputCheck {
     /// # Safety
     /// `input` and `output` point to live values of the types the check was
     /// written for.
-    unsafe fn holds(&self, input: *const u8, output: *const u8) -> bool {
+    /// `None` when the check reads the input and there is none.
+    unsafe fn holds(&self, input: Option<*const u8>, output: *const u8) -> Option<bool> {
         // SAFETY: as the caller promised.
         unsafe {
-            match *self {
-                RawOutputCheck::Output(f) => f(output),
-                RawOutputCheck::InputOutput(f) => f(input, output),
+            match (self, input) {
+                (&RawOutputCheck::Output(f), _) => Some(f(output)),
+                (&RawOutputCheck::InputOutput(f), Some(input)) => Some(f(input, output)),
+                (RawOutputCheck::InputOutput(_), None) => None,
             }
         }
+    }
+
+    fn reads_input(&self) -> bool {
+        matches!(self, RawOutputCheck::InputOutput(_))
     }
 }
 
@@ -139,10 +145,16 @@ impl Checks {
         !self.pre.is_empty()
     }
 
-    /// Whether there are postconditions or validation rules (the input is
-    /// then decoded again after the handler, which consumed it).
+    /// Whether there are postconditions or validation rules.
     pub(crate) fn any_after(&self) -> bool {
         !self.post.is_empty() || !self.rules.is_empty()
+    }
+
+    /// Whether a postcondition or rule reads the input, which the handler
+    /// consumed: only then is it decoded again for them.
+    pub(crate) fn after_reads_input(&self) -> bool {
+        self.post.iter().any(|p| p.check.reads_input())
+            || self.rules.iter().any(|r| r.check.reads_input())
     }
 
     /// The preconditions, over the input and the caller.
@@ -165,31 +177,41 @@ impl Checks {
         Ok(())
     }
 
-    /// The postconditions, then the validation rules, over the input and the
+    /// The postconditions, then the validation rules, over the input (absent
+    /// when none of them reads it: [`Checks::after_reads_input`]) and the
     /// output. Failed rules of lower severity than error are pushed to
     /// `notes` by index.
     pub(crate) fn after(
         &self,
-        input: &Boxed,
+        input: Option<&Boxed>,
         output: &Boxed,
         notes: &mut Vec<usize>,
     ) -> Result<(), CheckFailed> {
-        let (Some(input), Some(output)) = (input.get(self.input), output.get(self.output)) else {
+        let input = match input {
+            Some(input) => match input.get(self.input) {
+                Some(input) => Some(input as *const u8),
+                None => return Err(CheckFailed::Mismatch),
+            },
+            None => None,
+        };
+        let Some(output) = output.get(self.output) else {
             return Err(CheckFailed::Mismatch);
         };
         for (i, p) in self.post.iter().enumerate() {
             // SAFETY: live `S::Input` and `S::Output` (types checked).
-            if !unsafe { p.check.holds(input, output) } {
-                return Err(CheckFailed::Postcondition(i));
+            match unsafe { p.check.holds(input, output) } {
+                Some(true) => {}
+                Some(false) => return Err(CheckFailed::Postcondition(i)),
+                None => return Err(CheckFailed::Mismatch),
             }
         }
         for (i, r) in self.rules.iter().enumerate() {
             // SAFETY: as above.
-            if !unsafe { r.check.holds(input, output) } {
-                if r.severity == Severity::Error {
-                    return Err(CheckFailed::Rule(i));
-                }
-                notes.push(i);
+            match unsafe { r.check.holds(input, output) } {
+                Some(true) => {}
+                Some(false) if r.severity == Severity::Error => return Err(CheckFailed::Rule(i)),
+                Some(false) => notes.push(i),
+                None => return Err(CheckFailed::Mismatch),
             }
         }
         Ok(())

@@ -427,6 +427,15 @@ impl JobEnvelope {
         self
     }
 
+    /// The envelope as a queue hands it to a worker: delivered (it may be
+    /// delivered again), its id no longer this process's own (what crossed a
+    /// queue is what any caller could have sent).
+    pub(crate) fn delivered(mut self) -> Self {
+        self.minted = false;
+        self.delivered = true;
+        self
+    }
+
     /// What the caller leaves unset and the seed's `createJobEnvelope` fills
     /// in: `createdAt` (now), and, for an envelope with an intent, the stable
     /// idempotency key of its intent, scope and payload. A caller's key wins.
@@ -454,14 +463,18 @@ impl JobEnvelope {
     /// the envelope as queued, without `createdAt`. A queue that holds job
     /// `job_id` takes the same envelope sent again (a lost reply, a retried
     /// request) as the same job, and refuses another with that id.
-    pub(crate) fn digest(&self) -> String {
+    ///
+    /// The two stamps are taken out while the rest is written, and put back:
+    /// the envelope is not copied.
+    pub(crate) fn digest(&mut self) -> String {
         let mut h = Hasher::new();
-        let mut unstamped = self.clone();
-        unstamped.created_at = None;
+        let created_at = self.created_at.take();
         // Where it was sent from is not what the job is: a retry from
         // another span is the same job.
-        unstamped.traceparent = None;
-        let _ = serde_json::to_writer(&mut h, &unstamped);
+        let traceparent = self.traceparent.take();
+        let _ = serde_json::to_writer(&mut h, &*self);
+        self.created_at = created_at;
+        self.traceparent = traceparent;
         h.key()
     }
 

@@ -37,7 +37,8 @@ pub struct InProcessQueue {
 /// What the queue and its worker share.
 struct State {
     /// Waiting messages, by priority (highest first, as `Priority::SERVED`).
-    waiting: Mutex<[VecDeque<(String, String)>; 4]>,
+    /// The envelopes themselves: nothing is written out and parsed back.
+    waiting: Mutex<[VecDeque<(String, JobEnvelope)>; 4]>,
     /// The most JSON a job's params may hold: what the runtime takes.
     max_params_bytes: usize,
     /// Wakes the worker when a job comes.
@@ -58,9 +59,9 @@ struct State {
     delayed: AtomicU64,
     /// Running jobs' last progress reports.
     progress: Mutex<HashMap<String, Progress>>,
-    /// Jobs parked for approval, by job id: their line, message and
+    /// Jobs parked for approval, by job id: their line, envelope and
     /// deadline.
-    parked: Mutex<HashMap<String, (usize, String, SystemTime)>>,
+    parked: Mutex<HashMap<String, (usize, JobEnvelope, SystemTime)>>,
     /// Decisions on jobs that need approval, until the job ends.
     decisions: Mutex<HashMap<String, Decision>>,
 }
@@ -158,11 +159,11 @@ impl InProcessQueue {
 /// the same job was queued already).
 struct Accepted {
     id: Id,
-    message: Option<(usize, String)>,
+    message: Option<(usize, JobEnvelope)>,
 }
 
 impl InProcessQueue {
-    fn accept(&self, job: JobEnvelope) -> Result<Accepted, QueueError> {
+    fn accept(&self, mut job: JobEnvelope) -> Result<Accepted, QueueError> {
         if lock(&self.stop).is_none() {
             return Err(QueueError::Closed);
         }
@@ -193,32 +194,27 @@ impl InProcessQueue {
         }
         let mut job = job.seal();
         let _publish = crate::exec::trace::publish("in_process", "in-process", &mut job);
-        let raw = serde_json::to_string(&job).map_err(|e| QueueError::Corrupt {
-            store: "in-process queue".into(),
-            what: "job",
-            message: e.to_string(),
-        })?;
         Ok(Accepted {
-            message: Some((slot(job.caller.priority), raw)),
-            id: job.job_id,
+            id: job.job_id.clone(),
+            message: Some((slot(job.caller.priority), job)),
         })
     }
 }
 
 impl State {
     /// Put a message in line for the worker.
-    fn push(&self, slot: usize, raw: String) {
+    fn push(&self, slot: usize, job: JobEnvelope) {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        lock(&self.waiting)[slot].push_back((n.to_string(), raw));
+        lock(&self.waiting)[slot].push_back((n.to_string(), job));
         self.arrived.notify_one();
     }
 
     /// Put parked job `id` back in line, if it is parked.
     fn unpark(&self, id: &str) -> bool {
-        let Some((slot, raw, _)) = lock(&self.parked).remove(id) else {
+        let Some((slot, job, _)) = lock(&self.parked).remove(id) else {
             return false;
         };
-        self.push(slot, raw);
+        self.push(slot, job);
         true
     }
 }
@@ -227,8 +223,8 @@ impl Queue for InProcessQueue {
     fn enqueue(&self, job: JobEnvelope) -> BoxFuture<'_, Result<Id, QueueError>> {
         Box::pin(async move {
             let accepted = self.accept(job)?;
-            if let Some((slot, raw)) = accepted.message {
-                self.state.push(slot, raw);
+            if let Some((slot, job)) = accepted.message {
+                self.state.push(slot, job);
             }
             Ok(accepted.id)
         })
@@ -242,13 +238,13 @@ impl Queue for InProcessQueue {
         Box::pin(async move {
             let delay = delay_until(due)?;
             let accepted = self.accept(job)?;
-            if let Some((slot, raw)) = accepted.message {
+            if let Some((slot, job)) = accepted.message {
                 let state = self.state.clone();
                 state.delayed.fetch_add(1, Ordering::Relaxed);
                 tokio::spawn(async move {
                     tokio::time::sleep(delay).await;
                     state.delayed.fetch_sub(1, Ordering::Relaxed);
-                    state.push(slot, raw);
+                    state.push(slot, job);
                 });
             }
             Ok(accepted.id)
@@ -433,7 +429,10 @@ impl WorkSource for Source {
     }
 
     fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>> {
-        lock(&self.0.waiting)[slot(d.priority)].push_front((d.id.clone(), d.raw.clone()));
+        // A delivery of this queue always holds its envelope.
+        if let Ok(job) = &d.job {
+            lock(&self.0.waiting)[slot(d.priority)].push_front((d.id.clone(), job.clone()));
+        }
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
         Box::pin(std::future::ready(Ok(())))
     }
@@ -443,7 +442,7 @@ impl WorkSource for Source {
         d: &'a Delivery,
         reason: &'a str,
     ) -> BoxFuture<'a, Result<(), QueueError>> {
-        lock(&self.0.dead).push((d.raw.clone(), reason.to_owned()));
+        lock(&self.0.dead).push((d.message().into_owned(), reason.to_owned()));
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
         Box::pin(std::future::ready(Ok(())))
     }
@@ -465,10 +464,11 @@ impl WorkSource for Source {
         // Under the decisions' lock: a decision comes before or after, never
         // between the look and the parking.
         let deadline = SystemTime::now() + wait;
-        lock(&self.0.parked).insert(
-            job_id.to_owned(),
-            (slot(d.priority), d.raw.clone(), deadline),
-        );
+        // A delivery of this queue always holds its envelope.
+        if let Ok(job) = &d.job {
+            lock(&self.0.parked)
+                .insert(job_id.to_owned(), (slot(d.priority), job.clone(), deadline));
+        }
         drop(decisions);
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
         let state = self.0.clone();
@@ -515,10 +515,10 @@ impl Source {
         let mut out = Vec::new();
         for (i, queue) in waiting.iter_mut().enumerate() {
             while out.len() < n {
-                let Some((id, raw)) = queue.pop_front() else {
+                let Some((id, job)) = queue.pop_front() else {
                     break;
                 };
-                out.push(Delivery::read(id, Priority::SERVED[i], 1, raw));
+                out.push(Delivery::of(id, Priority::SERVED[i], 1, job));
             }
         }
         self.0

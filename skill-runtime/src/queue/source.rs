@@ -1,6 +1,7 @@
 //! The worker's side of a queue backend ([`WorkSource`]): what a worker
 //! takes ([`Delivery`]) and every step it asks of the backend.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -20,9 +21,11 @@ pub struct Delivery {
     pub priority: Priority,
     /// How many times it has been delivered, this time included.
     pub deliveries: u64,
-    /// The message as queued: what a hand-back re-queues and a dead letter
-    /// keeps.
-    pub raw: String,
+    /// The message as a backend that stores text read it: what a hand-back
+    /// re-queues and a dead letter keeps. `None` from a backend that keeps
+    /// the envelopes themselves (the in-process queue, which passes each job
+    /// along without writing and parsing it).
+    pub raw: Option<String>,
     /// The job, or why the message is not one.
     pub job: Result<JobEnvelope, String>,
 }
@@ -37,17 +40,35 @@ impl Delivery {
     /// A delivery of message `raw`, read as a job envelope.
     pub fn read(id: String, priority: Priority, deliveries: u64, raw: String) -> Delivery {
         let job = serde_json::from_str::<JobEnvelope>(&raw)
-            .map(|mut job| {
-                job.delivered = true;
-                job
-            })
+            .map(JobEnvelope::delivered)
             .map_err(|e| format!("not a job envelope: {e}"));
         Delivery {
             id,
             priority,
             deliveries,
-            raw,
+            raw: Some(raw),
             job,
+        }
+    }
+
+    /// A delivery of `job`, queued as it is by a backend of this process.
+    pub fn of(id: String, priority: Priority, deliveries: u64, job: JobEnvelope) -> Delivery {
+        Delivery {
+            id,
+            priority,
+            deliveries,
+            raw: None,
+            job: Ok(job.delivered()),
+        }
+    }
+
+    /// The message as queued, as text: what was read, or the envelope written
+    /// out.
+    pub fn message(&self) -> Cow<'_, str> {
+        match (&self.raw, &self.job) {
+            (Some(raw), _) => Cow::Borrowed(raw),
+            (None, Ok(job)) => Cow::Owned(serde_json::to_string(job).unwrap_or_default()),
+            (None, Err(reason)) => Cow::Borrowed(reason),
         }
     }
 }

@@ -112,10 +112,14 @@ pub(crate) fn after(
         st.skip(Stage::ValidationRules);
         return Ok(After::Held(Vec::new()));
     }
-    // The handler consumed its input; the checks get a fresh copy.
-    let input = e.decode(&st.target.params).map_err(|_| mismatch(name))?;
+    // The handler consumed its input: decoded again only for checks that
+    // read it.
+    let input = match e.checks.after_reads_input() {
+        true => Some(e.decode(&st.target.params).map_err(|_| mismatch(name))?),
+        false => None,
+    };
     let mut failed_rules = Vec::new();
-    match e.checks.after(&input, output, &mut failed_rules) {
+    match e.checks.after(input.as_ref(), output, &mut failed_rules) {
         Ok(()) => {}
         Err(f @ CheckFailed::Postcondition(p)) => {
             let action = skill.conditions.postconditions[p].rollback_action;

@@ -40,7 +40,7 @@ impl RedisBackend {
             .iter()
             .position(|&p| p == d.priority)
             .unwrap_or(2);
-        let member = format!("{slot}\n{}", d.raw);
+        let member = format!("{slot}\n{}", d.message());
         let wait_ms = wait.as_millis().to_string();
         let mut invocation = self.inner.scripts.park.prepare_invoke();
         invocation

@@ -65,7 +65,7 @@ impl RedisBackend {
     }
 
     /// The job as the queue holds it.
-    fn message(&self, job: JobEnvelope) -> Result<Message, QueueError> {
+    fn message(&self, mut job: JobEnvelope) -> Result<Message, QueueError> {
         check_job(&job, self.inner.config.max_params_bytes)?;
         let digest = job.digest();
         let mut job = job.seal();

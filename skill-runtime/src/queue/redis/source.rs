@@ -315,7 +315,7 @@ impl WorkSource for RedisSource {
             self.run(
                 &b.scripts.hand_back,
                 &[b.keys.stream(d.priority)],
-                &[GROUP, &d.id, &d.raw],
+                &[GROUP, &d.id, &d.message()],
             )
             .await?;
             Ok(())
@@ -333,7 +333,7 @@ impl WorkSource for RedisSource {
             self.run(
                 &b.scripts.dead_letter,
                 &[b.keys.stream(d.priority), &b.keys.dead],
-                &[GROUP, &d.id, &d.raw, reason, &n, &self.worker],
+                &[GROUP, &d.id, &d.message(), reason, &n, &self.worker],
             )
             .await?;
             Ok(())
