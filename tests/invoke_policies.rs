@@ -686,6 +686,14 @@ async fn bad_input_is_an_answer_with_a_record() {
 
     let e = err(&rt, JobEnvelope::new("double", json!({"n": [[[[[1]]]]]}))).await;
     assert!(matches!(e, InvokeError::TooDeep { limit: 4, .. }), "{e}");
+    // Text is held to the depth before it is parsed, with the same answer and
+    // record; brackets inside strings do not count.
+    let e = rt.invoke_text(job(), "{\"n\": [[[[1]]]]}").await.unwrap_err();
+    assert!(matches!(e, InvokeError::TooDeep { limit: 4, .. }), "{e}");
+    let record = last_record(&rt);
+    assert_eq!(step(&record, Stage::ValidateInput), StageOutcome::Failed);
+    let e = rt.invoke_text(job(), "{\"n\": \"[[[[[\"}").await.unwrap_err();
+    assert!(matches!(e, InvokeError::InvalidInput { .. }), "{e}");
 
     let e = err(&rt, JobEnvelope::new("double", json!({"n": "two"}))).await;
     let InvokeError::InvalidInput { violations, .. } = &e else {
@@ -714,9 +722,9 @@ async fn bad_input_is_an_answer_with_a_record() {
         StageOutcome::Failed
     );
 
-    assert_eq!(rt.memory_records().unwrap().total(), 6);
+    assert_eq!(rt.memory_records().unwrap().total(), 8);
     let stats = rt.stats_of("double").unwrap();
-    assert_eq!((stats.runs, stats.failures), (6, 6));
+    assert_eq!((stats.runs, stats.failures), (8, 8));
     ok(&rt, JobEnvelope::new("double", json!({"n": 1}))).await;
 }
 
