@@ -516,7 +516,11 @@ fn agent_params_and_records_are_bounded_like_a_skills() {
     assert!(r.success, "{r:?}");
     let records = runtime.memory_records().unwrap().records();
     let own = agent_record(&records);
-    assert!(own.params.get("$truncated").is_some(), "{}", own.params);
+    assert!(
+        own.params.to_value().get("$truncated").is_some(),
+        "{}",
+        own.params
+    );
     // Over the input limit: refused before its schema is walked.
     let r = run(json!({"n": 1, "confidence": 0.9, "note": "x".repeat(20_000)}));
     assert_eq!(r.error.unwrap().code, "invalid_input");

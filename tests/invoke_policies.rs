@@ -628,7 +628,9 @@ async fn records_keep_large_values_as_their_size() {
     let result = ok(&rt, JobEnvelope::new("append", json!({"line": long}))).await;
     assert_eq!(result.data["lines"], 1, "the job ran on the whole value");
     let record = last_record(&rt);
-    let bytes = record.params["$truncated"]["bytes"].as_u64().unwrap();
+    let bytes = record.params.to_value()["$truncated"]["bytes"]
+        .as_u64()
+        .unwrap();
     assert!(bytes > 500, "{}", record.params);
     assert_eq!(
         record.output.as_deref(),
@@ -661,6 +663,95 @@ async fn a_nested_struct_sent_as_an_array_is_refused() {
     .await;
 }
 
+/// Params given as text are decoded from the text itself (no value is built
+/// when the fields of an object decode and hold), and get the answers,
+/// stages and records the same params get as a value.
+#[tokio::test]
+async fn params_as_text_are_answered_as_params_as_a_value() {
+    // Each case, and whether its record keeps the text as it came: the
+    // params were decoded from it, and no stage needed them as a value.
+    let cases = [
+        ("double", r#"{"n": 21}"#, true),
+        // What the type does not guarantee (`maximum`), a precondition, a type.
+        ("double", r#"{"n": 5000}"#, false),
+        ("double", r#"{"n": 13}"#, true),
+        ("double", r#"{"n": "two"}"#, false),
+        // An unknown field, nested; a name twice (the value keeps the last);
+        // an escaped name; blanks and lines (kept parsed, on one line).
+        (
+            "double",
+            r#"{"n": 2, "extra": [1, {"x": null, "y": "]}"}]}"#,
+            true,
+        ),
+        ("double", r#"{"n": 2, "n": 3}"#, false),
+        ("double", r#"{"\u006e": 4}"#, true),
+        ("double", " {\n  \"n\" : 7\r\n} \n", false),
+        // Not an object, or missing the field.
+        ("double", "[2]", false),
+        ("double", "{}", false),
+        // Checks that read the input after the handler, and a rollback.
+        ("append", r#"{"line": "a line"}"#, false),
+        ("append", r#"{"line": "break"}"#, false),
+        ("append", r#"{"line": "forbidden"}"#, false),
+        // Redacted inputs.
+        ("login", r#"{"secret": "s3cret", "user": "ann"}"#, false),
+        (
+            "login",
+            r#"{"secret": "open-sesame", "user": "ann"}"#,
+            false,
+        ),
+        // A nested struct (decoded from the value: serde_json takes a nested
+        // struct from an array too), and that array form.
+        ("read_switch", r#"{"switch": {"on": true}}"#, false),
+        ("read_switch", r#"{"switch": [true]}"#, false),
+    ];
+    for (skill, text, kept) in cases {
+        // A runtime each: the journal counts its lines.
+        let rt = runtime();
+        let by_text = rt
+            .invoke_text(JobEnvelope::new(skill, Value::Null), text)
+            .await;
+        let from_text = last_record(&rt);
+        let rt = runtime();
+        let value: Value = serde_json::from_str(text).unwrap();
+        let by_value = rt.invoke(JobEnvelope::new(skill, value)).await;
+        let from_value = last_record(&rt);
+        match (&by_text, &by_value) {
+            (Ok(a), Ok(b)) => assert_eq!(a.data, b.data, "{text}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+            _ => panic!("{text}: from text {by_text:?}, from a value {by_value:?}"),
+        }
+        assert_eq!(from_text.params, from_value.params, "{text}");
+        assert_eq!(from_text.params.as_value().is_none(), kept, "{text}");
+        if kept {
+            assert_eq!(from_text.params.to_string(), text);
+        }
+        assert_eq!(from_text.status, from_value.status, "{text}");
+        let outcomes = |r: &RunRecord| {
+            r.steps
+                .iter()
+                .map(|s| (s.step, s.outcome))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(outcomes(&from_text), outcomes(&from_value), "{text}");
+        // A record is one line of JSON, whatever the text's blanks.
+        let line = serde_json::to_string(&*from_text).unwrap();
+        assert!(!line.contains('\n'), "{line}");
+        let written: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(written["params"], *from_value.params.to_value(), "{text}");
+    }
+    // Text that is not JSON, in a field's value or after it: refused as such.
+    let rt = runtime();
+    for text in [r#"{"n": 1x}"#, r#"{"n": 1, "m": tru}"#, r#"{"n": 1} x"#] {
+        let e = rt
+            .invoke_text(JobEnvelope::new("double", Value::Null), text)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "malformed_json", "{text}: {e}");
+        assert_eq!(last_record(&rt).params, Value::Null);
+    }
+}
+
 #[tokio::test]
 async fn bad_input_is_an_answer_with_a_record() {
     let rt = runtime_with(|b| {
@@ -688,11 +779,17 @@ async fn bad_input_is_an_answer_with_a_record() {
     assert!(matches!(e, InvokeError::TooDeep { limit: 4, .. }), "{e}");
     // Text is held to the depth before it is parsed, with the same answer and
     // record; brackets inside strings do not count.
-    let e = rt.invoke_text(job(), "{\"n\": [[[[1]]]]}").await.unwrap_err();
+    let e = rt
+        .invoke_text(job(), "{\"n\": [[[[1]]]]}")
+        .await
+        .unwrap_err();
     assert!(matches!(e, InvokeError::TooDeep { limit: 4, .. }), "{e}");
     let record = last_record(&rt);
     assert_eq!(step(&record, Stage::ValidateInput), StageOutcome::Failed);
-    let e = rt.invoke_text(job(), "{\"n\": \"[[[[[\"}").await.unwrap_err();
+    let e = rt
+        .invoke_text(job(), "{\"n\": \"[[[[[\"}")
+        .await
+        .unwrap_err();
     assert!(matches!(e, InvokeError::InvalidInput { .. }), "{e}");
 
     let e = err(&rt, JobEnvelope::new("double", json!({"n": "two"}))).await;
@@ -1383,8 +1480,8 @@ async fn redacted_fields_never_reach_a_record_or_an_error() {
             !text.contains(secret) && !text.contains("open-sesame"),
             "{text}"
         );
-        assert_eq!(r.params["secret"], "[REDACTED]");
-        assert_eq!(r.params["user"], "ann");
+        assert_eq!(r.params.to_value()["secret"], "[REDACTED]");
+        assert_eq!(r.params.to_value()["user"], "ann");
     }
     assert_eq!(
         records[0].error.as_ref().unwrap().message,
@@ -1415,8 +1512,8 @@ async fn redacted_fields_never_reach_a_record_or_an_error() {
     let last = records.last().unwrap();
     let text = serde_json::to_string(&**last).unwrap();
     assert!(!text.contains(misspelt), "{text}");
-    assert_eq!(last.params["Secret"], "[REDACTED]");
-    assert_eq!(last.params["user"], "ann");
+    assert_eq!(last.params.to_value()["Secret"], "[REDACTED]");
+    assert_eq!(last.params.to_value()["user"], "ann");
 }
 
 // ------------------------------------------------------------------ typed calls

@@ -509,7 +509,8 @@ impl AgentRunner {
             params: match size {
                 Some(n) if n <= limits.max_record_value_bytes => params,
                 _ => truncated(size),
-            },
+            }
+            .into(),
             constraints: JobConstraints {
                 dry_run,
                 ..JobConstraints::default()

@@ -8,20 +8,107 @@
 //! way: objects only, keys handed over as borrowed strings. Everything else is
 //! forwarded to serde_json unchanged. In the compile-time benchmark
 //! (`bench/compile-time.py`), decoding was the largest piece of a skill's glue.
+//!
+//! Params that came as JSON text are read, when they are an object, as its
+//! list of fields ([`fields`], [`Params::Fields`]): no map is built (no
+//! node, no key copied unless it has escapes), and the record keeps the text
+//! rather than a tree. Each field's value is a `Value` decoded as above, so
+//! no deserializer of the input's types is compiled for text: the same
+//! visitor, and the same functions per field type, serve both sources. An
+//! input that is not a struct is refused by the field list
+//! ([`needs_value`]), and the runtime decodes it from the whole value.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use serde::Deserializer;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, Unexpected, Visitor};
 use serde_json::{Error, Value};
 
 /// A skill's params, as a deserializer of its input.
-pub(crate) struct Params<'de>(pub(crate) &'de Value);
+#[derive(Clone, Copy)]
+pub(crate) enum Params<'de> {
+    /// A parsed value.
+    Value(&'de Value),
+    /// The fields of an object read from text, without the map
+    /// ([`fields`]).
+    Fields(&'de [Field<'de>]),
+}
+
+/// One field of an object: its name and its value.
+pub(crate) type Field<'de> = (Cow<'de, str>, Value);
 
 macro_rules! forward {
     ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
         fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, Error> {
-            self.0.$method($($arg,)* visitor)
+            match self {
+                Params::Value(value) => value.$method($($arg,)* visitor),
+                Params::Fields(_) => Err(needs_value()),
+            }
         }
     )*};
+}
+
+/// What the text source answers an input that is not a struct: the runtime
+/// then decodes it from the parsed value. Not generic: compiled once.
+#[inline(never)]
+pub(crate) fn needs_value() -> Error {
+    Error::custom("only a struct is decoded from the fields' text")
+}
+
+/// The fields of `text`, one JSON object, in the order written: each name
+/// (borrowed from the text unless it has escapes) and its value. One parse,
+/// with no map built; an error when `text` is not one JSON object.
+pub(crate) fn fields(text: &str) -> Result<Vec<Field<'_>>, Error> {
+    struct Entries;
+
+    impl<'de> Visitor<'de> for Entries {
+        type Value = Vec<Field<'de>>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(8);
+            while let Some(Name(name)) = map.next_key()? {
+                out.push((name, map.next_value()?));
+            }
+            Ok(out)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = de.deserialize_map(Entries)?;
+    de.end()?;
+    Ok(fields)
+}
+
+/// A field's name, borrowed from the text unless it has escapes.
+struct Name<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Name<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(s)))
+            }
+
+            fn visit_str<E>(self, s: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(s.to_owned())))
+            }
+        }
+
+        d.deserialize_str(Visit)
+    }
 }
 
 impl<'de> Deserializer<'de> for Params<'de> {
@@ -45,8 +132,7 @@ impl<'de> Deserializer<'de> for Params<'de> {
         // an unwinding path to it. A value that is not an object is refused at
         // the first key, which every derived visitor asks for.
         visitor.visit_map(Fields {
-            params: self.0,
-            iter: None,
+            source: Source::Unread(self),
             value: None,
         })
     }
@@ -104,27 +190,44 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
 
 /// An object's fields, for a struct's `visit_map`.
 struct Fields<'de> {
-    params: &'de Value,
-    /// The object's entries, from the first key on.
-    iter: Option<serde_json::map::Iter<'de>>,
+    source: Source<'de>,
+    /// The value of the field whose name was handed out last.
     value: Option<&'de Value>,
 }
 
+/// Where the fields come from.
+enum Source<'de> {
+    /// The params, looked at when the first key is asked for.
+    Unread(Params<'de>),
+    Object(serde_json::map::Iter<'de>),
+    Fields(std::slice::Iter<'de, Field<'de>>),
+}
+
 impl<'de> Fields<'de> {
-    /// The next field's name, its value kept for `next_value_seed`; the
-    /// entries are looked up at the first call.
+    /// The next field's name, its value kept for `next_value_seed`.
     fn advance(&mut self) -> Result<Option<&'de str>, Error> {
-        let iter = match &mut self.iter {
-            Some(iter) => iter,
-            None => match self.params {
-                Value::Object(map) => self.iter.insert(map.iter()),
-                other => return Err(Error::invalid_type(unexpected(other), &"a JSON object")),
+        if let Source::Unread(params) = self.source {
+            self.source = match params {
+                Params::Value(Value::Object(map)) => Source::Object(map.iter()),
+                Params::Value(other) => {
+                    return Err(Error::invalid_type(unexpected(other), &"a JSON object"));
+                }
+                Params::Fields(fields) => Source::Fields(fields.iter()),
+            };
+        }
+        let (name, value) = match &mut self.source {
+            Source::Object(iter) => match iter.next() {
+                Some((name, value)) => (name.as_str(), value),
+                None => return Ok(None),
             },
+            Source::Fields(iter) => match iter.next() {
+                Some((name, value)) => (name.as_ref(), value),
+                None => return Ok(None),
+            },
+            Source::Unread(_) => return Ok(None),
         };
-        Ok(iter.next().map(|(key, value)| {
-            self.value = Some(value);
-            key.as_str()
-        }))
+        self.value = Some(value);
+        Ok(Some(name))
     }
 }
 
@@ -166,7 +269,11 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        self.iter.as_ref().map(ExactSizeIterator::len)
+        match &self.source {
+            Source::Object(iter) => Some(iter.len()),
+            Source::Fields(iter) => Some(iter.len()),
+            Source::Unread(_) => None,
+        }
     }
 }
 
@@ -228,8 +335,18 @@ mod tests {
     fn both<T: for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(
         v: &Value,
     ) -> Result<T, String> {
-        let ours = T::deserialize(Params(v)).map_err(|e| e.to_string());
+        let ours = T::deserialize(Params::Value(v)).map_err(|e| e.to_string());
         let serde_json = T::deserialize(v).map_err(|e| e.to_string());
+        // From the text, a struct decodes as from the value; anything else
+        // is left to the value.
+        let text = v.to_string();
+        if let Ok(fields) = fields(&text) {
+            match (T::deserialize(Params::Fields(&fields)), &serde_json) {
+                (Ok(a), Ok(b)) => assert_eq!(&a, b, "{text}"),
+                (Err(_), _) => {}
+                (Ok(a), Err(e)) => panic!("{text}: from text {a:?}, serde_json {e}"),
+            }
+        }
         match (&ours, &serde_json) {
             (Ok(a), Ok(b)) => assert_eq!(a, b),
             (Err(_), Err(_)) => {}
@@ -258,12 +375,42 @@ mod tests {
     }
 
     #[test]
+    fn structs_decode_from_their_fields() {
+        let text = r#"{"te\u0078t": "a\"b", "tags": ["x", "y"], "extra": {"deep": [1]}, "nested": {"on": false}}"#;
+        let split = fields(text).unwrap();
+        assert!(matches!(&split[0].0, Cow::Owned(name) if name == "text"));
+        assert!(matches!(split[1].0, Cow::Borrowed("tags")));
+        assert_eq!(split[2].1, json!({"deep": [1]}));
+        let q = Query::deserialize(Params::Fields(&split)).unwrap();
+        assert_eq!(q, serde_json::from_str::<Query>(text).unwrap());
+        // A field named twice is the derived visitor's error.
+        let twice = fields(r#"{"text": "a", "text": "b", "tags": []}"#).unwrap();
+        assert!(Query::deserialize(Params::Fields(&twice)).is_err());
+        // Not one object of JSON.
+        for bad in [
+            "[1]",
+            "3",
+            r#"{"a": }"#,
+            r#"{"a": 1} x"#,
+            r#"{"a": 1x}"#,
+            "{\"a\tb\": 1}",
+            "",
+        ] {
+            assert!(fields(bad).is_err(), "{bad}");
+        }
+        // What is not a struct is left to the whole value.
+        let m = fields(r#"{"7": true}"#).unwrap();
+        let e = BTreeMap::<u32, bool>::deserialize(Params::Fields(&m)).unwrap_err();
+        assert_eq!(e.to_string(), needs_value().to_string());
+    }
+
+    #[test]
     fn the_array_form_of_a_struct_is_refused() {
         // serde_json would accept it; an input schema of a struct never does.
         // (The message does not name the struct: that would compile a
         // formatting function per input type, for an error the input schema
         // answers before decoding starts.)
-        let e = Inner::deserialize(Params(&json!([true]))).unwrap_err();
+        let e = Inner::deserialize(Params::Value(&json!([true]))).unwrap_err();
         assert_eq!(
             e.to_string(),
             "invalid type: sequence, expected a JSON object"

@@ -62,7 +62,7 @@ static INTERNAL: FailureMode = FailureMode {
 /// ([`Checks`]), evaluated by code compiled once.
 pub(crate) enum Op<'a> {
     /// Decode the params into a box of the input type.
-    Decode(&'a Value),
+    Decode(Params<'a>),
     /// Take the input out of its box (the caller frees the box) and start the
     /// handler.
     Run(&'a Arc<Invocation>, &'a mut Boxed),
@@ -92,7 +92,7 @@ pub(crate) struct Erased {
 // An answer of the wrong variant cannot happen (`typed` answers each request
 // in kind); it is reported as the values being of the wrong type, not as a panic.
 impl Erased {
-    pub(crate) fn decode(&self, params: &Value) -> Result<Boxed, serde_json::Error> {
+    pub(crate) fn decode(&self, params: Params<'_>) -> Result<Boxed, serde_json::Error> {
         match (self.typed)(Op::Decode(params)) {
             Answer::Decoded(decoded) => decoded,
             _ => Err(serde::de::Error::custom(WRONG_ANSWER)),
@@ -159,7 +159,7 @@ impl SkillEntry {
 )]
 fn typed<S: Skill>(op: Op<'_>) -> Answer {
     match op {
-        Op::Decode(value) => Answer::Decoded(match S::Input::deserialize(Params(value)) {
+        Op::Decode(params) => Answer::Decoded(match S::Input::deserialize(params) {
             Ok(input) => Ok(Boxed::new(input)),
             Err(e) => Err(e),
         }),
@@ -413,8 +413,13 @@ mod tests {
     #[test]
     fn typed_code_decodes_runs_and_encodes() {
         let e = SkillEntry::of::<Bare>().erased;
-        let mut input = e.decode(&serde_json::json!({"n": 3})).expect("decodes");
-        assert!(e.decode(&serde_json::json!({"n": "three"})).is_err());
+        let mut input = e
+            .decode(Params::Value(&serde_json::json!({"n": 3})))
+            .expect("decodes");
+        assert!(
+            e.decode(Params::Value(&serde_json::json!({"n": "three"})))
+                .is_err()
+        );
         let inv = Arc::new(invocation());
         let mut running = std::pin::pin!(e.run(&inv, &mut input));
         let mut cx = Context::from_waker(std::task::Waker::noop());
@@ -429,7 +434,9 @@ mod tests {
         let again = e.run(&inv, &mut input);
         assert!(matches!(again, Running::Mismatch));
         // An input where an output is expected is refused.
-        let other = e.decode(&serde_json::json!({"n": 1})).expect("decodes");
+        let other = e
+            .decode(Params::Value(&serde_json::json!({"n": 1})))
+            .expect("decodes");
         assert!(e.encode(&other).is_none());
     }
 }

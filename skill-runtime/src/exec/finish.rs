@@ -15,7 +15,7 @@ use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
 use crate::model::error::InvokeError;
-use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
+use crate::model::record::{ErrorRecord, RecordedValue, RunRecord, RunStatus, StepRun};
 use crate::registry::rules::schema::property_names;
 
 impl Runtime {
@@ -56,29 +56,44 @@ impl Runtime {
             None => (&[][..], &[][..]),
         };
         let mut secrets = Vec::new();
-        let mut params = st.target.params;
-        redact_in_place(&mut params, inputs, &mut secrets);
-        // A skill that redacts inputs handles secrets: a field its input does
-        // not declare (a misspelt `apiKey`, in a call its schema refused) is
-        // redacted too, since nothing says it is not one.
-        if let (Some(s), false, Value::Object(map)) = (skill, inputs.is_empty(), &params) {
-            let declared = property_names(&s.input_schema, &s.input_schema);
-            let undeclared: Vec<String> = map
-                .keys()
-                .filter(|k| !declared.contains(*k))
-                .cloned()
-                .collect();
-            let undeclared: Vec<&str> = undeclared.iter().map(String::as_str).collect();
-            redact_in_place(&mut params, &undeclared, &mut secrets);
-        }
         // Records are kept (in memory, by default): a value past the budget
         // is kept as its size, the job having seen the whole of it.
         let budget = inner.limits.max_record_value_bytes;
-        if let Some(bytes) = st.text_len
-            && bytes > budget
-        {
-            params = truncated(Some(bytes));
-        }
+        let text_len = st.text_len;
+        let params: RecordedValue = match st.text {
+            // Text that no stage parsed, with nothing to redact: kept as it
+            // came (it decoded, so it is one JSON object), unless it spans
+            // lines, which a JSON-lines sink must not write.
+            Some(text) if inputs.is_empty() && !text.contains(['\n', '\r']) => {
+                RecordedValue::text(text)
+            }
+            text => {
+                let mut params = match text {
+                    Some(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+                    None => st.target.params,
+                };
+                redact_in_place(&mut params, inputs, &mut secrets);
+                // A skill that redacts inputs handles secrets: a field its
+                // input does not declare (a misspelt `apiKey`, in a call its
+                // schema refused) is redacted too, since nothing says it is
+                // not one.
+                if let (Some(s), false, Value::Object(map)) = (skill, inputs.is_empty(), &params) {
+                    let declared = property_names(&s.input_schema, &s.input_schema);
+                    let undeclared: Vec<String> = map
+                        .keys()
+                        .filter(|k| !declared.contains(*k))
+                        .cloned()
+                        .collect();
+                    let undeclared: Vec<&str> = undeclared.iter().map(String::as_str).collect();
+                    redact_in_place(&mut params, &undeclared, &mut secrets);
+                }
+                params.into()
+            }
+        };
+        let params = match text_len {
+            Some(bytes) if bytes > budget => truncated(Some(bytes)).into(),
+            _ => params,
+        };
         // What the run produced: its result's data, or the output its checks
         // rejected (kept, so a failed run does not lose what it found; the
         // error's copy is redacted already, and is again below, harmlessly).

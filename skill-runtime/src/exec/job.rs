@@ -85,32 +85,26 @@ impl Runtime {
             .await
     }
 
-    /// Run `job` with params given as JSON text: the size limit applies to the
-    /// text before it is parsed, and text over it, or not JSON, is refused by
-    /// the job's input stage like any other bad input (after the cheaper
-    /// stages: an unknown skill or a caller who may not run it is told so
-    /// first).
+    /// Run `job` with params given as JSON text: the size limit applies to
+    /// the text before it is read, and text over it, or not JSON,
+    /// is refused by the job's input stage like any other bad input (after
+    /// the cheaper stages: an unknown skill or a caller who may not run it is
+    /// told so first). An object is decoded from its fields' text, and the
+    /// record keeps the text, unless a stage needs the params as a value.
     pub fn invoke_text(
         &self,
         mut job: JobEnvelope,
         text: &str,
     ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
-        let refused = if text.len() > self.inner.limits.max_input_bytes {
-            job.params = Value::Null;
-            Some(Refused::TooLarge)
-        } else {
-            match serde_json::from_str::<Value>(text) {
-                Ok(params) => {
-                    job.params = params;
-                    None
-                }
-                Err(e) => {
-                    job.params = Value::Null;
-                    Some(Refused::NotJson(e.to_string()))
-                }
-            }
+        let limits = &self.inner.limits;
+        let len = text.len();
+        job.params = Value::Null;
+        let (text, refused) = match text.len() > limits.max_input_bytes {
+            true => (None, Some(Refused::TooLarge)),
+            false => (Some(Box::from(text)), None),
         };
-        let mut st = self.state(job, None, Some(text.len()));
+        let mut st = self.state(job, None, text);
+        st.text_len = Some(len);
         st.refused = refused;
         self.run(st, |d| Ok(d.result))
     }
@@ -167,8 +161,8 @@ impl Runtime {
         self.run(st, typed_output::<S>)
     }
 
-    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text_len: Option<usize>) -> Box<State> {
-        State::new(&self.inner.resources, job, typed, text_len)
+    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<Box<str>>) -> Box<State> {
+        State::new(&self.inner.resources, job, typed, text)
     }
 
     /// The whole job, boxed: the future and the job's state ([`State::new`])

@@ -52,6 +52,10 @@ pub(crate) struct State {
     pub(crate) refused: Option<Refused>,
     /// The size of the params' text, when it came as text.
     pub(crate) text_len: Option<usize>,
+    /// The params' text while no stage has needed them parsed: the input is
+    /// decoded from it, and the record keeps it (`target.params` is `null`
+    /// until [`State::parse_params`]).
+    pub(crate) text: Option<Box<str>>,
     pub(crate) steps: Stages,
     pub(crate) attempts: Attempts,
     pub(crate) key: Option<String>,
@@ -70,8 +74,6 @@ pub(crate) enum Refused {
     Unserializable(String),
     /// Params text over the size limit, not parsed.
     TooLarge,
-    /// Params text that is not JSON: the parser's message.
-    NotJson(String),
 }
 
 /// The envelope's fields that stay with the job's state; the rest (ids, caller,
@@ -108,7 +110,7 @@ impl State {
         resources: &Arc<Resources>,
         job: JobEnvelope,
         typed: Option<Boxed>,
-        text_len: Option<usize>,
+        text: Option<Box<str>>,
     ) -> Box<State> {
         let now = Instant::now();
         let started_at = wall_clock(now);
@@ -188,7 +190,8 @@ impl State {
             skill: None,
             refused: None,
             typed_input: typed,
-            text_len,
+            text_len: text.as_ref().map(|t| t.len()),
+            text,
             steps: Stages::default(),
             attempts: Attempts::default(),
             key: None,
@@ -196,6 +199,15 @@ impl State {
             executed: None,
             pipeline_steps: Vec::new(),
         })
+    }
+
+    /// The params as a value, parsed from their text if they came as text
+    /// and no stage has parsed them yet (most text jobs never need it).
+    pub(crate) fn parse_params(&mut self) -> Result<&serde_json::Value, serde_json::Error> {
+        if let Some(text) = self.text.take() {
+            self.target.params = serde_json::from_str(&text)?;
+        }
+        Ok(&self.target.params)
     }
 
     pub(crate) fn step(&mut self, step: Stage, outcome: StageOutcome, detail: Option<String>) {

@@ -14,6 +14,8 @@ pub struct CompiledSchema {
     /// Whether decoding params checks every shape the schema states (see
     /// [`shapes_only_at_the_top`]).
     decoding_checks_shapes: bool,
+    /// See [`CompiledSchema::residual_fields`].
+    residual_fields: Option<Box<[(String, jsonschema::Validator)]>>,
 }
 
 /// One violation of a schema, located by JSON pointer into the instance.
@@ -55,10 +57,21 @@ impl CompiledSchema {
                 .build(schema)
                 .map_err(|e| e.to_string())
         };
+        let rest = residual(schema);
+        let decoding_checks_shapes = shapes_only_at_the_top(schema);
         Ok(CompiledSchema {
             validator: build(schema)?,
-            residual: residual(schema).as_ref().map(build).transpose()?,
-            decoding_checks_shapes: shapes_only_at_the_top(schema),
+            residual: rest.as_ref().map(build).transpose()?,
+            residual_fields: match fields_of(schema, rest.as_ref(), decoding_checks_shapes) {
+                Some(fields) => Some(
+                    fields
+                        .into_iter()
+                        .map(|(name, schema)| Ok((name, build(&schema)?)))
+                        .collect::<Result<_, String>>()?,
+                ),
+                None => None,
+            },
+            decoding_checks_shapes,
         })
     }
 
@@ -87,6 +100,17 @@ impl CompiledSchema {
         }
     }
 
+    /// The top-level fields the residual constrains, each with the
+    /// residual's schema of that field compiled alone, when the residual
+    /// constrains nothing else, the schema is a struct's, and decoding
+    /// checks every shape: params that decoded into this type are then
+    /// valid exactly when each of these fields they hold is valid against
+    /// its own schema. Empty when the type guarantees the whole schema;
+    /// `None` when the whole params value is needed.
+    pub(crate) fn residual_fields(&self) -> Option<&[(String, jsonschema::Validator)]> {
+        self.residual_fields.as_deref()
+    }
+
     /// Every violation, in the validator's order.
     pub fn violations(&self, instance: &Value) -> Vec<SchemaViolation> {
         self.validator
@@ -103,6 +127,46 @@ impl CompiledSchema {
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.validator.is_valid(instance)
     }
+}
+
+/// The top-level fields `residual` constrains, each with a schema of its
+/// own (the field's, with the residual's definitions and dialect), if it
+/// constrains nothing but them (see [`CompiledSchema::residual_fields`]).
+fn fields_of(
+    schema: &Value,
+    residual: Option<&Value>,
+    shapes: bool,
+) -> Option<Vec<(String, Value)>> {
+    if !shapes || schema.get("properties").is_none_or(|p| !p.is_object()) {
+        return None;
+    }
+    let Some(residual) = residual else {
+        return Some(Vec::new());
+    };
+    let root = residual.as_object()?;
+    if !root
+        .keys()
+        .all(|k| matches!(k.as_str(), "properties" | "$defs" | "$schema"))
+    {
+        return None;
+    }
+    let mut fields = Vec::new();
+    for (name, field) in root.get("properties")?.as_object()? {
+        let mut own = match field {
+            Value::Object(own) => own.clone(),
+            _ => return None,
+        };
+        for shared in ["$defs", "$schema"] {
+            if let Some(v) = root.get(shared) {
+                if own.contains_key(shared) {
+                    return None;
+                }
+                own.insert(shared.to_owned(), v.clone());
+            }
+        }
+        fields.push((name.clone(), Value::Object(own)));
+    }
+    Some(fields)
 }
 
 impl std::fmt::Debug for CompiledSchema {

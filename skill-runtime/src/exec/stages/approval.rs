@@ -23,6 +23,8 @@ pub(crate) async fn approval(
     if let Some(decision) = st.inv.watch.decision.clone() {
         return decided(decision, skill, reason, st);
     }
+    // The person sees the params as a value (text that decoded is JSON).
+    let _ = st.parse_params();
     let request = ApprovalRequest {
         skill: skill.label().to_owned(),
         job_id: st.inv.job_id.clone(),

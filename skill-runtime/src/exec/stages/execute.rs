@@ -15,6 +15,7 @@ use skill_core::manifest::Backoff;
 use tracing::Instrument;
 
 use crate::contract::boxed::Boxed;
+use crate::contract::de::Params;
 use crate::contract::entry::HandlerFailure;
 use crate::contract::invocation::{InHandler, Stop, StopReason};
 use crate::exec::clock::micros;
@@ -50,11 +51,15 @@ pub(crate) async fn execute(
         attempt += 1;
         let input = match input.take() {
             Some(i) => i,
-            None => skill
-                .entry
-                .erased
-                .decode(&st.target.params)
-                .map_err(|_| mismatch(m.name))?,
+            // Another attempt: decoded again, from the params as a value.
+            None => {
+                let params = st.parse_params().map_err(|_| mismatch(m.name))?;
+                skill
+                    .entry
+                    .erased
+                    .decode(Params::Value(params))
+                    .map_err(|_| mismatch(m.name))?
+            }
         };
         // Cancelled before this attempt (or before the job reached its
         // handler): the handler does not start.

@@ -31,6 +31,10 @@ use crate::model::result::SkillResult;
 /// (a command, an MCP tool call) are two runs. The key is kept in the
 /// record; a dry run is keyed apart from a real run.
 pub(crate) fn slot(m: &Manifest, effectful: bool, st: &mut State) -> Option<String> {
+    // A key of the params needs them as a value (text that decoded is JSON).
+    if st.target.idempotency_key.is_none() && (m.idempotency.is_some() || st.inv.intent.is_some()) {
+        let _ = st.parse_params();
+    }
     let key = match (&st.target.idempotency_key, m.idempotency, &st.inv.intent) {
         (Some(k), _, _) => k.clone(),
         (None, Some(strategy), intent) => strategy_key(

@@ -2,6 +2,7 @@
 //! input schema, decoded into the input type; then the preconditions.
 
 use crate::contract::boxed::Boxed;
+use crate::contract::de::{Params, fields};
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
@@ -49,10 +50,16 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
                 size: st.text_len.unwrap_or_default(),
                 limit: limits.max_input_bytes,
             },
-            Refused::NotJson(message) => InvokeError::MalformedJson {
-                skill: name.to_owned(),
-                message,
-            },
+        });
+    }
+    if let Some(input) = from_text(limits, skill, st)? {
+        return Ok(input);
+    }
+    // The value, parsed now if the params came as text.
+    if let Err(e) = st.parse_params() {
+        return Err(InvokeError::MalformedJson {
+            skill: name.to_owned(),
+            message: e.to_string(),
         });
     }
     let params = &st.target.params;
@@ -60,12 +67,9 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
     // the calling code itself (and serializing it has walked it already).
     if st.typed_input.is_none() {
         let Some(estimate) = measure(params, limits.max_depth) else {
-            return Err(InvokeError::TooDeep {
-                skill: name.to_owned(),
-                limit: limits.max_depth,
-            });
+            return Err(too_deep(name, limits));
         };
-        // Text was held to the limit before it was parsed.
+        // Text was held to the limit before it was read.
         if st.text_len.is_none() {
             // Known from here on: the record keeps params up to a budget.
             st.text_len = Some(estimate);
@@ -90,7 +94,7 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
     // message is the answer only when the schema has nothing to say.
     let (input, valid) = match st.typed_input.take() {
         Some(typed) => (typed, schema.is_valid_for_type(params)),
-        None => match skill.entry.erased.decode(params) {
+        None => match skill.entry.erased.decode(Params::Value(params)) {
             Ok(input) => (input, schema.is_valid_decoded(params)),
             Err(_) if !schema.is_valid(params) => return Err(invalid()),
             Err(e) => {
@@ -105,4 +109,55 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
         return Err(invalid());
     }
     Ok(input)
+}
+
+fn too_deep(name: &str, limits: Limits) -> InvokeError {
+    InvokeError::TooDeep {
+        skill: name.to_owned(),
+        limit: limits.max_depth,
+    }
+}
+
+/// The input decoded from params text that no stage has parsed, when its
+/// fields are enough: the text is one object (read as its list of fields,
+/// each nested within the depth limit), its fields decode into the input
+/// type, and what the type does not guarantee holds of the fields the
+/// schema's residual names ([`CompiledSchema::residual_fields`]). `None`
+/// otherwise: the params are then parsed whole and go the way of every
+/// value, which also words any error.
+///
+/// [`CompiledSchema::residual_fields`]: crate::schema::compiled::CompiledSchema::residual_fields
+fn from_text(
+    limits: Limits,
+    skill: &RegisteredSkill,
+    st: &State,
+) -> Result<Option<Boxed>, InvokeError> {
+    let (Some(text), Some(named)) = (st.text.as_deref(), skill.input_validator.residual_fields())
+    else {
+        return Ok(None);
+    };
+    let Ok(fields) = fields(text) else {
+        return Ok(None);
+    };
+    // The object is 1 deep; its fields' values one more.
+    let Some(within) = limits.max_depth.checked_sub(1) else {
+        return Err(too_deep(skill.name(), limits));
+    };
+    if fields
+        .iter()
+        .any(|(_, value)| measure(value, within).is_none())
+    {
+        return Err(too_deep(skill.name(), limits));
+    }
+    let Ok(input) = skill.entry.erased.decode(Params::Fields(&fields)) else {
+        return Ok(None);
+    };
+    for (name, value) in &fields {
+        if let Some((_, check)) = named.iter().find(|(n, _)| n == name)
+            && !check.is_valid(value)
+        {
+            return Ok(None);
+        }
+    }
+    Ok(Some(input))
 }

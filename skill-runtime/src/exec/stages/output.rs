@@ -11,6 +11,7 @@ use quanta::Instant;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
+use crate::contract::de::Params;
 use crate::contract::evaluate::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
@@ -115,7 +116,13 @@ pub(crate) fn after(
     // The handler consumed its input: decoded again only for checks that
     // read it.
     let input = match e.checks.after_reads_input() {
-        true => Some(e.decode(&st.target.params).map_err(|_| mismatch(name))?),
+        true => {
+            let params = st.parse_params().map_err(|_| mismatch(name))?;
+            Some(
+                e.decode(Params::Value(params))
+                    .map_err(|_| mismatch(name))?,
+            )
+        }
         false => None,
     };
     let mut failed_rules = Vec::new();
@@ -172,6 +179,8 @@ pub(crate) async fn roll_back(
 ) -> InvokeError {
     let rollback = match action {
         Some(a) => {
+            // The rollback reads the params as a value.
+            let _ = st.parse_params();
             let request = RollbackRequest {
                 skill: skill.label(),
                 action: a,
