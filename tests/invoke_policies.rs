@@ -693,6 +693,9 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
         ("append", r#"{"line": "a line"}"#, false),
         ("append", r#"{"line": "break"}"#, false),
         ("append", r#"{"line": "forbidden"}"#, false),
+        // Keys of the params (parsed for the key).
+        ("append_once", r#"{"line": "once"}"#, false),
+        ("append_keyed", r#"{"line": "keyed"}"#, false),
         // Redacted inputs.
         ("login", r#"{"secret": "s3cret", "user": "ann"}"#, false),
         (
@@ -727,6 +730,10 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
             assert_eq!(from_text.params.to_string(), text);
         }
         assert_eq!(from_text.status, from_value.status, "{text}");
+        assert_eq!(
+            from_text.idempotency_key, from_value.idempotency_key,
+            "{text}"
+        );
         let outcomes = |r: &RunRecord| {
             r.steps
                 .iter()
@@ -740,6 +747,18 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
         let written: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(written["params"], *from_value.params.to_value(), "{text}");
     }
+    // Another attempt decodes the input again, from the params parsed then.
+    let rt = runtime();
+    let text = r#"{"id": "from-text", "failures": 1, "retryable": true}"#;
+    let result = rt
+        .invoke_text(JobEnvelope::new("flaky", Value::Null), text)
+        .await
+        .unwrap();
+    assert_eq!(result.data["doubled"], 2, "the second attempt succeeded");
+    assert_eq!(
+        last_record(&rt).params,
+        serde_json::from_str::<Value>(text).unwrap()
+    );
     // Text that is not JSON, in a field's value or after it: refused as such.
     let rt = runtime();
     for text in [r#"{"n": 1x}"#, r#"{"n": 1, "m": tru}"#, r#"{"n": 1} x"#] {

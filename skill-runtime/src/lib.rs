@@ -162,9 +162,10 @@ pub mod record {
         GraphBudget, GraphError, GraphJob, GraphState, GraphStatus, NodeRun,
     };
     pub use crate::model::record::{
-        AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RecordedValue, RuleNote,
-        RunRecord, RunStatus, Stage, StageOutcome, StageRecord, Stages, StepRun,
+        AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RuleNote, RunRecord,
+        RunStatus, Stage, StageOutcome, StageRecord, Stages, StepRun,
     };
+    pub use crate::model::recorded::RecordedValue;
     pub use crate::model::time::format_time;
 }
 

@@ -15,7 +15,8 @@ use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
 use crate::model::error::InvokeError;
-use crate::model::record::{ErrorRecord, RecordedValue, RunRecord, RunStatus, StepRun};
+use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
+use crate::model::recorded::RecordedValue;
 use crate::registry::rules::schema::property_names;
 
 impl Runtime {

@@ -84,7 +84,7 @@ pub(crate) struct Ending<'a> {
     pub(crate) replayed: bool,
     /// Its params and output as its record keeps them (redacted, or their
     /// size past the record's budget).
-    pub(crate) params: &'a crate::model::record::RecordedValue,
+    pub(crate) params: &'a crate::model::recorded::RecordedValue,
     pub(crate) output: Option<&'a serde_json::Value>,
 }
 

@@ -12,6 +12,7 @@ pub mod handover;
 pub mod hash;
 pub mod id;
 pub mod record;
+pub mod recorded;
 pub mod result;
 pub mod time;
 pub mod trace;
