@@ -391,6 +391,43 @@ async fn values_out_of_bounds_are_refused_where_they_enter() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("past 9999-12-31T23:59:59Z"), "{e}");
+    // Jobs wait as envelopes, never written out: an envelope built in code
+    // that a reader of its JSON would refuse is refused when it is queued,
+    // for the same reason.
+    let mut wide = Scope::new(skill_runtime::manifest::EntityType::All);
+    wide.limit = Scope::MAX_LIMIT + 1;
+    type Spoil = Box<dyn Fn(&mut JobEnvelope)>;
+    let cases: Vec<(&str, Spoil)> = vec![
+        ("not a UUID", Box::new(|j| j.job_id = "job-1".into())),
+        (
+            "an idempotency key is not empty",
+            Box::new(|j| j.idempotency_key = Some(String::new())),
+        ),
+        (
+            "outside 1 ms to",
+            Box::new(|j| j.constraints.timeout_ms = 0),
+        ),
+        (
+            "not a non-negative amount",
+            Box::new(|j| j.constraints.budget = Some(-1.0)),
+        ),
+        (
+            "over the maximum of 10000",
+            Box::new(move |j| j.scope = Some(Box::new(wide.clone()))),
+        ),
+    ];
+    for (says, spoil) in cases {
+        let mut job = tagged("spoilt", Priority::Normal);
+        spoil(&mut job);
+        let e = queue.enqueue(job.clone()).await.unwrap_err();
+        assert!(e.to_string().contains(says), "{says}: {e}");
+        // What a worker reading the envelope's JSON says of it.
+        let text = serde_json::to_string(&job).unwrap();
+        let read = serde_json::from_str::<JobEnvelope>(&text)
+            .map(drop)
+            .unwrap_err();
+        assert!(read.to_string().contains(says), "{says}: {read}");
+    }
     // A wait longer than any clock is a wait without end, not a panic.
     let id = queue
         .enqueue(tagged("near", Priority::Normal))

@@ -84,23 +84,44 @@ fn default_timeout() -> u64 {
     JobConstraints::DEFAULT_TIMEOUT_MS
 }
 
-fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let ms = u64::deserialize(d)?;
-    if ms == 0 || ms > JobConstraints::MAX_TIMEOUT_MS {
-        return Err(serde::de::Error::custom(format!(
+impl JobConstraints {
+    /// The rules the constraints are held to when read, checked on
+    /// constraints built in code: a deadline of 1 ms to 30 days, a budget
+    /// of a non-negative, finite amount of dollars.
+    pub(crate) fn readable(&self) -> Result<(), String> {
+        timeout_rule(self.timeout_ms)?;
+        match self.budget {
+            Some(dollars) => budget_rule(dollars).map(drop),
+            None => Ok(()),
+        }
+    }
+}
+
+fn timeout_rule(ms: u64) -> Result<u64, String> {
+    match ms == 0 || ms > JobConstraints::MAX_TIMEOUT_MS {
+        true => Err(format!(
             "timeout {ms} ms is outside 1 ms to {} ms (30 days)",
             JobConstraints::MAX_TIMEOUT_MS
-        )));
+        )),
+        false => Ok(ms),
     }
-    Ok(ms)
+}
+
+fn budget_rule(dollars: f64) -> Result<f64, String> {
+    match !dollars.is_finite() || dollars < 0.0 {
+        true => Err(format!(
+            "budget {dollars} is not a non-negative amount of dollars"
+        )),
+        false => Ok(dollars),
+    }
+}
+
+fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    timeout_rule(u64::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
 fn budget<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    let dollars = f64::deserialize(d)?;
-    if !dollars.is_finite() || dollars < 0.0 {
-        return Err(serde::de::Error::custom(format!(
-            "budget {dollars} is not a non-negative amount of dollars"
-        )));
-    }
-    Ok(Some(dollars))
+    budget_rule(f64::deserialize(d)?)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }

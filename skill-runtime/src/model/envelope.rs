@@ -225,13 +225,14 @@ pub enum SearchMethod {
 }
 
 fn unit_interval<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    let x = f64::deserialize(d)?;
-    if !(0.0..=1.0).contains(&x) {
-        return Err(serde::de::Error::custom(format!(
-            "confidence {x} is outside 0 to 1"
-        )));
+    confidence_rule(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+fn confidence_rule(x: f64) -> Result<f64, String> {
+    match (0.0..=1.0).contains(&x) {
+        true => Ok(x),
+        false => Err(format!("confidence {x} is outside 0 to 1")),
     }
-    Ok(x)
 }
 
 /// What a job processes (the seed's `JobScope`): the kind of entity, which ones,
@@ -275,24 +276,32 @@ fn default_limit() -> u32 {
 }
 
 fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let n = u64::deserialize(d)?;
-    if n > u64::from(Scope::MAX_LIMIT) {
-        return Err(serde::de::Error::custom(format!(
+    limit_rule(u64::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+fn limit_rule(n: u64) -> Result<u32, String> {
+    match u32::try_from(n) {
+        Ok(n) if n <= Scope::MAX_LIMIT => Ok(n),
+        _ => Err(format!(
             "scope limit {n} is over the maximum of {}",
             Scope::MAX_LIMIT
-        )));
+        )),
     }
-    Ok(n as u32)
 }
 
 /// An optional string that is not empty when present: an empty idempotency
 /// key would make unrelated jobs one.
 fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let s = Option::<String>::deserialize(d)?;
-    if s.as_deref() == Some("") {
-        return Err(serde::de::Error::custom("an idempotency key is not empty"));
-    }
+    key_rule(s.as_deref()).map_err(serde::de::Error::custom)?;
     Ok(s)
+}
+
+fn key_rule(key: Option<&str>) -> Result<(), String> {
+    match key {
+        Some("") => Err("an idempotency key is not empty".to_owned()),
+        _ => Ok(()),
+    }
 }
 
 /// A fresh UUID v4 id (the serde default of the envelope's ids).
@@ -476,6 +485,34 @@ impl JobEnvelope {
         self.created_at = created_at;
         self.traceparent = traceparent;
         h.key()
+    }
+
+    /// Whether a reader of this envelope's JSON takes it, for an envelope
+    /// built in code: the rules its fields are held to when read (ids that
+    /// are UUIDs, a non-empty idempotency key, a deadline of 1 ms to 30
+    /// days, a budget of dollars, a scope limit within the seed's, a
+    /// confidence from 0 to 1), each the same function the reader calls.
+    /// Every queue asks it before it queues
+    /// ([`check_job`](crate::queue::api::check_job)): a job no worker could
+    /// read is refused to its caller, not dead-lettered after.
+    pub fn readable(&self) -> Result<(), String> {
+        let ids = [
+            Some(&self.job_id),
+            Some(&self.trace_id),
+            self.parent_job_id.as_ref(),
+        ];
+        for id in ids.into_iter().flatten() {
+            Id::uuid(id).map_err(|e| e.to_string())?;
+        }
+        key_rule(self.idempotency_key.as_deref())?;
+        self.constraints.readable()?;
+        if let Some(scope) = &self.scope {
+            limit_rule(u64::from(scope.limit))?;
+        }
+        if let Some(rag) = &self.rag_context {
+            confidence_rule(rag.confidence)?;
+        }
+        Ok(())
     }
 
     /// Whether the job should no longer run at `now`.

@@ -400,7 +400,9 @@ pub fn show_duration(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
 
-/// Whether a queue may hold `job`: its params within what workers take
+/// Whether a queue may hold `job`: an envelope a worker reads back
+/// ([`JobEnvelope::readable`]; the in-process queue passes envelopes without
+/// writing them out, and holds them to the same rules); its params within what workers take
 /// (`max_params_bytes` of JSON, nested at most as deep as the runtime's
 /// limit), so that a job every worker would refuse is refused here, before
 /// it is queued; its expiry, when it has one, no later than the last
@@ -409,6 +411,11 @@ pub fn show_duration(d: Duration) -> String {
 /// queues.
 pub fn check_job(job: &JobEnvelope, max_params_bytes: usize) -> Result<(), QueueError> {
     const LAST: Duration = Duration::from_secs(253_402_300_799);
+    if let Err(e) = job.readable() {
+        return Err(QueueError::Invalid(format!(
+            "no worker would read this job's envelope: {e}"
+        )));
+    }
     let depth = Limits::default().max_depth;
     match measure(&job.params, depth) {
         None => {
