@@ -1256,6 +1256,32 @@ async fn failures_are_not_stored_so_a_key_can_be_retried() {
     assert!(!res.replayed);
 }
 
+/// An empty key would make every job that brings one the same job: it is
+/// refused, as a reader of the envelope's JSON refuses it, and nothing runs.
+#[tokio::test]
+async fn an_empty_idempotency_key_is_refused_not_shared() {
+    let rt = runtime();
+    for n in [1, 2] {
+        let job = JobEnvelope::new("double", json!({ "n": n })).with_idempotency_key("");
+        let e = err(&rt, job).await;
+        assert_eq!(e.code(), "invalid_envelope", "{e}");
+        assert!(e.is_input_error());
+        assert!(
+            e.to_string().contains("an idempotency key is not empty"),
+            "{e}"
+        );
+        let record = last_record(&rt);
+        assert_eq!(step(&record, Stage::Idempotency), StageOutcome::Failed);
+        assert!(record.steps.iter().all(|s| s.step != Stage::Execute));
+    }
+    let res = ok(
+        &rt,
+        JobEnvelope::new("double", json!({"n": 2})).with_idempotency_key("k"),
+    )
+    .await;
+    assert_eq!(res.data["doubled"], 4);
+}
+
 // ------------------------------------------------------------------ approval
 
 #[tokio::test]

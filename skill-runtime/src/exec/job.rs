@@ -206,7 +206,7 @@ impl Runtime {
         let input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
 
-        let claimed = match idempotency::slot(m, state.effectful, st) {
+        let claimed = match idempotency::slot(m, state.effectful, st)? {
             None => None,
             // Boxed: only keyed jobs wait here, and its state would otherwise
             // widen every job's future.

@@ -120,6 +120,19 @@ pub enum InvokeError {
         /// What went wrong, for people.
         message: String,
     },
+    #[error(
+        "the job for skill `{skill}` is not one a reader of its envelope would take: {message}"
+    )]
+    /// The envelope, built in code, breaks a rule its JSON is held to when
+    /// read ([`JobEnvelope::readable`](crate::JobEnvelope::readable)): the
+    /// runtime refuses an empty idempotency key, which would make unrelated
+    /// jobs one (a queue refuses every such envelope when it is queued).
+    InvalidEnvelope {
+        /// The skill the job named (`name@version` once resolved).
+        skill: String,
+        /// The rule it breaks, in the reader's words.
+        message: String,
+    },
     #[error("skill `{skill}` refused the input: {error_code}: {message}")]
     /// A precondition refused the input.
     Precondition {
@@ -355,6 +368,7 @@ impl InvokeError {
             InvokeError::MalformedJson { .. } => "malformed_json",
             InvokeError::InvalidInput { .. } => "invalid_input",
             InvokeError::MalformedInput { .. } => "malformed_input",
+            InvokeError::InvalidEnvelope { .. } => "invalid_envelope",
             InvokeError::Precondition { error_code, .. } => error_code,
             InvokeError::NotApproved { .. } => "not_approved",
             InvokeError::ApprovalExpired { .. } => "approval_expired",
@@ -402,6 +416,7 @@ impl InvokeError {
                 | InvokeError::MalformedJson { .. }
                 | InvokeError::InvalidInput { .. }
                 | InvokeError::MalformedInput { .. }
+                | InvokeError::InvalidEnvelope { .. }
                 | InvokeError::Precondition { .. }
         )
     }

@@ -30,7 +30,21 @@ use crate::model::result::SkillResult;
 /// Otherwise the job has no key and the step is skipped: two direct calls
 /// (a command, an MCP tool call) are two runs. The key is kept in the
 /// record; a dry run is keyed apart from a real run.
-pub(crate) fn slot(m: &Manifest, effectful: bool, st: &mut State) -> Option<String> {
+/// A caller's key that is empty is refused: it would make every job that
+/// brings one the same job, whoever sent it (a reader of the envelope's
+/// JSON refuses it too; this holds it for envelopes built in code).
+pub(crate) fn slot(
+    m: &Manifest,
+    effectful: bool,
+    st: &mut State,
+) -> Result<Option<String>, InvokeError> {
+    if st.target.idempotency_key.as_deref() == Some("") {
+        st.step(Stage::Idempotency, StageOutcome::Failed, None);
+        return Err(InvokeError::InvalidEnvelope {
+            skill: m.name.to_owned(),
+            message: "an idempotency key is not empty".to_owned(),
+        });
+    }
     // A key of the params needs them as a value (text that decoded is JSON).
     if st.target.idempotency_key.is_none() && (m.idempotency.is_some() || st.inv.intent.is_some()) {
         let _ = st.parse_params();
@@ -49,16 +63,16 @@ pub(crate) fn slot(m: &Manifest, effectful: bool, st: &mut State) -> Option<Stri
         (None, None, None) if effectful && st.target.delivered => format!("job:{}", st.inv.job_id),
         (None, None, None) => {
             st.skip(Stage::Idempotency);
-            return None;
+            return Ok(None);
         }
     };
     st.key = Some(key.clone());
     // A dry run and a real run of the same params are different jobs.
-    Some(if st.inv.constraints.dry_run {
+    Ok(Some(if st.inv.constraints.dry_run {
         format!("dry:{key}")
     } else {
         key
-    })
+    }))
 }
 
 /// The key a skill's declared strategy gives a job: SHA-256 of the canonical
