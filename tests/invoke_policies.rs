@@ -1861,3 +1861,73 @@ async fn a_cancelled_job_stops_at_its_next_await_is_recorded_and_not_retried() {
         "a job cancelled before it starts never runs its handler"
     );
 }
+
+// ------------------------------------------------------------------ text, generated
+
+/// A JSON value of a few levels, with the numbers and strings that bend
+/// parsers: big and negative integers, floats, escapes, non-ASCII.
+fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        (0u32..2000).prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
+        "[a-z\"\\\\\u{e9}\u{1f600} ]{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,3}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
+
+    /// Generated params text, names repeated and escaped, blanks anywhere:
+    /// the text path answers as the value path does, record included.
+    #[test]
+    fn generated_params_text_is_answered_as_its_value(
+        skill in proptest::sample::select(vec!["double", "login"]),
+        entries in proptest::collection::vec(
+            (0usize..6, json_value(), 0usize..4, 0usize..4),
+            0..5,
+        ),
+    ) {
+        const NAMES: [&str; 6] = ["n", "secret", "user", "extra", "\\u006e", "s\\u0065cret"];
+        const BLANKS: [&str; 4] = ["", " ", "\n", "\t "];
+        let body: Vec<String> = entries
+            .iter()
+            .map(|(name, value, before, after)| {
+                format!("{}\"{}\"{}:{}", BLANKS[*before], NAMES[*name], BLANKS[*after], value)
+            })
+            .collect();
+        let text = format!("{{{}}}", body.join(","));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let rt = runtime();
+        let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        tokio.block_on(async {
+            let by_text = rt.invoke_text(JobEnvelope::new(skill, Value::Null), &text).await;
+            let from_text = last_record(&rt);
+            let by_value = rt.invoke(JobEnvelope::new(skill, value)).await;
+            let from_value = last_record(&rt);
+            match (&by_text, &by_value) {
+                (Ok(a), Ok(b)) => assert_eq!(a.data, b.data, "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                _ => panic!("{text}: from text {by_text:?}, from a value {by_value:?}"),
+            }
+            assert_eq!(from_text.params, from_value.params, "{text}");
+            assert_eq!(from_text.status, from_value.status, "{text}");
+            let line = serde_json::to_string(&*from_text).unwrap();
+            assert!(!line.contains('\n'), "{line}");
+        });
+    }
+}
