@@ -44,6 +44,22 @@ pub async fn double(ctx: Ctx, input: Num) -> Doubled {
     }
 }
 
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TaggedNum {
+    pub tag: String,
+    #[serde(flatten)]
+    pub num: Num,
+}
+
+/// Double a tagged number (its input flattens another struct: serde decodes
+/// it as a map).
+#[skill(version = "1.0.0")]
+pub async fn double_tagged(input: TaggedNum) -> Doubled {
+    Doubled {
+        doubled: input.num.n * 2,
+    }
+}
+
 /// Double a number, at most three times a minute.
 #[skill(version = "1.0.0", rate_limit(max_per_minute = 3))]
 pub async fn limited(input: Num) -> Doubled {
@@ -703,6 +719,9 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
             r#"{"secret": "open-sesame", "user": "ann"}"#,
             false,
         ),
+        // A flattened struct, decoded as a map: from the whole value.
+        ("double_tagged", r#"{"tag": "t", "n": 4}"#, false),
+        ("double_tagged", r#"{"tag": "t", "n": 4000}"#, false),
         // A nested struct (decoded from the value: serde_json takes a nested
         // struct from an array too), and that array form.
         ("read_switch", r#"{"switch": {"on": true}}"#, false),
@@ -746,6 +765,18 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
         assert!(!line.contains('\n'), "{line}");
         let written: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(written["params"], *from_value.params.to_value(), "{text}");
+    }
+    // A skill whose input is not decoded from a field list is answered from
+    // the whole value on every call (from the second on, without reading the
+    // fields first).
+    let rt = runtime();
+    for n in [4, 5] {
+        let text = format!(r#"{{"tag": "t", "n": {n}}}"#);
+        let result = rt
+            .invoke_text(JobEnvelope::new("double_tagged", Value::Null), &text)
+            .await
+            .unwrap();
+        assert_eq!(result.data["doubled"], n * 2);
     }
     // Another attempt decodes the input again, from the params parsed then.
     let rt = runtime();

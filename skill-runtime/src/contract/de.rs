@@ -53,8 +53,11 @@ macro_rules! forward {
 /// then decodes it from the parsed value. Not generic: compiled once.
 #[inline(never)]
 pub(crate) fn needs_value() -> Error {
-    Error::custom("only a struct is decoded from the fields' text")
+    Error::custom(NEEDS_VALUE)
 }
+
+/// [`needs_value`]'s message, by which the runtime knows the answer.
+pub(crate) const NEEDS_VALUE: &str = "only a struct is decoded from the fields' text";
 
 /// The fields of `text`, one JSON object, in the order written: each name
 /// (borrowed from the text unless it has escapes) and its value. One parse,

@@ -9,6 +9,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
 use skill_core::capability::CapabilityInfo;
@@ -203,6 +204,7 @@ impl Registry {
                 version,
                 label: Arc::from(format!("{}@{}", m.name, m.version)),
                 closure: d.closure,
+                takes_fields: AtomicBool::new(true),
             });
         }
         if !problems.is_empty() {

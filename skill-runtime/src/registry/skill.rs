@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
+use std::sync::atomic::AtomicBool;
+
 use skill_core::manifest::TargetKind;
 
 use crate::contract::conditions::Conditions;
@@ -28,6 +30,11 @@ pub struct RegisteredSkill {
     pub(crate) label: Arc<str>,
     /// A pipeline's capabilities and side effects: the union over its steps.
     pub(crate) closure: Option<Closure>,
+    /// Whether the input decodes from an object's list of fields (params
+    /// text, `contract/de.rs`): true until its decoder asks for something
+    /// else than a struct (a `#[serde(flatten)]` field asks for a map), and
+    /// then the text is parsed whole from the first call on.
+    pub(crate) takes_fields: AtomicBool,
 }
 
 impl RegisteredSkill {

@@ -1,8 +1,10 @@
 //! Input: the params within the size and depth limits, valid against the
 //! input schema, decoded into the input type; then the preconditions.
 
+use std::sync::atomic::Ordering;
+
 use crate::contract::boxed::Boxed;
-use crate::contract::de::{Params, fields};
+use crate::contract::de::{NEEDS_VALUE, Params, fields};
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
@@ -132,8 +134,11 @@ fn from_text(
     skill: &RegisteredSkill,
     st: &State,
 ) -> Result<Option<Boxed>, InvokeError> {
-    let (Some(text), Some(named)) = (st.text.as_deref(), skill.input_validator.residual_fields())
-    else {
+    let (Some(text), Some(named), true) = (
+        st.text.as_deref(),
+        skill.input_validator.residual_fields(),
+        skill.takes_fields.load(Ordering::Relaxed),
+    ) else {
         return Ok(None);
     };
     let Ok(fields) = fields(text) else {
@@ -149,8 +154,14 @@ fn from_text(
     {
         return Err(too_deep(skill.name(), limits));
     }
-    let Ok(input) = skill.entry.erased.decode(Params::Fields(&fields)) else {
-        return Ok(None);
+    let input = match skill.entry.erased.decode(Params::Fields(&fields)) {
+        Ok(input) => input,
+        Err(e) => {
+            if e.to_string() == NEEDS_VALUE {
+                skill.takes_fields.store(false, Ordering::Relaxed);
+            }
+            return Ok(None);
+        }
     };
     for (name, value) in &fields {
         if let Some((_, check)) = named.iter().find(|(n, _)| n == name)
