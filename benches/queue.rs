@@ -241,13 +241,27 @@ fn peers(url: &str, concurrency: &str) -> Vec<Peer> {
     peers
 }
 
-fn stop(children: Vec<Child>) {
-    for mut c in children {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(c.id().to_string())
-            .status();
-        let _ = c.wait();
+/// A peer's workers, stopped when dropped: a driver that fails (the bench
+/// panics) leaves none running, and a worker that does not stop within ten
+/// seconds of SIGTERM is killed rather than waited on for good.
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(c.id().to_string())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for c in &mut self.0 {
+            while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 
@@ -309,13 +323,13 @@ fn main() {
 
             for (peer, (rates, cmds)) in peers.iter().zip(&mut theirs) {
                 redis.cli(&["flushall"]);
-                let fleet: Vec<Child> = (0..workers).map(|_| peer.worker()).collect();
+                let fleet = Fleet((0..workers).map(|_| peer.worker()).collect());
                 // The driver's own warm-up waits for the workers.
                 peer.drive("throughput", 200);
                 let c0 = commands(&redis);
                 let v = peer.drive("throughput", jobs);
                 let c1 = commands(&redis);
-                stop(fleet);
+                drop(fleet);
                 let rate = jobs as f64 / v["seconds"].as_f64().expect("seconds");
                 rates.push(rate);
                 cmds.push((c1 - c0) as f64 / jobs as f64);
@@ -348,10 +362,10 @@ fn main() {
         .iter()
         .map(|peer| {
             redis.cli(&["flushall"]);
-            let fleet = vec![peer.worker()];
+            let fleet = Fleet(vec![peer.worker()]);
             peer.drive("latency", 100);
             let v = peer.drive("latency", latency_jobs);
-            stop(fleet);
+            drop(fleet);
             v
         })
         .collect();
