@@ -679,6 +679,37 @@ async fn a_nested_struct_sent_as_an_array_is_refused() {
     .await;
 }
 
+/// Run `skill` on params `text` on `text_rt`, and on the same params as a
+/// value on `value_rt`: the same answer, the same params and status in both
+/// records, and the text's record one line of JSON whatever its blanks. The
+/// two records, for more.
+async fn by_text_and_by_value(
+    text_rt: &Runtime,
+    value_rt: &Runtime,
+    skill: &str,
+    text: &str,
+) -> (Arc<RunRecord>, Arc<RunRecord>) {
+    let by_text = text_rt
+        .invoke_text(JobEnvelope::new(skill.to_owned(), Value::Null), text)
+        .await;
+    let from_text = last_record(text_rt);
+    let value: Value = serde_json::from_str(text).unwrap();
+    let by_value = value_rt
+        .invoke(JobEnvelope::new(skill.to_owned(), value))
+        .await;
+    let from_value = last_record(value_rt);
+    match (&by_text, &by_value) {
+        (Ok(a), Ok(b)) => assert_eq!(a.data, b.data, "{text}"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+        _ => panic!("{text}: from text {by_text:?}, from a value {by_value:?}"),
+    }
+    assert_eq!(from_text.params, from_value.params, "{text}");
+    assert_eq!(from_text.status, from_value.status, "{text}");
+    let line = serde_json::to_string(&*from_text).unwrap();
+    assert!(!line.contains('\n'), "{line}");
+    (from_text, from_value)
+}
+
 /// Params given as text are decoded from the text itself (no value is built
 /// when the fields of an object decode and hold), and get the answers,
 /// stages and records the same params get as a value.
@@ -729,26 +760,12 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
     ];
     for (skill, text, kept) in cases {
         // A runtime each: the journal counts its lines.
-        let rt = runtime();
-        let by_text = rt
-            .invoke_text(JobEnvelope::new(skill, Value::Null), text)
-            .await;
-        let from_text = last_record(&rt);
-        let rt = runtime();
-        let value: Value = serde_json::from_str(text).unwrap();
-        let by_value = rt.invoke(JobEnvelope::new(skill, value)).await;
-        let from_value = last_record(&rt);
-        match (&by_text, &by_value) {
-            (Ok(a), Ok(b)) => assert_eq!(a.data, b.data, "{text}"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
-            _ => panic!("{text}: from text {by_text:?}, from a value {by_value:?}"),
-        }
-        assert_eq!(from_text.params, from_value.params, "{text}");
+        let (from_text, from_value) =
+            by_text_and_by_value(&runtime(), &runtime(), skill, text).await;
         assert_eq!(from_text.params.as_value().is_none(), kept, "{text}");
         if kept {
             assert_eq!(from_text.params.to_string(), text);
         }
-        assert_eq!(from_text.status, from_value.status, "{text}");
         assert_eq!(
             from_text.idempotency_key, from_value.idempotency_key,
             "{text}"
@@ -760,10 +777,7 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
                 .collect::<Vec<_>>()
         };
         assert_eq!(outcomes(&from_text), outcomes(&from_value), "{text}");
-        // A record is one line of JSON, whatever the text's blanks.
-        let line = serde_json::to_string(&*from_text).unwrap();
-        assert!(!line.contains('\n'), "{line}");
-        let written: Value = serde_json::from_str(&line).unwrap();
+        let written: Value = serde_json::to_value(&*from_text).unwrap();
         assert_eq!(written["params"], *from_value.params.to_value(), "{text}");
     }
     // A skill whose input is not decoded from a field list is answered from
@@ -1942,23 +1956,8 @@ proptest::proptest! {
             })
             .collect();
         let text = format!("{{{}}}", body.join(","));
-        let value: Value = serde_json::from_str(&text).unwrap();
         let rt = runtime();
         let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        tokio.block_on(async {
-            let by_text = rt.invoke_text(JobEnvelope::new(skill, Value::Null), &text).await;
-            let from_text = last_record(&rt);
-            let by_value = rt.invoke(JobEnvelope::new(skill, value)).await;
-            let from_value = last_record(&rt);
-            match (&by_text, &by_value) {
-                (Ok(a), Ok(b)) => assert_eq!(a.data, b.data, "{text}"),
-                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
-                _ => panic!("{text}: from text {by_text:?}, from a value {by_value:?}"),
-            }
-            assert_eq!(from_text.params, from_value.params, "{text}");
-            assert_eq!(from_text.status, from_value.status, "{text}");
-            let line = serde_json::to_string(&*from_text).unwrap();
-            assert!(!line.contains('\n'), "{line}");
-        });
+        tokio.block_on(by_text_and_by_value(&rt, &rt, skill, &text));
     }
 }
