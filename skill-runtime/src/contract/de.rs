@@ -209,15 +209,6 @@ enum Source<'de> {
 impl<'de> Fields<'de> {
     /// The next field's name, its value kept for `next_value_seed`.
     fn advance(&mut self) -> Result<Option<&'de str>, Error> {
-        if let Source::Unread(params) = self.source {
-            self.source = match params {
-                Params::Value(Value::Object(map)) => Source::Object(map.iter()),
-                Params::Value(other) => {
-                    return Err(Error::invalid_type(unexpected(other), &"a JSON object"));
-                }
-                Params::Fields(fields) => Source::Fields(fields.iter()),
-            };
-        }
         let (name, value) = match &mut self.source {
             Source::Object(iter) => match iter.next() {
                 Some((name, value)) => (name.as_str(), value),
@@ -227,7 +218,17 @@ impl<'de> Fields<'de> {
                 Some((name, value)) => (name.as_ref(), value),
                 None => return Ok(None),
             },
-            Source::Unread(_) => return Ok(None),
+            // The first key: the entries are looked up once.
+            Source::Unread(params) => {
+                self.source = match *params {
+                    Params::Value(Value::Object(map)) => Source::Object(map.iter()),
+                    Params::Value(other) => {
+                        return Err(Error::invalid_type(unexpected(other), &"a JSON object"));
+                    }
+                    Params::Fields(fields) => Source::Fields(fields.iter()),
+                };
+                return self.advance();
+            }
         };
         self.value = Some(value);
         Ok(Some(name))
