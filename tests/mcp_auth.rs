@@ -315,25 +315,20 @@ fn bearer_tokens_are_checked_every_way_they_can_be_wrong() {
 
     // A missing scope: 403 insufficient_scope naming it, nothing runs.
     let reader = ed.sign(&claims(AUDIENCE, "bob", "obsidian:read skills:execute"));
-    let a = call(addr, &reader, "ai_cos_vlevel_calc", vlevel_input());
-    assert!(a.status.contains(" 403 "), "{} {:?}", a.status, a.body);
-    assert!(
-        a.headers
-            .contains("error=\"insufficient_scope\", scope=\"seo:read\""),
-        "{}",
-        a.headers
-    );
-    // The same as a stateless 2026-07-28 call, which the endpoint answers
+    // Also as a stateless 2026-07-28 call, which the endpoint answers
     // itself: the same refusal, with the request's id.
-    let a = call_2026(addr, &reader, "ai_cos_vlevel_calc", vlevel_input());
-    assert!(a.status.contains(" 403 "), "{} {:?}", a.status, a.body);
-    assert!(
-        a.headers
-            .contains("error=\"insufficient_scope\", scope=\"seo:read\""),
-        "{}",
-        a.headers
-    );
-    assert_eq!(a.body["id"], 11, "{:?}", a.body);
+    let answers =
+        [call, call_2026].map(|form| form(addr, &reader, "ai_cos_vlevel_calc", vlevel_input()));
+    for a in &answers {
+        assert!(a.status.contains(" 403 "), "{} {:?}", a.status, a.body);
+        assert!(
+            a.headers
+                .contains("error=\"insufficient_scope\", scope=\"seo:read\""),
+            "{}",
+            a.headers
+        );
+    }
+    assert_eq!(answers[1].body["id"], 11, "{:?}", answers[1].body);
     // A role the skill does not admit: a tool error from the pipeline.
     let analyzer = ed.sign(&with(&|c| {
         c["role"] = json!("analyzer");
