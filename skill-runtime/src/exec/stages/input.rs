@@ -113,6 +113,19 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
     Ok(input)
 }
 
+/// Whether a later stage of this job will need the params as a value
+/// anyway: the record redacts inputs, or keeps text only on one line; a
+/// postcondition or rule reads the input; the idempotency key is of the
+/// params. Reading the fields first would then parse the text twice.
+fn needs_value(skill: &RegisteredSkill, st: &State, text: &str) -> bool {
+    let m = skill.entry.manifest;
+    !m.redaction.inputs.is_empty()
+        || skill.entry.erased.checks.after_reads_input()
+        || (st.target.idempotency_key.is_none()
+            && (m.idempotency.is_some() || st.inv.intent.is_some()))
+        || text.contains(['\n', '\r'])
+}
+
 fn too_deep(name: &str, limits: Limits) -> InvokeError {
     InvokeError::TooDeep {
         skill: name.to_owned(),
@@ -141,6 +154,9 @@ fn from_text(
     ) else {
         return Ok(None);
     };
+    if needs_value(skill, st, text) {
+        return Ok(None);
+    }
     let Ok(fields) = fields(text) else {
         return Ok(None);
     };
