@@ -190,7 +190,8 @@ impl State {
             skill: None,
             refused: None,
             typed_input: typed,
-            text_len: text.as_ref().map(|t| t.len()),
+            // Set by the entry point that took text (refused text included).
+            text_len: None,
             text,
             steps: Stages::default(),
             attempts: Attempts::default(),
