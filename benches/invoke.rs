@@ -123,7 +123,7 @@ fn bench(c: &mut Criterion) {
             awaited(&tokio, iters, || async {
                 let job = JobEnvelope::new("bench_add", Value::Null);
                 let result = rt.invoke_text(job, black_box(&text)).await.unwrap();
-                serde_json::to_string(&*result.data).unwrap()
+                result.data.text().to_owned()
             })
         })
     });
@@ -327,7 +327,7 @@ fn count(spec: &str) {
                 "text-json" => {
                     let job = JobEnvelope::new("bench_add", Value::Null);
                     let result = rt.invoke_text(job, black_box(&text)).await.unwrap();
-                    black_box(serde_json::to_string(&*result.data).unwrap());
+                    black_box(result.data.text().to_owned());
                 }
                 "json" => {
                     let job = JobEnvelope::new("bench_add", black_box(p.clone()));

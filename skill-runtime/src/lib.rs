@@ -239,6 +239,7 @@ pub use contract::skill::{Ctx, Skill};
 pub use contract::watch::{Cancel, PROGRESS_EVERY, Watch};
 pub use exec::runtime::{Runtime, RuntimeBuilder};
 pub use model::caller::Caller;
+pub use model::data::Data;
 pub use model::envelope::JobEnvelope;
 pub use model::error::{InvokeError, OverBudget, StartError};
 pub use model::id::Id;

@@ -124,7 +124,7 @@ impl<A: Agent> AgentCtx<A> {
         let result = self
             .run_json(&format!("{}@{}", m.name, m.version), params)
             .await?;
-        serde_json::from_value::<S::Output>((*result.data).clone()).map_err(|e| {
+        serde_json::from_value::<S::Output>(result.data.into_value()).map_err(|e| {
             InvokeError::Internal {
                 skill: m.name.to_owned(),
                 message: format!("the output does not decode as the skill's type: {e}"),
@@ -215,7 +215,7 @@ impl<A: Agent> AgentCtx<A> {
             job_id: ran.map_or_else(|| self.job_id.clone(), |n| n.job_id.clone()),
             trace_id: self.trace_id.clone(),
             skill: std::sync::Arc::from(name),
-            data: std::sync::Arc::new(data),
+            data: data.into(),
             artifacts: Vec::new(),
             metrics: Default::default(),
             next_action: crate::model::result::NextAction::Complete,

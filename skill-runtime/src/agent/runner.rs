@@ -25,6 +25,7 @@ use crate::contract::watch::{Cancel, Watch};
 use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
+use crate::model::data::Data;
 use crate::model::envelope::{JobConstraints, JobEnvelope, new_id};
 use crate::model::graph::{GraphJob, GraphState, GraphStatus};
 use crate::model::handover::Handover;
@@ -529,7 +530,7 @@ impl AgentRunner {
             attempts: Default::default(),
             output: error.is_none().then(|| {
                 kept_in_record(
-                    Arc::new(data.clone()),
+                    Data::from(data.clone()),
                     measure(&data, limits.max_depth),
                     limits.max_record_value_bytes,
                 )

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::Manifest;
@@ -66,15 +65,16 @@ pub(crate) enum Op<'a> {
     /// Take the input out of its box (the caller frees the box) and start the
     /// handler.
     Run(&'a Arc<Invocation>, &'a mut Boxed),
-    /// Serialize the output.
-    Encode(&'a Boxed),
+    /// Write the output as JSON text into the buffer (the caller's, so that
+    /// nothing here needs dropping).
+    Encode(&'a Boxed, &'a mut Vec<u8>),
 }
 
 /// The answer to an [`Op`], variant for variant.
 pub(crate) enum Answer {
     Decoded(Result<Boxed, serde_json::Error>),
     Running(Running),
-    Encoded(Option<Result<Value, serde_json::Error>>),
+    Encoded(Option<Result<(), serde_json::Error>>),
 }
 
 /// The typed code of one skill, behind a pointer.
@@ -106,9 +106,14 @@ impl Erased {
         }
     }
 
-    pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<Value, serde_json::Error>> {
-        match (self.typed)(Op::Encode(output)) {
-            Answer::Encoded(encoded) => encoded,
+    /// The output as JSON text, as `serde_json` writes it.
+    pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<String, serde_json::Error>> {
+        let mut text = Vec::with_capacity(128);
+        match (self.typed)(Op::Encode(output, &mut text)) {
+            // SAFETY: `serde_json` writes UTF-8 (strings as they were, with
+            // ASCII escapes).
+            Answer::Encoded(Some(Ok(()))) => Some(Ok(unsafe { String::from_utf8_unchecked(text) })),
+            Answer::Encoded(Some(Err(e))) => Some(Err(e)),
             _ => None,
         }
     }
@@ -181,7 +186,7 @@ fn typed<S: Skill>(op: Op<'_>) -> Answer {
                 None => Running::Mismatch,
             })
         }
-        Op::Encode(output) => {
+        Op::Encode(output, text) => {
             Answer::Encoded(match output.get(const { TypeId::of::<S::Output>() }) {
                 // SAFETY: a live output of this type (same `TypeId`), borrowed
                 // with the box, at an address the box aligned for it. (A
@@ -189,7 +194,7 @@ fn typed<S: Skill>(op: Op<'_>) -> Answer {
                 // debug checks of its alignment into every skill.)
                 Some(output) => Some(
                     unsafe { std::mem::transmute::<*mut u8, &S::Output>(output) }
-                        .serialize(serde_json::value::Serializer),
+                        .serialize(&mut serde_json::Serializer::new(text)),
                 ),
                 None => None,
             })
@@ -428,7 +433,7 @@ mod tests {
         };
         assert_eq!(
             e.encode(&output).expect("an output").expect("serializes"),
-            serde_json::json!({"n": 3})
+            r#"{"n":3}"#
         );
         // The handler took the input: a second run finds nothing to take.
         let again = e.run(&inv, &mut input);

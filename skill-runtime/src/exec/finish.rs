@@ -10,10 +10,11 @@ use quanta::Instant;
 use serde_json::Value;
 
 use crate::exec::clock::micros;
-use crate::exec::policy::limits::{kept_in_record, measure, truncated};
+use crate::exec::policy::limits::{kept_in_record, recorded_size, truncated};
 use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
 use crate::exec::state::{Done, State};
+use crate::model::data::Data;
 use crate::model::error::InvokeError;
 use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
 use crate::model::recorded::RecordedValue;
@@ -100,19 +101,20 @@ impl Runtime {
         // error's copy is redacted already, and is again below, harmlessly).
         let produced = match &result {
             Ok(done) => Some(done.result.data.clone()),
-            Err(e) => e.rejected_output_shared().cloned(),
+            Err(e) => e
+                .rejected_output_shared()
+                .map(|o| Data::from(Value::clone(o))),
         };
         let output = match produced {
             Some(data) if !outputs.is_empty() => {
-                let mut o = (*data).clone();
+                let mut o = data.to_value();
                 redact_in_place(&mut o, outputs, &mut secrets);
-                Some(Arc::new(o))
+                Some(Data::from(o))
             }
             other => other,
         }
         .map(|o| {
-            // The walk stops at the depth limit.
-            let bytes = measure(&o, inner.limits.max_depth);
+            let bytes = recorded_size(&o, inner.limits.max_depth);
             kept_in_record(o, bytes, budget)
         });
         let scrub = |text: String| scrub(text, &secrets);
@@ -148,7 +150,7 @@ impl Runtime {
                 attempts: &attempts,
                 replayed: st.replayed,
                 params: &params,
-                output: output.as_deref(),
+                output: output.as_ref(),
             },
         );
         // The job's span as the event's parent, without entering it.

@@ -298,7 +298,7 @@ impl Runtime {
                     &inner.resources,
                     skill,
                     broke,
-                    &data,
+                    data.value(),
                     st,
                 ))
                 .await);
@@ -364,7 +364,7 @@ where
 {
     match done.typed.and_then(Boxed::downcast::<S::Output>) {
         Some(output) => Ok(output),
-        _ => serde_json::from_value(Arc::unwrap_or_clone(done.result.data)).map_err(|e| {
+        _ => serde_json::from_value(done.result.data.into_value()).map_err(|e| {
             InvokeError::Internal {
                 skill: S::MANIFEST.name.to_owned(),
                 message: format!("stored output does not decode: {e}"),

@@ -20,6 +20,7 @@ use skill_core::manifest::{Manifest, PipelineStep, TargetKind};
 use crate::contract::invocation::{Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Ctx;
 use crate::contract::skill::Skill;
+use crate::model::data::Data;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::graph::{GraphJob, GraphState, GraphStatus};
@@ -68,7 +69,7 @@ async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value
         .filter(|&i| !m.steps[i].is_handler())
         .collect();
     let mut finished = vec![false; m.steps.len()];
-    let mut done: Vec<(&'static str, Arc<Value>)> = Vec::with_capacity(m.steps.len());
+    let mut done: Vec<(&'static str, Data)> = Vec::with_capacity(m.steps.len());
     let mut outputs = Map::new();
     loop {
         let ready: Vec<usize> = flow
@@ -283,7 +284,7 @@ async fn handle(
     run: &str,
     state: &mut GraphState,
     input: &Value,
-    done: &[(&'static str, Arc<Value>)],
+    done: &[(&'static str, Data)],
     plan: &Plan,
     m: &Manifest,
     failures: &[(usize, String, InvokeError)],
@@ -320,7 +321,7 @@ async fn handle(
 
 /// Whether `step` runs: it has no guard, or its boolean has the value the
 /// guard asks for (an absent value runs neither `when` nor `unless`).
-fn guard_holds(step: &PipelineStep, input: &Value, done: &[(&'static str, Arc<Value>)]) -> bool {
+fn guard_holds(step: &PipelineStep, input: &Value, done: &[(&'static str, Data)]) -> bool {
     let Some(g) = step.guard else { return true };
     read(g.source, input, done, None) == Some(&Value::Bool(g.runs_if))
 }
@@ -330,7 +331,7 @@ fn guard_holds(step: &PipelineStep, input: &Value, done: &[(&'static str, Arc<Va
 fn read<'v>(
     source: &str,
     input: &'v Value,
-    done: &'v [(&'static str, Arc<Value>)],
+    done: &'v [(&'static str, Data)],
     error: Option<&'v Value>,
 ) -> Option<&'v Value> {
     match Reference::parse(source) {
@@ -368,9 +369,9 @@ fn reused(
     state: &GraphState,
     inv: &Invocation,
     step: &PipelineStep,
-) -> Arc<Value> {
+) -> Data {
     let t = step.target;
-    let output = Arc::new(
+    let output = Data::from(
         state
             .intermediate
             .get(step.id)
@@ -408,7 +409,7 @@ fn step_job(
     run: &str,
     state: &GraphState,
     input: &Value,
-    done: &[(&'static str, Arc<Value>)],
+    done: &[(&'static str, Data)],
     error: Option<&Value>,
     step: &PipelineStep,
 ) -> JobEnvelope {

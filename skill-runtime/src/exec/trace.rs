@@ -85,7 +85,7 @@ pub(crate) struct Ending<'a> {
     /// Its params and output as its record keeps them (redacted, or their
     /// size past the record's budget).
     pub(crate) params: &'a crate::model::recorded::RecordedValue,
-    pub(crate) output: Option<&'a serde_json::Value>,
+    pub(crate) output: Option<&'a crate::model::data::Data>,
 }
 
 /// Record how a job ended on its span and, with feature `otel`, in its
@@ -273,7 +273,7 @@ pub(crate) mod otel {
         if RECORD_ARGUMENTS.load(std::sync::atomic::Ordering::Relaxed) {
             span.record("skill.arguments", e.params.to_string());
             if let Some(output) = e.output {
-                span.record("skill.result", output.to_string());
+                span.record("skill.result", output.text());
             }
         }
     }

@@ -12,10 +12,11 @@ use crate::registry::views;
 
 /// A job's result as the tool's.
 pub(crate) fn tool_result(result: &SkillResult, result_ids: bool) -> CallToolResult {
-    let text = serde_json::to_string(&*result.data).unwrap_or_default();
+    let text = result.data.text().to_owned();
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    // The record may share the output; the result needs its own.
-    r.structured_content = Some(Value::clone(&result.data));
+    // The record may share the output; the result needs its own (parsed
+    // from the text, when that is how it is held).
+    r.structured_content = Some(result.data.to_value());
     // Our extras, only when there are any: the ids when asked for,
     // a replay, rule notes.
     let mut ours = JsonObject::new();

@@ -192,7 +192,7 @@ impl GraphState {
                     .iter()
                     .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone()));
                 self.artifacts.extend(artifacts);
-                self.intermediate.insert(node.to_owned(), (*r.data).clone());
+                self.intermediate.insert(node.to_owned(), r.data.to_value());
                 self.visited_nodes.push(node.to_owned());
                 (GraphStatus::Succeeded, r.replayed)
             }

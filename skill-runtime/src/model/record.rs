@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::Value;
 use skill_core::manifest::Severity;
 
 use crate::model::caller::Caller;
+use crate::model::data::Data;
 use crate::model::envelope::{JobConstraints, Scope};
 use crate::model::id::Id;
 use crate::model::recorded::RecordedValue;
@@ -77,7 +77,7 @@ pub struct RunRecord {
     pub attempts: Attempts,
     /// The output, with redacted fields replaced; only on success.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Arc<Value>>,
+    pub output: Option<Data>,
     /// Why it failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
@@ -106,7 +106,7 @@ pub struct StepRun {
     pub status: RunStatus,
     /// The step's output; in results only, never in records.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Arc<Value>>,
+    pub output: Option<Data>,
     /// The error's code and message, if it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use crate::model::data::Data;
 use crate::model::id::Id;
 use crate::model::record::{RuleNote, StepRun};
 use crate::model::time::{deserialize_time, serialize_time};
@@ -25,7 +25,7 @@ pub struct SkillResult {
     /// `name@version` of the skill that ran.
     pub skill: Arc<str>,
     /// The output. Shared with the run record, so keeping records costs no copy.
-    pub data: Arc<Value>,
+    pub data: Data,
     /// Files or links the job produced.
     pub artifacts: Vec<Artifact>,
     /// Duration, attempts, items, tokens, documents and cost.

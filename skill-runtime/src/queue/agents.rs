@@ -85,7 +85,7 @@ pub(super) fn outcome(
         job_id: r.job_id,
         trace_id: r.trace_id,
         skill: Arc::from(r.agent),
-        data: Arc::new(r.data),
+        data: r.data.into(),
         artifacts: r
             .artifacts
             .into_iter()

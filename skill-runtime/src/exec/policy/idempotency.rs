@@ -10,7 +10,7 @@ use skill_core::manifest::Backoff;
 use tokio::sync::watch;
 
 use crate::exec::policy::BoxFuture;
-use crate::exec::policy::limits::measure;
+use crate::exec::policy::limits::recorded_size;
 use crate::model::error::InvokeError;
 use crate::model::result::SkillResult;
 use crate::sync::lock;
@@ -148,7 +148,7 @@ impl Slots {
     /// bounds.
     fn store(&mut self, key: Key, result: Shared, at: Instant) {
         let bytes = match &*result {
-            Ok(r) => measure(&r.data, 64).unwrap_or(usize::MAX / 2),
+            Ok(r) => recorded_size(&r.data, 64).unwrap_or(usize::MAX / 2),
             Err(_) => 0,
         };
         self.put(key.clone(), Slot::Done { result, at, bytes });

@@ -1,8 +1,8 @@
 //! Limits on JSON params, which come from outside the process: size and depth.
 
-use std::sync::Arc;
-
 use serde_json::Value;
+
+use crate::model::data::Data;
 
 /// Limits on JSON params, which come from outside the process: params beyond
 /// them are refused before they are parsed further. A typed call's input is
@@ -33,11 +33,54 @@ impl Default for Limits {
 /// What a run record keeps of `v`, a value of about `bytes` bytes of JSON
 /// text (`None`: nested past the depth limit): `v` itself within `budget`,
 /// else a marker saying how large it was.
-pub(crate) fn kept_in_record(v: Arc<Value>, bytes: Option<usize>, budget: usize) -> Arc<Value> {
+pub(crate) fn kept_in_record<T: From<Value>>(v: T, bytes: Option<usize>, budget: usize) -> T {
     match bytes {
         Some(n) if n <= budget => v,
-        _ => Arc::new(truncated(bytes)),
+        _ => T::from(truncated(bytes)),
     }
+}
+
+/// The size of an output in a run record (see [`measure`]): exact when it is
+/// held as text, `None` when it nests deeper than `max_depth`.
+pub(crate) fn recorded_size(data: &Data, max_depth: usize) -> Option<usize> {
+    match data.held_text() {
+        Some(text) => text_size(text, max_depth),
+        // The walk stops at the depth limit.
+        None => measure(data, max_depth),
+    }
+}
+
+/// The length of `text`, one JSON value as `serde_json` writes it, or `None`
+/// when it nests deeper than `max_depth`. Each level takes two bytes, so a
+/// short text is not scanned.
+fn text_size(text: &str, max_depth: usize) -> Option<usize> {
+    if text.len() / 2 <= max_depth {
+        return Some(text.len());
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return None;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Some(text.len())
 }
 
 /// The marker a record keeps in place of a value over its budget: its size,
@@ -115,6 +158,22 @@ mod tests {
         }
         let deep = json!({"a": [[{"b": 1}]]});
         assert!(measure(&deep, 4).is_some());
+        // The same of a value held as text, exactly.
+        for v in [
+            json!({"a": "]]]]\\\"[[[[[[[[[[[[", "b": [[{"c": "x"}]], "d": 1}),
+            json!([[[[[[[[[[1]]]]]]]]]]),
+        ] {
+            let text = v.to_string();
+            let data = Data::written(text.clone());
+            for max in [1, 2, 3, 4, 9, 10, 11, 40] {
+                let want = measure(&v, max).map(|_| text.len());
+                assert_eq!(recorded_size(&data, max), want, "{text} within {max}");
+                assert_eq!(
+                    recorded_size(&Data::from(v.clone()), max).is_some(),
+                    want.is_some()
+                );
+            }
+        }
         assert_eq!(measure(&deep, 3), None);
     }
 }

@@ -20,6 +20,7 @@ use crate::exec::stages::errors::{
 };
 use crate::exec::stages::execute::CatchUnwind;
 use crate::exec::state::State;
+use crate::model::data::Data;
 use crate::model::error::InvokeError;
 use crate::model::error::RollbackError;
 use crate::model::record::{RuleNote, Stage, StageOutcome};
@@ -53,15 +54,15 @@ pub(crate) fn encode(
     skill: &RegisteredSkill,
     output: &Boxed,
     st: &mut State,
-) -> Result<Value, InvokeError> {
+) -> Result<Data, InvokeError> {
     let data = valid_output(skill, output);
     st.settle(Stage::ValidateOutput, data)
 }
 
-fn valid_output(skill: &RegisteredSkill, output: &Boxed) -> Result<Value, InvokeError> {
+fn valid_output(skill: &RegisteredSkill, output: &Boxed) -> Result<Data, InvokeError> {
     let name = skill.name();
     let data = match skill.entry.erased.encode(output) {
-        Some(Ok(v)) => v,
+        Some(Ok(text)) => Data::written(text),
         Some(Err(err)) => {
             return Err(InvokeError::InvalidOutput {
                 skill: name.to_owned(),
@@ -75,11 +76,13 @@ fn valid_output(skill: &RegisteredSkill, output: &Boxed) -> Result<Value, Invoke
         None => return Err(mismatch(name)),
     };
     // The output was serialized from the handler's value: only what its
-    // type does not guarantee is checked.
-    if !skill.output_validator.is_valid_for_type(&data) {
+    // type does not guarantee is checked (on the value, parsed only then).
+    if !skill.output_validator.implied_by_type()
+        && !skill.output_validator.is_valid_for_type(data.value())
+    {
         return Err(InvokeError::InvalidOutput {
             skill: name.to_owned(),
-            violations: skill.output_validator.violations(&data),
+            violations: skill.output_validator.violations(data.value()),
         });
     }
     Ok(data)
@@ -223,7 +226,7 @@ async fn run_rollback(
 /// The result of a job that passed every step.
 pub(crate) fn result(
     skill: &RegisteredSkill,
-    data: Value,
+    data: Data,
     report: Report,
     notes: Vec<RuleNote>,
     st: &State,
@@ -233,7 +236,7 @@ pub(crate) fn result(
         job_id: st.inv.job_id.clone(),
         trace_id: st.inv.trace_id.clone(),
         skill: skill.shared_label(),
-        data: Arc::new(data),
+        data,
         artifacts: report.artifacts,
         metrics: Metrics {
             // Set by `finish`, which reads the clock once for the record too.
