@@ -192,6 +192,27 @@ pub async fn overflowing(input: Num) -> Small {
     Small { value: input.n }
 }
 
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Shape {
+    pub depth: u32,
+    pub width: u32,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Shaped {
+    pub tree: Value,
+}
+
+/// A string of `width` characters inside `depth` arrays.
+#[skill(version = "1.0.0")]
+pub async fn shaped(input: Shape) -> Shaped {
+    let mut tree = Value::String("x".repeat(input.width as usize));
+    for _ in 0..input.depth {
+        tree = Value::Array(vec![tree]);
+    }
+    Shaped { tree }
+}
+
 /// The journal the `append` skill writes to.
 #[derive(Debug, Default)]
 pub struct Journal {
@@ -656,6 +677,55 @@ async fn records_keep_large_values_as_their_size() {
     // Within the budget, both are kept as they are.
     ok(&rt, JobEnvelope::new("append", json!({"line": "short"}))).await;
     assert_eq!(last_record(&rt).params, json!({"line": "short"}));
+}
+
+/// An output is written once as text and kept as such: its record holds it
+/// within the budget, its exact size past it, and a marker past the depth
+/// limit; the caller gets the whole of it, as text and as a value, however
+/// deep it nests (deeper than `serde_json` reads by default, too).
+#[tokio::test]
+async fn outputs_are_recorded_within_their_budget_and_answered_whole() {
+    let rt = runtime_with(|b| {
+        b.limits(Limits {
+            max_record_value_bytes: 100,
+            max_depth: 8,
+            ..Limits::default()
+        })
+    });
+    let shape = |depth: u32, width: u32| json!({"depth": depth, "width": width});
+    // Small and shallow: kept as it is.
+    let small = ok(&rt, JobEnvelope::new("shaped", shape(2, 3))).await;
+    assert_eq!(small.data.text(), r#"{"tree":[["xxx"]]}"#);
+    assert_eq!(
+        last_record(&rt).output.clone().unwrap(),
+        json!({"tree": [["xxx"]]})
+    );
+    // Large: the record holds the text's exact size.
+    let large = ok(&rt, JobEnvelope::new("shaped", shape(1, 500))).await;
+    let text = large.data.text().to_owned();
+    assert_eq!(text.len(), r#"{"tree":[""]}"#.len() + 500);
+    assert_eq!(large.data["tree"][0].as_str().map(str::len), Some(500));
+    assert_eq!(
+        last_record(&rt).output.clone().unwrap(),
+        json!({"$truncated": {"bytes": text.len()}})
+    );
+    // Deep, and long enough to be scanned: the record says too deep.
+    for depth in [7, 8, 60, 300] {
+        let deep = ok(&rt, JobEnvelope::new("shaped", shape(depth, 200))).await;
+        let mut v = &deep.data["tree"];
+        for _ in 0..depth {
+            v = &v[0];
+        }
+        assert_eq!(v.as_str().map(str::len), Some(200), "depth {depth}");
+        assert_eq!(deep.data.to_value().to_string(), deep.data.text());
+        let kept = last_record(&rt).output.clone().unwrap();
+        // The tree plus the output object: `depth + 1` levels.
+        let want = match depth + 1 > 8 {
+            true => json!({"$truncated": {"too_deep": true}}),
+            false => json!({"$truncated": {"bytes": deep.data.text().len()}}),
+        };
+        assert_eq!(kept, want, "depth {depth}");
+    }
 }
 
 /// serde_json takes a nested struct from an array of its fields too; the
