@@ -17,7 +17,7 @@ use crate::exec::state::{Done, State};
 use crate::model::data::Data;
 use crate::model::error::InvokeError;
 use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
-use crate::model::recorded::RecordedValue;
+use crate::model::recorded::{RecordedValue, spans_lines};
 use crate::registry::rules::schema::property_names;
 
 impl Runtime {
@@ -66,7 +66,7 @@ impl Runtime {
             // Text that no stage parsed, with nothing to redact: kept as it
             // came (it decoded, so it is one JSON object), unless it spans
             // lines, which a JSON-lines sink must not write.
-            Some(text) if inputs.is_empty() && !text.contains(['\n', '\r']) => {
+            Some(text) if inputs.is_empty() && !spans_lines(&text) => {
                 RecordedValue::text(text)
             }
             text => {

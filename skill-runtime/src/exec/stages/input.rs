@@ -10,6 +10,7 @@ use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
 use crate::model::error::InvokeError;
 use crate::model::record::Stage;
+use crate::model::recorded::spans_lines;
 use crate::registry::skill::RegisteredSkill;
 
 /// The job's input, validated and decoded (unless the caller brought a typed
@@ -123,7 +124,7 @@ fn needs_value(skill: &RegisteredSkill, st: &State, text: &str) -> bool {
         || skill.entry.erased.checks.after_reads_input()
         || (st.target.idempotency_key.is_none()
             && (m.idempotency.is_some() || st.inv.intent.is_some()))
-        || text.contains(['\n', '\r'])
+        || spans_lines(text)
 }
 
 fn too_deep(name: &str, limits: Limits) -> InvokeError {
