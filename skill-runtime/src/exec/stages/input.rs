@@ -3,6 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
+use serde_json::Value;
+
 use crate::contract::boxed::Boxed;
 use crate::contract::de::{NEEDS_VALUE, Params, fields};
 use crate::exec::policy::limits::{Limits, measure};
@@ -165,9 +167,11 @@ fn from_text(
     let Some(within) = limits.max_depth.checked_sub(1) else {
         return Err(too_deep(skill.name(), limits));
     };
+    // (A number, string, boolean or null adds no depth.)
+    let nests = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
     if fields
         .iter()
-        .any(|(_, value)| measure(value, within).is_none())
+        .any(|(_, value)| nests(value) && measure(value, within).is_none())
     {
         return Err(too_deep(skill.name(), limits));
     }
