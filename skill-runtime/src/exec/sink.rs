@@ -46,8 +46,8 @@ impl MemorySink {
     /// tests; stats count every job whatever the bound, and a [`JsonLinesSink`]
     /// keeps them all.
     ///
-    /// A record holds its params and output as JSON trees, which are large
-    /// even for a small skill. Many thousands of them outgrow the processor's
+    /// A record holds its params and output as JSON (text, or trees when a
+    /// stage parsed them), which add up even for a small skill. Many thousands of them outgrow the processor's
     /// cache, and a full sink frees its oldest record on every call, so each
     /// call would pay for cache misses; a thousand stay in cache
     /// (docs/performance.md, `cargo bench --bench invoke`).
