@@ -66,9 +66,7 @@ impl Runtime {
             // Text that no stage parsed, with nothing to redact: kept as it
             // came (it decoded, so it is one JSON object), unless it spans
             // lines, which a JSON-lines sink must not write.
-            Some(text) if inputs.is_empty() && !spans_lines(&text) => {
-                RecordedValue::text(text)
-            }
+            Some(text) if inputs.is_empty() && !spans_lines(&text) => RecordedValue::text(text),
             text => {
                 let mut params = match text {
                     Some(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
