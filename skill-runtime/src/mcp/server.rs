@@ -406,7 +406,9 @@ impl McpServer {
         let listed = self.admit(caller, &request.name)?;
         let mut decision = None;
         if let (Some(reason), Some(secret)) = (listed.approval, &self.asks) {
-            match approval::ask(&request, &context, reason, secret).await {
+            // Boxed: asking a person is rare, and its future (2.5 KB) would
+            // widen every call's, which the transport copies into its task.
+            match Box::pin(approval::ask(&request, &context, reason, secret)).await {
                 Asked::Decided(d) => decision = Some(d),
                 Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
                 Asked::CannotAsk => {}

@@ -59,10 +59,12 @@ where
         };
         tokio::select! {
             biased;
-            Some(p) = report => notify(p).await,
+            // Boxed: only a call with progress reports sends them, and the
+            // notification's future (1.2 KB) would widen every call's.
+            Some(p) = report => Box::pin(notify(p)).await,
             result = &mut call => {
                 while let Some(p) = reports.as_mut().and_then(|rx| rx.try_recv().ok()) {
-                    notify(p).await;
+                    Box::pin(notify(p)).await;
                 }
                 return result;
             }
