@@ -37,17 +37,17 @@ impl Data {
 
     /// The output as a value (parsed from its text the first time).
     pub fn value(&self) -> &Value {
-        self.0.value.get_or_init(|| match self.0.text.get() {
-            Some(text) => parse_written(text),
-            None => unreachable!("a `Data` holds its text or its value"),
-        })
+        self.0.value.get_or_init(|| parse_held(&self.0.text))
     }
 
     /// The output as compact JSON text (written from its value the first time).
     pub fn text(&self) -> &str {
-        self.0.text.get_or_init(|| match self.0.value.get() {
-            Some(v) => v.to_string(),
-            None => unreachable!("a `Data` holds its text or its value"),
+        // (Never neither: see `parse_held`.)
+        self.0.text.get_or_init(|| {
+            self.0
+                .value
+                .get()
+                .map_or_else(|| "null".to_owned(), Value::to_string)
         })
     }
 
@@ -56,7 +56,7 @@ impl Data {
     pub fn to_value(&self) -> Value {
         match self.0.value.get() {
             Some(v) => v.clone(),
-            None => self.value_from_text(),
+            None => parse_held(&self.0.text),
         }
     }
 
@@ -64,14 +64,7 @@ impl Data {
     /// last holder.
     pub fn into_value(self) -> Value {
         match Arc::try_unwrap(self.0) {
-            Ok(held) => match held.value.into_inner() {
-                Some(v) => v,
-                None => held
-                    .text
-                    .get()
-                    .map(|t| parse_written(t))
-                    .unwrap_or_default(),
-            },
+            Ok(Held { text, value }) => value.into_inner().unwrap_or_else(|| parse_held(&text)),
             Err(shared) => Data(shared).to_value(),
         }
     }
@@ -81,14 +74,12 @@ impl Data {
     pub(crate) fn held_text(&self) -> Option<&str> {
         self.0.text.get().map(|t| &**t)
     }
+}
 
-    fn value_from_text(&self) -> Value {
-        self.0
-            .text
-            .get()
-            .map(|t| parse_written(t))
-            .unwrap_or_default()
-    }
+/// The value of a held text (every `Data` holds its text or its value, so
+/// one without either, which cannot be made, reads as `null`).
+fn parse_held(text: &OnceLock<String>) -> Value {
+    text.get().map(|t| parse_written(t)).unwrap_or_default()
 }
 
 /// Parses text that `serde_json` wrote from a Rust value. It is one JSON value

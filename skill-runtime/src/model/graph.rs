@@ -192,7 +192,9 @@ impl GraphState {
                     .iter()
                     .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone()));
                 self.artifacts.extend(artifacts);
-                self.intermediate.insert(node.to_owned(), r.data.to_value());
+                // Parsed once and kept: a pipeline reads the same output next.
+                self.intermediate
+                    .insert(node.to_owned(), r.data.value().clone());
                 self.visited_nodes.push(node.to_owned());
                 (GraphStatus::Succeeded, r.replayed)
             }
