@@ -335,7 +335,43 @@ impl Skill for Broken {
     }
 }
 
+/// An input with a name its schema does not list.
+#[derive(Deserialize, JsonSchema)]
+pub struct AliasedNum {
+    #[serde(alias = "number")]
+    pub n: i64,
+}
+
+pub struct Aliased;
+
+impl Skill for Aliased {
+    type Input = AliasedNum;
+    type Output = Doubled;
+    type Error = Never;
+    const MANIFEST: &'static Manifest = &Manifest {
+        name: "aliased",
+        version: "1.0.0",
+        description: "Double a number given under another name.",
+        entrypoint: Entrypoint {
+            module: module_path!(),
+            handler: "Aliased",
+        },
+        location: Location {
+            file: file!(),
+            line: line!(),
+            column: column!(),
+        },
+        ..Manifest::DEFAULT
+    };
+    async fn run(_ctx: Ctx<Self>, input: AliasedNum) -> Result<Doubled, Never> {
+        Ok(Doubled {
+            doubled: input.n * 2,
+        })
+    }
+}
+
 static DOUBLE: SkillEntry = SkillEntry::of::<Double>();
+static ALIASED: SkillEntry = SkillEntry::of::<Aliased>();
 static BROKEN: SkillEntry = SkillEntry::of::<Broken>();
 
 #[tokio::test]
@@ -347,6 +383,20 @@ async fn hand_written_skills_register_and_run() {
         .await
         .unwrap();
     assert_eq!(*out.data, json!({"doubled": 42}));
+}
+
+#[test]
+fn an_input_name_the_schema_does_not_list_is_refused_with_the_fix() {
+    // serde accepts `number` for `n`; the schema, which clients read, says
+    // only `n`. The registry says so rather than decode a hidden contract.
+    let err = Registry::build(vec![&DOUBLE, &ALIASED], catalog()).unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.problems.len(), 1, "{text}");
+    assert!(text.contains("skill `aliased@1.0.0`"), "{text}");
+    assert!(
+        text.contains("does not list (`number`)") && text.contains("remove the alias"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -418,13 +418,15 @@ mod tests {
     #[test]
     fn typed_code_decodes_runs_and_encodes() {
         let e = SkillEntry::of::<Bare>().erased;
-        let mut input = e
-            .decode(Params::Value(&serde_json::json!({"n": 3})))
-            .expect("decodes");
-        assert!(
-            e.decode(Params::Value(&serde_json::json!({"n": "three"})))
-                .is_err()
-        );
+        let decode = |v: serde_json::Value| {
+            crate::contract::ordered::decode(
+                &Default::default(),
+                crate::contract::de::Input::Value(&v),
+                |p| e.decode(p),
+            )
+        };
+        let mut input = decode(serde_json::json!({"n": 3})).expect("decodes");
+        assert!(decode(serde_json::json!({"n": "three"})).is_err());
         let inv = Arc::new(invocation());
         let mut running = std::pin::pin!(e.run(&inv, &mut input));
         let mut cx = Context::from_waker(std::task::Waker::noop());
@@ -439,9 +441,7 @@ mod tests {
         let again = e.run(&inv, &mut input);
         assert!(matches!(again, Running::Mismatch));
         // An input where an output is expected is refused.
-        let other = e
-            .decode(Params::Value(&serde_json::json!({"n": 1})))
-            .expect("decodes");
+        let other = decode(serde_json::json!({"n": 1})).expect("decodes");
         assert!(e.encode(&other).is_none());
     }
 }

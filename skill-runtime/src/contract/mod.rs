@@ -11,5 +11,6 @@ pub mod direct;
 pub mod entry;
 pub(crate) mod evaluate;
 pub mod invocation;
+pub(crate) mod ordered;
 pub mod skill;
 pub mod watch;

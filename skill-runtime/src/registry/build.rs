@@ -18,6 +18,7 @@ use skill_core::manifest::{Kind, Location};
 use crate::contract::capability::catalog;
 use crate::contract::conditions::Conditions;
 use crate::contract::entry::SkillEntry;
+use crate::contract::ordered::Shape;
 use crate::registry::export::{Exported, capability_json, op_json, skill_json};
 use crate::registry::index::Registry;
 use crate::registry::rules::finding::{At, Finding};
@@ -185,13 +186,20 @@ impl Registry {
                         .map_err(|e| problems.push(places.at(d, format!("{side} schema: {e}"))))
                         .ok()
                 });
-            validators.push(compiled);
+            // The input type's fields, as its decoder takes them: a type that
+            // cannot be decoded in order is refused here, with the reason.
+            let shape = Shape::learn(&d.input_schema, |params| d.entry.erased.decode(params))
+                .map_err(|reason| problems.push(places.at(d, reason)))
+                .ok();
+            validators.push((compiled, shape));
         }
         let mut skills = Vec::with_capacity(drafts.len());
-        for (d, [input, output]) in drafts.into_iter().zip(validators) {
+        for (d, ([input, output], shape)) in drafts.into_iter().zip(validators) {
             let m = d.entry.manifest;
-            // A missing version or validator was reported above.
-            let (Some(version), Some(input), Some(output)) = (d.version, input, output) else {
+            // A missing version, validator or shape was reported above.
+            let (Some(version), Some(input), Some(output), Some(shape)) =
+                (d.version, input, output, shape)
+            else {
                 continue;
             };
             skills.push(RegisteredSkill {
@@ -205,6 +213,7 @@ impl Registry {
                 label: Arc::from(format!("{}@{}", m.name, m.version)),
                 closure: d.closure,
                 takes_fields: AtomicBool::new(true),
+                shape,
             });
         }
         if !problems.is_empty() {

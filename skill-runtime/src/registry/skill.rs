@@ -1,6 +1,9 @@
 //! One skill (or op) of a built registry: its entry, its schemas compiled, the
 //! text of its conditions, and, for a pipeline, what its steps can do.
 
+use crate::contract::boxed::Boxed;
+use crate::contract::de::Input;
+use crate::contract::ordered::{self, Shape};
 use std::fmt;
 use std::sync::Arc;
 
@@ -35,9 +38,18 @@ pub struct RegisteredSkill {
     /// else than a struct (a `#[serde(flatten)]` field asks for a map), and
     /// then the text is parsed whole from the first call on.
     pub(crate) takes_fields: AtomicBool,
+    /// The input type's fields, as its decoder takes them
+    /// (`contract/ordered.rs`).
+    pub(crate) shape: Shape,
 }
 
 impl RegisteredSkill {
+    /// The input decoded from `input`, as the skill's typed code does it.
+    pub(crate) fn decode(&self, input: Input<'_>) -> Result<Boxed, serde_json::Error> {
+        let erased = &self.entry.erased;
+        ordered::decode(&self.shape, input, |params| erased.decode(params))
+    }
+
     /// The skill's name.
     pub fn name(&self) -> &'static str {
         self.entry.manifest.name

@@ -75,8 +75,9 @@ fn implied_at<'a>(
 /// required fields are gone, and the constraints the type does not carry
 /// (lengths, patterns, ranges, formats, `enum`, `const`) stay where they were.
 /// "Exactly" holds where serde and schemars agree on the type, as their
-/// derives do; the one known exception is a field's `#[serde(alias)]`, which
-/// the decoder accepts and schemars does not write into the schema.
+/// derives do; the one known exception, a field's `#[serde(alias)]`, which
+/// serde accepts and schemars does not write into the schema, is refused
+/// when the registry is built (`contract/ordered.rs`, `Shape::learn`).
 ///
 /// The residual keeps `$ref`s to definitions that have constraints left (each
 /// definition reduced the same way) and drops those to definitions that have

@@ -15,7 +15,7 @@ use skill_core::manifest::Backoff;
 use tracing::Instrument;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::de::Params;
+use crate::contract::de::Input;
 use crate::contract::entry::HandlerFailure;
 use crate::contract::invocation::{InHandler, Stop, StopReason};
 use crate::exec::clock::micros;
@@ -55,9 +55,7 @@ pub(crate) async fn execute(
             None => {
                 let params = st.parse_params().map_err(|_| mismatch(m.name))?;
                 skill
-                    .entry
-                    .erased
-                    .decode(Params::Value(params))
+                    .decode(Input::Value(params))
                     .map_err(|_| mismatch(m.name))?
             }
         };

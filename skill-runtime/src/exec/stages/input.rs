@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::de::{NEEDS_VALUE, Params, fields};
+use crate::contract::de::{Input, NEEDS_VALUE, fields};
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
@@ -99,7 +99,7 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
     // message is the answer only when the schema has nothing to say.
     let (input, valid) = match st.typed_input.take() {
         Some(typed) => (typed, schema.is_valid_for_type(params)),
-        None => match skill.entry.erased.decode(Params::Value(params)) {
+        None => match skill.decode(Input::Value(params)) {
             Ok(input) => (input, schema.is_valid_decoded(params)),
             Err(_) if !schema.is_valid(params) => return Err(invalid()),
             Err(e) => {
@@ -175,7 +175,7 @@ fn from_text(
     {
         return Err(too_deep(skill.name(), limits));
     }
-    let input = match skill.entry.erased.decode(Params::Fields(&fields)) {
+    let input = match skill.decode(Input::Fields(&fields)) {
         Ok(input) => input,
         Err(e) => {
             if e.to_string() == NEEDS_VALUE {

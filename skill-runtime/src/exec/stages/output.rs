@@ -11,7 +11,7 @@ use quanta::Instant;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::de::Params;
+use crate::contract::de::Input;
 use crate::contract::evaluate::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
@@ -122,7 +122,8 @@ pub(crate) fn after(
         true => {
             let params = st.parse_params().map_err(|_| mismatch(name))?;
             Some(
-                e.decode(Params::Value(params))
+                skill
+                    .decode(Input::Value(params))
                     .map_err(|_| mismatch(name))?,
             )
         }
