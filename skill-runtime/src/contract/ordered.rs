@@ -240,6 +240,8 @@ pub(crate) struct Ordered<'de> {
     /// Where to look first for the next field in params text (fields
     /// usually come in order).
     hint: usize,
+    /// The same in a parsed object: its keys after the last field found.
+    keys: Option<serde_json::map::Iter<'de>>,
     /// Whether `names` are the shape's, so that its defaults apply.
     learned: bool,
 }
@@ -267,6 +269,7 @@ impl<'de> Ordered<'de> {
             names,
             at: 0,
             hint: 0,
+            keys: None,
             learned: std::ptr::eq(shape, names) || shape == names,
         }
     }
@@ -281,17 +284,29 @@ impl<'de> Ordered<'de> {
             return Next::Absent;
         };
         let found = match self.params.input {
-            Input::Value(Value::Object(map)) => map.get(name),
+            Input::Value(Value::Object(map)) => {
+                // The key after the last one found (fields declared in the
+                // keys' order follow each other), else a lookup.
+                let mut next = self.keys.clone().unwrap_or_else(|| map.iter());
+                match next.next() {
+                    Some((key, value)) if key == name => {
+                        self.keys = Some(next);
+                        Some(value)
+                    }
+                    _ => map.get(name),
+                }
+            }
             Input::Value(other) => return Next::NotObject(other),
             Input::Fields(fields) => {
-                let n = fields.len();
-                (0..n)
-                    .map(|j| (self.hint + j) % n)
-                    .find(|&i| fields[i].0 == name)
-                    .map(|i| {
-                        self.hint = i + 1;
-                        &fields[i].1
-                    })
+                // Where the last one was found, one on; then from the start.
+                let at = match fields.get(self.hint) {
+                    Some((key, _)) if key == name => Some(self.hint),
+                    _ => fields.iter().position(|(key, _)| key == name),
+                };
+                at.map(|i| {
+                    self.hint = i + 1;
+                    &fields[i].1
+                })
             }
             Input::Probe => None,
         };
