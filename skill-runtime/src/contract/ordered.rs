@@ -240,7 +240,7 @@ pub(crate) struct Ordered<'de> {
     /// Where to look first for the next field in params text (fields
     /// usually come in order).
     hint: usize,
-    /// The same in a parsed object: its keys after the last field found.
+    /// The same in a parsed object: its keys not yet looked at.
     keys: Option<serde_json::map::Iter<'de>>,
     /// Whether `names` are the shape's, so that its defaults apply.
     learned: bool,
@@ -269,7 +269,10 @@ impl<'de> Ordered<'de> {
             names,
             at: 0,
             hint: 0,
-            keys: None,
+            keys: match params.input {
+                Input::Value(Value::Object(map)) => Some(map.iter()),
+                _ => None,
+            },
             learned: std::ptr::eq(shape, names) || shape == names,
         }
     }
@@ -285,14 +288,10 @@ impl<'de> Ordered<'de> {
         };
         let found = match self.params.input {
             Input::Value(Value::Object(map)) => {
-                // The key after the last one found (fields declared in the
-                // keys' order follow each other), else a lookup.
-                let mut next = self.keys.clone().unwrap_or_else(|| map.iter());
-                match next.next() {
-                    Some((key, value)) if key == name => {
-                        self.keys = Some(next);
-                        Some(value)
-                    }
+                // The next key (fields declared in the keys' order follow
+                // each other), else a lookup.
+                match self.keys.as_mut().and_then(Iterator::next) {
+                    Some((key, value)) if key == name => Some(value),
                     _ => map.get(name),
                 }
             }
