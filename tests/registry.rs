@@ -351,22 +351,10 @@ impl Skill for Aliased {
     const MANIFEST: &'static Manifest = &Manifest {
         name: "aliased",
         version: "1.0.0",
-        description: "Double a number given under another name.",
-        entrypoint: Entrypoint {
-            module: module_path!(),
-            handler: "Aliased",
-        },
-        location: Location {
-            file: file!(),
-            line: line!(),
-            column: column!(),
-        },
-        ..Manifest::DEFAULT
+        ..*Double::MANIFEST
     };
     async fn run(_ctx: Ctx<Self>, input: AliasedNum) -> Result<Doubled, Never> {
-        Ok(Doubled {
-            doubled: input.n * 2,
-        })
+        Ok(Doubled { doubled: input.n })
     }
 }
 
