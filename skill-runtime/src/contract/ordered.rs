@@ -178,11 +178,11 @@ impl<'a> Seen<'a> {
             false => Ok(()),
         };
         match input {
-            Input::Value(Value::Object(map)) if map.len() > self.found.get() => {
-                for key in map.keys() {
-                    if known(key).is_none() {
-                        denied(key)?;
-                    }
+            Input::Value(Value::Object(map))
+                if self.shape.denies_unknown && map.len() > self.found.get() =>
+            {
+                if let Some(key) = map.keys().find(|key| known(key).is_none()) {
+                    return Err(Error::unknown_field(key, names));
                 }
             }
             Input::Value(Value::Object(_)) | Input::Probe => {}
@@ -227,7 +227,7 @@ pub(crate) fn decode<R>(
 
 /// Not generic: what a struct's params that are not an object get.
 #[inline(never)]
-pub(crate) fn not_object(value: &Value) -> Error {
+fn not_object(value: &Value) -> Error {
     Error::invalid_type(unexpected(value), &"a JSON object")
 }
 
@@ -242,8 +242,6 @@ pub(crate) struct Ordered<'de> {
     hint: usize,
     /// The same in a parsed object: its keys not yet looked at.
     keys: Option<serde_json::map::Iter<'de>>,
-    /// Whether `names` are the shape's, so that its defaults apply.
-    learned: bool,
 }
 
 /// What the next field is.
@@ -263,7 +261,6 @@ impl<'de> Ordered<'de> {
     pub(crate) fn new(params: Params<'de>, names: &'static [&'static str]) -> Ordered<'de> {
         let seen = params.seen;
         seen.names.set(Some(names));
-        let shape = seen.shape.names;
         Ordered {
             params,
             names,
@@ -273,7 +270,6 @@ impl<'de> Ordered<'de> {
                 Input::Value(Value::Object(map)) => Some(map.iter()),
                 _ => None,
             },
-            learned: std::ptr::eq(shape, names) || shape == names,
         }
     }
 
@@ -314,7 +310,10 @@ impl<'de> Ordered<'de> {
                 seen.found.set(seen.found.get() + 1);
                 Next::Value(value)
             }
-            None if self.learned && seen.shape.no_default[k].load(Ordering::Relaxed) => {
+            // What was learnt applies to the names it was learnt for.
+            None if seen.shape.names == self.names
+                && seen.shape.no_default[k].load(Ordering::Relaxed) =>
+            {
                 Next::Missing(name)
             }
             None => {
@@ -380,7 +379,7 @@ impl<'de> Deserializer<'de> for Missing {
 }
 
 /// Not generic: what serde's type errors name.
-pub(crate) fn unexpected(value: &Value) -> Unexpected<'_> {
+fn unexpected(value: &Value) -> Unexpected<'_> {
     match value {
         Value::Null => Unexpected::Unit,
         Value::Bool(b) => Unexpected::Bool(*b),
