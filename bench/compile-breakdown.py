@@ -182,6 +182,7 @@ def main():
     finally:
         ct.ROOT = REPO
         ct.write_workspace(n)
+        shutil.rmtree(REPO / "target" / "bench-variant", ignore_errors=True)
 
     per = lambda a, b: (r[a] - r[b]) / n / 1e6
     print(f"\nper skill, M instructions (N = {n}):")

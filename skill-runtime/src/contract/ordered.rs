@@ -310,8 +310,10 @@ impl<'de> Ordered<'de> {
                 seen.found.set(seen.found.get() + 1);
                 Next::Value(value)
             }
-            // What was learnt applies to the names it was learnt for.
-            None if seen.shape.names == self.names
+            // What was learnt applies to the names it was learnt for (the
+            // same static slice, as a rule: compared by address first).
+            None if (std::ptr::eq(seen.shape.names, self.names)
+                || seen.shape.names == self.names)
                 && seen.shape.no_default[k].load(Ordering::Relaxed) =>
             {
                 Next::Missing(name)
