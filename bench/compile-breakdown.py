@@ -26,13 +26,23 @@ time of writing (`RUSTC_BOOTSTRAP=1 cargo rustc -p bench-skills --
 -Zunpretty=expanded` shows it). If the macro's output changes, update `HAND`,
 or the macro's figure measures the difference in output as well.
 
+With --llvm-lines, it instead counts the LLVM IR that rustc generates for the
+plain crate and the full-skills crate (`cargo llvm-lines`, installed from
+crates.io if missing) and prints, per skill, the lines each function adds,
+generic instantiations summed over the crate's skills. Code generation costs
+in proportion to it; this says which function of a skill's glue is worth
+cutting, without a build under valgrind.
+
 usage: python3 bench/compile-breakdown.py [N]     (default 50; about 2 minutes
        per variant on 2 cores)
+       python3 bench/compile-breakdown.py N --llvm-lines
 """
 import importlib.util
 import re
 import shutil
+import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -148,8 +158,46 @@ def measure(label, pkg="bench-skills"):
     return g
 
 
+def llvm_lines(pkg):
+    """Lines of LLVM IR per function of `pkg`'s library, names made the same
+    for every skill and for both crates (`search_7`, `In7` -> `search_N`,
+    `InN`; a plain function's body and a skill's are both `body`)."""
+    out = subprocess.run(["cargo", "llvm-lines", "-q", "-p", pkg, "--lib"], cwd=ct.WORK,
+                         check=True, capture_output=True, text=True).stdout
+    lines = Counter()
+    for row in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+\([^)]*\)\s+\d+\s+\([^)]*\)\s+(.*)", row)
+        if not m or m.group(2) == "(TOTAL)":
+            continue
+        name = re.sub(r"bench_(plain|skills)", "crate", m.group(2))
+        name = re.sub(r"(In|Out|Err|search_)\d+\b", r"\1N", name)
+        # The body: a skill's is a function of its own, a plain function's the
+        # function itself (its name alone, or its future's closures).
+        name = name.replace("crate::_::__skill_body_search_N", "body")
+        name = "body" if name == "crate::search_N" else name.replace("crate::search_N::{{", "body::{{")
+        lines[name] += int(m.group(1))
+    return lines
+
+
+def main_llvm_lines(n):
+    if shutil.which("cargo-llvm-lines") is None:
+        print("installing cargo-llvm-lines from crates.io ...", flush=True)
+        subprocess.run(["cargo", "install", "-q", "--locked", "cargo-llvm-lines"], check=True)
+    ct.write_workspace(n)
+    plain, skills = llvm_lines("bench-plain"), llvm_lines("bench-skills")
+    total = lambda c: sum(c.values()) / n
+    print(f"N = {n}; lines of LLVM IR per function: plain {total(plain):.0f}, "
+          f"full skill {total(skills):.0f}, added {total(skills) - total(plain):.0f}")
+    added = sorted(((skills[k] - plain[k]) / n, k) for k in set(plain) | set(skills))
+    for per, name in reversed(added):
+        if abs(per) >= 2:
+            print(f"  {per:7.1f}  {name[:150]}")
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    if "--llvm-lines" in sys.argv:
+        return main_llvm_lines(n)
     print(f"N = {n}; instructions of each crate's rustc (cachegrind), in {ct.WORK}", flush=True)
     ct.write_workspace(n)
     plain_src = ct.WORK / "plain" / "src" / "lib.rs"
