@@ -35,9 +35,11 @@ cutting, without a build under valgrind.
 
 usage: python3 bench/compile-breakdown.py [N]     (default 50; about 2 minutes
        per variant on 2 cores)
-       python3 bench/compile-breakdown.py N --llvm-lines
+       python3 bench/compile-breakdown.py [N] --llvm-lines   (seconds, once the
+       benchmark's dependencies are built)
 """
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -162,8 +164,10 @@ def llvm_lines(pkg):
     """Lines of LLVM IR per function of `pkg`'s library, names made the same
     for every skill and for both crates (`search_7`, `In7` -> `search_N`,
     `InN`; a plain function's body and a skill's are both `body`)."""
+    # In the benchmark's own target directory, as `ct.cargo` builds.
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
     out = subprocess.run(["cargo", "llvm-lines", "-q", "-p", pkg, "--lib"], cwd=ct.WORK,
-                         check=True, capture_output=True, text=True).stdout
+                         env=env, check=True, capture_output=True, text=True).stdout
     lines = Counter()
     for row in out.splitlines():
         m = re.match(r"\s*(\d+)\s+\([^)]*\)\s+\d+\s+\([^)]*\)\s+(.*)", row)
@@ -195,8 +199,9 @@ def main_llvm_lines(n):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
-    if "--llvm-lines" in sys.argv:
+    counts = [a for a in sys.argv[1:] if a.isdigit()]
+    n = int(counts[0]) if counts else 50
+    if "--llvm-lines" in sys.argv[1:]:
         return main_llvm_lines(n)
     print(f"N = {n}; instructions of each crate's rustc (cachegrind), in {ct.WORK}", flush=True)
     ct.write_workspace(n)
