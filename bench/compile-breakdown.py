@@ -128,6 +128,44 @@ def written_out(n, leave_out=()):
     return "\n".join(parts)
 
 
+def failure_by_hand(src, n):
+    """The error enums' `#[derive(FailureModes)]` replaced by what it writes."""
+    src = src.replace("#[derive(Debug, thiserror::Error, FailureModes)]", "#[derive(Debug, thiserror::Error)]")
+    src = src.replace("#[failure(retryable)]", "")
+    mode = lambda code, doc, retryable: (
+        f'{P}::FailureMode {{ code: "{code}", description: "{doc}", retryable: {retryable} }}')
+    impls = [f"""
+impl {P}::FailureModes for Err{i} {{
+    const FAILURE_MODES: &'static [{P}::FailureMode] = &[{mode("unavailable", "The backend did not answer.", "true")}, {mode("bad_query", "The query was rejected.", "false")}];
+    fn failure_mode(&self) -> &'static {P}::FailureMode {{
+        match self {{
+            Self::Unavailable {{ .. }} => &<Self as {P}::FailureModes>::FAILURE_MODES[0],
+            Self::BadQuery {{ .. }} => &<Self as {P}::FailureModes>::FAILURE_MODES[1],
+        }}
+    }}
+}}""" for i in range(n)]
+    return src + "".join(impls) + "\n"
+
+
+def without_impl_skill(src, n):
+    out, k = re.subn(rf"    impl {re.escape(P)}::Skill for search_\d+ \{{.*?\n    \}}\n", "", src, flags=re.S)
+    assert k == n, k
+    return out
+
+
+def without_marker(src, n):
+    out, k = re.subn(r"#\[allow\(non_camel_case_types\)\]\npub struct search_\d+ \{\}\n", "", src)
+    assert k == n, k
+    return out
+
+
+def without_failure_modes(src, n):
+    out, k = re.subn(rf"\nimpl {re.escape(P)}::FailureModes for Err\d+ \{{.*?\n\}}", "", src, flags=re.S)
+    assert k == n, k
+    # As the plain crate's errors.
+    return out.replace("#[derive(Debug, thiserror::Error)]", "#[derive(Debug, thiserror::Error, Clone)]")
+
+
 def runtime_copy(typed_arms):
     """A copy of the workspace whose runtime's `typed` answers only
     `typed_arms` (of "decode", "run", "encode"); the others are unreachable.
@@ -225,6 +263,19 @@ def main():
         left.append(piece)
         skills_src.write_text(written_out(n, left))
         r[piece] = measure(label)
+    # What is left, piece by piece: the failure modes written out (so the
+    # derive's own run), then without `impl Skill`, the marker type, the
+    # failure modes' impl. What remains then is paid once per crate (the
+    # runtime's prelude and metadata, the capability's attribute), spread here
+    # over N.
+    src = written_out(n, left)
+    for key, label, step in (("failure-hand", "  ... with the failure modes written out", failure_by_hand),
+                             ("impl", "  ... and without `impl Skill`", without_impl_skill),
+                             ("marker", "  ... and without the marker type", without_marker),
+                             ("failure", "  ... and without the failure modes", without_failure_modes)):
+        src = step(src, n)
+        skills_src.write_text(src)
+        r[key] = measure(label)
     try:
         for arms, key in (((), "typed-none"), (("decode",), "typed-decode"),
                           (("run",), "typed-run"), (("encode",), "typed-encode")):
@@ -254,6 +305,11 @@ def main():
         ("  the manifest's fields", per("conditions", "manifest")),
         ("  the capability grants", per("manifest", "grants")),
         ("  the rest: marker, impl Skill, failure modes", per("grants", "private")),
+        ("    the failure modes derive's own run", per("grants", "failure-hand")),
+        ("    `impl Skill`", per("failure-hand", "impl")),
+        ("    the marker type", per("impl", "marker")),
+        ("    the failure modes' impl", per("marker", "failure")),
+        ("    paid once per crate, spread over N", per("failure", "private")),
     ]
     for label, v in rows:
         print(f"  {label:<58} {v:7.1f}")
