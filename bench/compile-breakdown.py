@@ -39,7 +39,6 @@ usage: python3 bench/compile-breakdown.py [N]     (default 50; about 2 minutes
        benchmark's dependencies are built)
 """
 import importlib.util
-import os
 import re
 import shutil
 import subprocess
@@ -130,8 +129,9 @@ def written_out(n, leave_out=()):
 
 def failure_by_hand(src, n):
     """The error enums' `#[derive(FailureModes)]` replaced by what it writes."""
-    src = src.replace("#[derive(Debug, thiserror::Error, FailureModes)]", "#[derive(Debug, thiserror::Error)]")
-    src = src.replace("#[failure(retryable)]", "")
+    derive = "#[derive(Debug, thiserror::Error, FailureModes)]"
+    assert src.count(derive) == n, src.count(derive)
+    src = src.replace(derive, "#[derive(Debug, thiserror::Error)]").replace("#[failure(retryable)]", "")
     mode = lambda code, doc, retryable: (
         f'{P}::FailureMode {{ code: "{code}", description: "{doc}", retryable: {retryable} }}')
     impls = [f"""
@@ -202,10 +202,7 @@ def llvm_lines(pkg):
     """Lines of LLVM IR per function of `pkg`'s library, names made the same
     for every skill and for both crates (`search_7`, `In7` -> `search_N`,
     `InN`; a plain function's body and a skill's are both `body`)."""
-    # In the benchmark's own target directory, as `ct.cargo` builds.
-    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
-    out = subprocess.run(["cargo", "llvm-lines", "-q", "-p", pkg, "--lib"], cwd=ct.WORK,
-                         env=env, check=True, capture_output=True, text=True).stdout
+    out = ct.cargo("llvm-lines", "-q", "-p", pkg, "--lib", capture=True)
     lines = Counter()
     for row in out.splitlines():
         m = re.match(r"\s*(\d+)\s+\([^)]*\)\s+\d+\s+\([^)]*\)\s+(.*)", row)

@@ -176,12 +176,16 @@ def write_workspace(n, default_profile=False):
         (WORK / "Cargo.lock").write_bytes(lock.read_bytes())
 
 
-def cargo(*args, extra_env=None):
+def cargo(*args, extra_env=None, capture=False):
+    """Run cargo in the benchmark's workspace (and its own target directory);
+    its output when `capture`."""
     env = dict(os.environ)
     env.pop("CARGO_TARGET_DIR", None)
     env.update(extra_env or {})
-    subprocess.run(["cargo", *args], cwd=WORK, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(["cargo", *args], cwd=WORK, env=env, check=True, text=True,
+                          stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    return done.stdout
 
 
 def instructions(pkg):
