@@ -23,21 +23,17 @@ use crate::registry::rules::schema::property_names;
 impl Runtime {
     /// Turn the job's state and outcome into its record, update the stats, and
     /// hand the record to the sink.
-    pub(crate) fn finish(
-        &self,
-        st: Box<State>,
-        mut result: Result<Done, InvokeError>,
-    ) -> Result<Done, InvokeError> {
+    pub(crate) fn finish(&self, st: Box<State>, result: &mut Result<Done, InvokeError>) {
         let inner = &*self.inner;
         // A job that succeeded ended at its last timed step (the output checks);
         // only building the result came after. Failures read the clock: some end
         // on a step that is not timed.
-        let end = match &result {
+        let end = match result {
             Ok(_) => st.last,
             Err(_) => Instant::now(),
         };
         let duration = end.saturating_duration_since(st.t0);
-        if let Ok(done) = &mut result
+        if let Ok(done) = result
             && !done.result.replayed
         {
             done.result.metrics.duration_ms =
@@ -97,7 +93,7 @@ impl Runtime {
         // What the run produced: its result's data, or the output its checks
         // rejected (kept, so a failed run does not lose what it found; the
         // error's copy is redacted already, and is again below, harmlessly).
-        let produced = match &result {
+        let produced = match &*result {
             Ok(done) => Some(done.result.data.clone()),
             Err(e) => e
                 .rejected_output_shared()
@@ -118,7 +114,7 @@ impl Runtime {
         let scrub = |text: String| scrub(text, &secrets);
         // The error the caller gets is redacted like the record: a redacted
         // input's value appears in neither.
-        if let Err(e) = &mut result
+        if let Err(e) = result
             && !inputs.is_empty()
         {
             redact_error(e, inputs, &secrets);
@@ -166,7 +162,7 @@ impl Runtime {
                 duration_us = micros(duration)
             ),
         }
-        let notes = match &result {
+        let notes = match &*result {
             Ok(d) if !d.result.notes.is_empty() => d.result.notes.clone(),
             _ => Vec::new(),
         };
@@ -176,18 +172,21 @@ impl Runtime {
         // Where the job stopped, told to its watcher if the coalescing held
         // the last report back.
         let progress = st.inv.flush_progress();
+        let mut inv = st.inv;
         let (job_id, trace_id, parent_job_id, caller, constraints, intent, scope) =
-            match Arc::try_unwrap(st.inv) {
-                Ok(inv) => (
-                    inv.job_id,
-                    inv.trace_id,
-                    inv.parent_job_id,
-                    inv.caller,
-                    inv.constraints,
-                    inv.intent,
-                    inv.scope,
+            match Arc::get_mut(&mut inv) {
+                // Taken field by field: unwrapping the whole invocation would
+                // copy it out of its block first.
+                Some(inv) => (
+                    std::mem::take(&mut inv.job_id),
+                    std::mem::take(&mut inv.trace_id),
+                    inv.parent_job_id.take(),
+                    std::mem::take(&mut inv.caller),
+                    std::mem::take(&mut inv.constraints),
+                    inv.intent.take(),
+                    inv.scope.take(),
                 ),
-                Err(inv) => (
+                None => (
                     inv.job_id.clone(),
                     inv.trace_id.clone(),
                     inv.parent_job_id.clone(),
@@ -218,7 +217,7 @@ impl Runtime {
             started_at: st.started_at,
             completed_at: st.started_at + duration,
             duration_us: micros(duration),
-            status: RunStatus::of(&result),
+            status: RunStatus::of(result),
             steps,
             attempts,
             output,
@@ -234,6 +233,5 @@ impl Runtime {
             },
         };
         inner.sink.record(Arc::new(record));
-        result
     }
 }

@@ -180,8 +180,10 @@ impl Runtime {
         pick: fn(Done) -> Result<T, InvokeError>,
     ) -> Pin<Box<impl Future<Output = Result<T, InvokeError>> + Send + '_>> {
         Box::pin(async move {
-            let result = self.run_stages(&mut st).await;
-            self.finish(st, result).and_then(pick)
+            let mut result = self.run_stages(&mut st).await;
+            // Finished in place: the outcome is not moved in and out again.
+            self.finish(st, &mut result);
+            result.and_then(pick)
         })
     }
 

@@ -112,6 +112,9 @@ impl State {
         typed: Option<Boxed>,
         text: Option<Box<str>>,
     ) -> Box<State> {
+        // The block first, then the state written into it: built on the stack
+        // and then boxed, it would be copied whole.
+        let block = Box::<State>::new_uninit();
         let now = Instant::now();
         let started_at = wall_clock(now);
         let JobEnvelope {
@@ -151,7 +154,11 @@ impl State {
             span.record("caller.role", role.as_str());
         }
         // Moved once, here, and out again into the record.
-        let inv = Arc::new(Invocation {
+        let mut inv = Arc::<Invocation>::new_uninit();
+        let Some(slot) = Arc::get_mut(&mut inv) else {
+            unreachable!("an `Arc` made just now has no other holder")
+        };
+        slot.write(Invocation {
             resources: resources.clone(),
             caller,
             trace_id,
@@ -171,35 +178,41 @@ impl State {
             watch: Default::default(),
             progress: Default::default(),
         });
-        Box::new(State {
-            span,
-            target: Target {
-                skill,
-                kind,
-                version,
-                params,
-                idempotency_key,
-                delivered,
-                created_at,
-                expires_at,
+        // SAFETY: written just above, in place (an `Arc::new` of the
+        // invocation would build it on the stack and copy it whole).
+        let inv = unsafe { inv.assume_init() };
+        Box::write(
+            block,
+            State {
+                span,
+                target: Target {
+                    skill,
+                    kind,
+                    version,
+                    params,
+                    idempotency_key,
+                    delivered,
+                    created_at,
+                    expires_at,
+                },
+                inv,
+                started_at,
+                t0: now,
+                last: now,
+                skill: None,
+                refused: None,
+                typed_input: typed,
+                // Set by the entry point that took text (refused text included).
+                text_len: None,
+                text,
+                steps: Stages::default(),
+                attempts: Attempts::default(),
+                key: None,
+                replayed: false,
+                executed: None,
+                pipeline_steps: Vec::new(),
             },
-            inv,
-            started_at,
-            t0: now,
-            last: now,
-            skill: None,
-            refused: None,
-            typed_input: typed,
-            // Set by the entry point that took text (refused text included).
-            text_len: None,
-            text,
-            steps: Stages::default(),
-            attempts: Attempts::default(),
-            key: None,
-            replayed: false,
-            executed: None,
-            pipeline_steps: Vec::new(),
-        })
+        )
     }
 
     /// The params as a value, parsed from their text if they came as text
