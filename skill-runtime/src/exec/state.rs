@@ -153,7 +153,8 @@ impl State {
         if let Some(role) = caller.agent_role {
             span.record("caller.role", role.as_str());
         }
-        // Moved once, here, and out again into the record.
+        // Written once, here, into its block, and taken out again into the
+        // record (`finish`).
         let mut inv = Arc::<Invocation>::new_uninit();
         let Some(slot) = Arc::get_mut(&mut inv) else {
             unreachable!("an `Arc` made just now has no other holder")
