@@ -28,6 +28,8 @@ enum Held {
         text: String,
         value: OnceLock<Value>,
     },
+    /// A value made otherwise than by a skill's serializer (a pipeline's
+    /// output, a redacted copy for the record, a result read back).
     Value {
         value: Value,
         text: OnceLock<String>,
