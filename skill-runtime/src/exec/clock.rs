@@ -1,6 +1,7 @@
 //! The step clock and the wall clock of a job, read as few times as a job can.
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 // The step clock (see `State::t0`); std's and tokio's `Instant` are written in
@@ -14,7 +15,16 @@ use quanta::Instant;
 /// run.
 #[inline(never)]
 pub(super) fn calibrate_step_clock() {
-    Instant::now();
+    now();
+}
+
+/// A reading of the step clock. `quanta::Instant::now` looks, on every
+/// reading, for a clock set for its thread (`quanta::with_clock`, a
+/// thread-local `RefCell`) before it reads the global one; nothing here sets
+/// one, so the runtime reads its own handle of the same calibrated clock.
+pub(crate) fn now() -> Instant {
+    static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new).now()
 }
 
 /// The wall-clock time at `now`, without a second clock reading per job: each

@@ -5,11 +5,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-// The step clock (see `State::t0`).
-use quanta::Instant;
 use serde_json::Value;
 
-use crate::exec::clock::micros;
+use crate::exec::clock::{self, micros};
 use crate::exec::policy::limits::{kept_in_record, recorded_size, truncated};
 use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
@@ -17,7 +15,7 @@ use crate::exec::state::{Done, State};
 use crate::model::data::Data;
 use crate::model::error::InvokeError;
 use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
-use crate::model::recorded::{RecordedValue, spans_lines};
+use crate::model::recorded::RecordedValue;
 use crate::registry::rules::schema::property_names;
 
 impl Runtime {
@@ -30,7 +28,7 @@ impl Runtime {
         // on a step that is not timed.
         let end = match result {
             Ok(_) => st.last,
-            Err(_) => Instant::now(),
+            Err(_) => clock::now(),
         };
         let duration = end.saturating_duration_since(st.t0);
         if let Ok(done) = result
@@ -62,7 +60,7 @@ impl Runtime {
             // Text that no stage parsed, with nothing to redact: kept as it
             // came (it decoded, so it is one JSON object), unless it spans
             // lines, which a JSON-lines sink must not write.
-            Some(text) if inputs.is_empty() && !spans_lines(&text) => RecordedValue::text(text),
+            Some(text) if inputs.is_empty() && !st.text_spans_lines => RecordedValue::text(text),
             text => {
                 let mut params = match text {
                     Some(text) => serde_json::from_str(&text).unwrap_or(Value::Null),

@@ -15,12 +15,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32};
 
 use crate::contract::boxed::Boxed;
 use crate::contract::invocation::{Invocation, Resources};
-use crate::exec::clock::micros;
 use crate::exec::clock::wall_clock;
+use crate::exec::clock::{self, micros};
 use crate::exec::trace;
 use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::error::InvokeError;
 use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
+use crate::model::recorded::spans_lines;
 use crate::model::result::SkillResult;
 
 /// What the stages produced for a job that succeeded.
@@ -56,6 +57,9 @@ pub(crate) struct State {
     /// decoded from it, and the record keeps it (`target.params` is `null`
     /// until [`State::parse_params`]).
     pub(crate) text: Option<Box<str>>,
+    /// Whether that text spans lines (see [`spans_lines`]): read by the
+    /// input stage and by the record, looked for once.
+    pub(crate) text_spans_lines: bool,
     pub(crate) steps: Stages,
     pub(crate) attempts: Attempts,
     pub(crate) key: Option<String>,
@@ -115,7 +119,7 @@ impl State {
         // The block first, then the state written into it: built on the stack
         // and then boxed, it would be copied whole.
         let block = Box::<State>::new_uninit();
-        let now = Instant::now();
+        let now = clock::now();
         let started_at = wall_clock(now);
         let JobEnvelope {
             job_id,
@@ -205,6 +209,7 @@ impl State {
                 typed_input: typed,
                 // Set by the entry point that took text (refused text included).
                 text_len: None,
+                text_spans_lines: text.as_deref().is_some_and(spans_lines),
                 text,
                 steps: Stages::default(),
                 attempts: Attempts::default(),
@@ -247,7 +252,7 @@ impl State {
             self.steps.set(step, outcome, 0, detail);
             return;
         }
-        self.step_at(step, outcome, detail, Instant::now());
+        self.step_at(step, outcome, detail, clock::now());
     }
 
     /// Record `stage` as skipped: nothing to do for this skill.

@@ -9,8 +9,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-// The step clock (see `State::t0`); tokio's `Instant` is written in full.
-use quanta::Instant;
 use skill_core::manifest::Backoff;
 use tracing::Instrument;
 
@@ -18,7 +16,7 @@ use crate::contract::boxed::Boxed;
 use crate::contract::de::Input;
 use crate::contract::entry::HandlerFailure;
 use crate::contract::invocation::{InHandler, Stop, StopReason};
-use crate::exec::clock::micros;
+use crate::exec::clock::{self, micros};
 use crate::exec::stages::errors::{mismatch, over_budget};
 use crate::exec::state::State;
 use crate::model::error::InvokeError;
@@ -68,11 +66,7 @@ pub(crate) async fn execute(
         }
         st.inv.begin_attempt(attempt);
         // The first attempt starts where the last timed step ended.
-        let now = if attempt == 1 {
-            st.last
-        } else {
-            Instant::now()
-        };
+        let now = if attempt == 1 { st.last } else { clock::now() };
         let per_attempt = Duration::from_millis(m.execution.timeout_ms);
         let budget = match deadline {
             Some(d) => per_attempt.min(d.saturating_duration_since(now)),
@@ -100,14 +94,15 @@ pub(crate) async fn execute(
             // A deadline past what the clock can hold is no deadline (the
             // doors bound timeouts to 30 days; code may build any).
             Poll::Pending => {
-                match tokio::time::Instant::now().checked_add(budget.saturating_sub(now.elapsed()))
+                match tokio::time::Instant::now()
+                    .checked_add(budget.saturating_sub(clock::now().saturating_duration_since(now)))
                 {
                     Some(until) => tokio::time::timeout_at(until, run).await,
                     None => Ok(run.await),
                 }
             }
         };
-        let end = Instant::now();
+        let end = clock::now();
         let took = micros(end.saturating_duration_since(now));
         // A handler that blocked its thread past the deadline could not be
         // interrupted (tokio's timer fires only between polls): it finished,
@@ -182,7 +177,7 @@ pub(crate) async fn execute(
         };
         let wait = jitter(backoff(m.execution.backoff, retry_base, attempt));
         let time_left =
-            deadline.is_none_or(|d| Instant::now().checked_add(wait).is_some_and(|t| t < d));
+            deadline.is_none_or(|d| clock::now().checked_add(wait).is_some_and(|t| t < d));
         let again = retry && attempt < max_attempts && time_left;
         st.attempts.push(AttemptRecord {
             attempt,

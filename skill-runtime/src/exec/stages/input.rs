@@ -12,7 +12,6 @@ use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
 use crate::model::error::InvokeError;
 use crate::model::record::Stage;
-use crate::model::recorded::spans_lines;
 use crate::registry::skill::RegisteredSkill;
 
 /// The job's input, validated and decoded (unless the caller brought a typed
@@ -120,13 +119,13 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
 /// anyway: the record redacts inputs, or keeps text only on one line; a
 /// postcondition or rule reads the input; the idempotency key is of the
 /// params. Reading the fields first would then parse the text twice.
-fn needs_value(skill: &RegisteredSkill, st: &State, text: &str) -> bool {
+fn needs_value(skill: &RegisteredSkill, st: &State) -> bool {
     let m = skill.entry.manifest;
     !m.redaction.inputs.is_empty()
         || skill.entry.erased.checks.after_reads_input()
         || (st.target.idempotency_key.is_none()
             && (m.idempotency.is_some() || st.inv.intent.is_some()))
-        || spans_lines(text)
+        || st.text_spans_lines
 }
 
 fn too_deep(name: &str, limits: Limits) -> InvokeError {
@@ -157,7 +156,7 @@ fn from_text(
     ) else {
         return Ok(None);
     };
-    if needs_value(skill, st, text) {
+    if needs_value(skill, st) {
         return Ok(None);
     }
     let Ok(fields) = fields(text) else {

@@ -6,14 +6,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-// The step clock (see `State::t0`).
-use quanta::Instant;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
 use crate::contract::de::Input;
 use crate::contract::evaluate::CheckFailed;
 use crate::contract::invocation::{Report, Resources};
+use crate::exec::clock;
 use crate::exec::policy::rollback::{Rollback, RollbackRequest};
 use crate::exec::stages::errors::{
     check_error, check_error_with, mismatch, over_budget, passed_unless_empty, rollback_action,
@@ -30,7 +29,7 @@ use crate::schema::compiled::SchemaViolation;
 
 /// The execute step, passed when the handler's successful attempt ended.
 pub(crate) fn executed(st: &mut State) {
-    let end = st.executed.take().unwrap_or_else(Instant::now);
+    let end = st.executed.take().unwrap_or_else(clock::now);
     st.step_at(Stage::Execute, StageOutcome::Passed, None, end);
 }
 
