@@ -15,7 +15,59 @@ pub struct CompiledSchema {
     /// [`shapes_only_at_the_top`]).
     decoding_checks_shapes: bool,
     /// See [`CompiledSchema::residual_fields`].
-    residual_fields: Option<Box<[(String, jsonschema::Validator)]>>,
+    residual_fields: Option<Box<[(String, FieldCheck)]>>,
+}
+
+/// What the residual asks of one top-level field (see
+/// [`CompiledSchema::residual_fields`]).
+pub(crate) enum FieldCheck {
+    /// Only a string's length, in characters (what `#[schemars(length(...))]`
+    /// writes on a `String`): counted here, without the validator's dispatch.
+    Length { min: u64, max: u64 },
+    /// Anything else: the field's residual schema, compiled.
+    Schema(jsonschema::Validator),
+}
+
+impl FieldCheck {
+    /// Whether `value` holds. Length bounds apply to strings only, as in JSON
+    /// Schema (`minLength` and `maxLength` count Unicode code points).
+    pub(crate) fn is_valid(&self, value: &Value) -> bool {
+        match (self, value) {
+            (FieldCheck::Length { min, max }, Value::String(s)) => {
+                // A string has at most as many characters as bytes, and at
+                // least a quarter as many: most are told without counting.
+                let bytes = s.len() as u64;
+                if bytes <= *max && bytes.div_ceil(4) >= *min {
+                    return true;
+                }
+                let n = s.chars().count() as u64;
+                *min <= n && n <= *max
+            }
+            (FieldCheck::Length { .. }, _) => true,
+            (FieldCheck::Schema(schema), value) => schema.is_valid(value),
+        }
+    }
+
+    /// The check of a field's residual schema `own`: its length bounds when
+    /// that is all it says, else the schema compiled by `build`.
+    fn of(
+        own: &Value,
+        build: impl Fn(&Value) -> Result<jsonschema::Validator, String>,
+    ) -> Result<FieldCheck, String> {
+        let bound = |key: &str| own.get(key).map(Value::as_u64);
+        let lengths_only = own.as_object().is_some_and(|o| {
+            !o.is_empty()
+                && o.keys()
+                    .all(|k| matches!(k.as_str(), "minLength" | "maxLength" | "$schema" | "$defs"))
+        });
+        match (lengths_only, bound("minLength"), bound("maxLength")) {
+            (true, Some(Some(_)) | None, Some(Some(_)) | None) => Ok(FieldCheck::Length {
+                min: bound("minLength").flatten().unwrap_or(0),
+                max: bound("maxLength").flatten().unwrap_or(u64::MAX),
+            }),
+            _ => Ok(FieldCheck::Schema(build(own)?)),
+        }
+    }
 }
 
 /// One violation of a schema, located by JSON pointer into the instance.
@@ -66,7 +118,7 @@ impl CompiledSchema {
                 Some(fields) => Some(
                     fields
                         .into_iter()
-                        .map(|(name, schema)| Ok((name, build(&schema)?)))
+                        .map(|(name, schema)| Ok((name, FieldCheck::of(&schema, build)?)))
                         .collect::<Result<_, String>>()?,
                 ),
                 None => None,
@@ -107,7 +159,7 @@ impl CompiledSchema {
     /// valid exactly when each of these fields they hold is valid against
     /// its own schema. Empty when the type guarantees the whole schema;
     /// `None` when the whole params value is needed.
-    pub(crate) fn residual_fields(&self) -> Option<&[(String, jsonschema::Validator)]> {
+    pub(crate) fn residual_fields(&self) -> Option<&[(String, FieldCheck)]> {
         self.residual_fields.as_deref()
     }
 

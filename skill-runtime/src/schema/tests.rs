@@ -285,3 +285,68 @@ fn on_values_of_the_type_the_residual_decides_as_the_schema_does() {
         }
     }
 }
+
+/// A field whose residual is only length bounds is checked by counting, and
+/// decides as the validator does: in code points, not bytes, at and around
+/// each bound. Anything more than length bounds goes to the validator.
+#[test]
+fn length_bounds_are_counted_as_the_schema_counts_them() {
+    use crate::schema::compiled::FieldCheck;
+
+    let strings = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "é",
+        "éé",
+        "ééé",
+        "日本",
+        "日本語",
+        "𝄞",
+        "𝄞𝄞",
+        "𝄞𝄞𝄞",
+        "aé日𝄞",
+    ];
+    let bounds = [
+        json!({"maxLength": 2}),
+        json!({"minLength": 2}),
+        json!({"minLength": 1, "maxLength": 2}),
+        json!({"minLength": 3, "maxLength": 3}),
+        json!({"maxLength": 0}),
+    ];
+    for bound in bounds {
+        let mut field = bound.clone();
+        field["type"] = json!("string");
+        let schema = json!({
+            "type": "object",
+            "properties": {"s": field},
+            "required": ["s"],
+        });
+        let compiled = CompiledSchema::compile(&schema).unwrap();
+        let [(name, check)] = compiled.residual_fields().expect("one field") else {
+            panic!("one field for {bound}");
+        };
+        assert_eq!(name, "s");
+        assert!(matches!(check, FieldCheck::Length { .. }), "{bound}");
+        for s in strings {
+            let value = json!(s);
+            assert_eq!(
+                check.is_valid(&value),
+                jsonschema::is_valid(&bound, &value),
+                "{s:?} against {bound}"
+            );
+        }
+    }
+    let pattern = json!({
+        "type": "object",
+        "properties": {"s": {"type": "string", "maxLength": 2, "pattern": "^a"}},
+        "required": ["s"],
+    });
+    let compiled = CompiledSchema::compile(&pattern).unwrap();
+    let [(_, check)] = compiled.residual_fields().expect("one field") else {
+        panic!("one field");
+    };
+    assert!(matches!(check, FieldCheck::Schema(_)));
+    assert!(check.is_valid(&json!("ab")) && !check.is_valid(&json!("ba")));
+}
