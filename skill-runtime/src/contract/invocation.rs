@@ -406,6 +406,7 @@ impl Invocation {
 
     /// The last report, passed on now if the coalescing held it back (the
     /// job has ended: its watcher hears where it stopped).
+    #[inline]
     pub(crate) fn flush_progress(&self) -> Option<Progress> {
         let (last, held) = lock(&self.progress).take_last();
         if held && let (Some(hook), Some(p)) = (&self.watch.progress, &last) {

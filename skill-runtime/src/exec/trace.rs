@@ -13,6 +13,7 @@ use crate::model::trace::TraceParent;
 
 /// The span of job `job_id` of skill `skill`; and the trace id the job takes
 /// instead of `trace_id` when it runs under a span of another trace.
+#[inline]
 pub(crate) fn job_span(
     skill: &str,
     job_id: &Id,
@@ -91,6 +92,7 @@ pub(crate) struct Ending<'a> {
 /// Record how a job ended on its span and, with feature `otel`, in its
 /// metrics (`skill.job.duration`, retries, replays, rate limits) and as
 /// child spans of its stages that took time and of each attempt.
+#[inline]
 pub(crate) fn ended(span: &tracing::Span, e: &Ending<'_>) {
     // A span's status says success already (unset); only a failure is
     // recorded, which saves every successful job an attribute.
