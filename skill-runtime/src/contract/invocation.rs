@@ -266,6 +266,7 @@ impl Stop {
     }
 
     /// Why the handler must stop, once asked.
+    #[inline]
     pub(crate) fn reason(&self) -> Option<StopReason> {
         match self.reason.load(Ordering::Acquire) {
             0 => None,
@@ -324,6 +325,7 @@ impl Invocation {
 
     /// A new attempt starts from a clean report, except for tokens and cost:
     /// what a failed attempt spent was spent.
+    #[inline]
     pub(crate) fn begin_attempt(&self, attempt: u32) {
         self.attempt.store(attempt, Ordering::Relaxed);
         let mut r = lock(&self.report);
@@ -379,6 +381,7 @@ impl Invocation {
         })
     }
 
+    #[inline]
     pub(crate) fn take_report(&self) -> Report {
         std::mem::take(&mut *lock(&self.report))
     }

@@ -8,6 +8,7 @@ use crate::model::error::InvokeError;
 use crate::model::record::{Stage, StageOutcome};
 
 /// The job's caller may run the skill of manifest `m`.
+#[inline]
 pub(crate) fn caller(m: &Manifest, st: &mut State) -> Result<(), InvokeError> {
     if let Err(reason) = authorize(m, &st.inv.caller) {
         st.step(Stage::Authorize, StageOutcome::Failed, Some(reason.clone()));

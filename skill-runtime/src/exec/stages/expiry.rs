@@ -9,6 +9,7 @@ use crate::model::time::format_time;
 
 /// Refuse the job when its `expiresAt` has passed. A job without one has no
 /// expiry step in its record.
+#[inline]
 pub(crate) fn check(skill: &str, st: &mut State) -> Result<(), InvokeError> {
     let Some(at) = st.target.expires_at else {
         return Ok(());

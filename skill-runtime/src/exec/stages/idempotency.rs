@@ -33,6 +33,7 @@ use crate::model::result::SkillResult;
 /// A caller's key that is empty is refused: it would make every job that
 /// brings one the same job, whoever sent it (a reader of the envelope's
 /// JSON refuses it too; this holds it for envelopes built in code).
+#[inline]
 pub(crate) fn slot(
     m: &Manifest,
     effectful: bool,

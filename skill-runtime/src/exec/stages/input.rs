@@ -26,6 +26,7 @@ pub(crate) fn validate(
 }
 
 /// The skill's preconditions, over the decoded input and the caller.
+#[inline]
 pub(crate) fn preconditions(
     skill: &RegisteredSkill,
     input: &Boxed,

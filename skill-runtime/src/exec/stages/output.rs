@@ -28,6 +28,7 @@ use crate::registry::skill::RegisteredSkill;
 use crate::schema::compiled::SchemaViolation;
 
 /// The execute step, passed when the handler's successful attempt ended.
+#[inline]
 pub(crate) fn executed(st: &mut State) {
     let end = st.executed.take().unwrap_or_else(clock::now);
     st.step_at(Stage::Execute, StageOutcome::Passed, None, end);
@@ -36,6 +37,7 @@ pub(crate) fn executed(st: &mut State) {
 /// The tokens, documents and cost the handler reported, within the job's
 /// budgets (a handler that crossed one was stopped at its next await; one
 /// that returned first fails here all the same).
+#[inline]
 pub(crate) fn budget(
     skill: &RegisteredSkill,
     report: &Report,
@@ -103,6 +105,7 @@ pub(crate) enum After {
 /// output. A broken postcondition or rule of severity error is for the
 /// caller to roll back (an await, which this does not do, so the job's
 /// future stays small), and is the job's error.
+#[inline]
 pub(crate) fn after(
     skill: &RegisteredSkill,
     output: &Boxed,

@@ -12,6 +12,7 @@ use crate::model::record::{Stage, StageOutcome};
 
 /// A place in the skill's own rate limiter, in this process; skipped for a
 /// skill without a rate limit.
+#[inline]
 pub(crate) fn local_rate(
     m: &Manifest,
     limiter: Option<&RateLimiter>,
