@@ -99,6 +99,7 @@ impl Erased {
         }
     }
 
+    #[inline]
     pub(crate) fn run(&self, inv: &Arc<Invocation>, input: &mut Boxed) -> Running {
         match (self.typed)(Op::Run(inv, input)) {
             Answer::Running(running) => running,
@@ -107,6 +108,7 @@ impl Erased {
     }
 
     /// The output as JSON text, as `serde_json` writes it.
+    #[inline]
     pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<String, serde_json::Error>> {
         let mut text = Vec::with_capacity(128);
         match (self.typed)(Op::Encode(output, &mut text)) {

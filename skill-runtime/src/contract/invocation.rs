@@ -360,6 +360,7 @@ impl Invocation {
     /// The first budget the report so far is over, if any: tokens, then
     /// documents, then cost in whole cents (what was spent rounded up, the
     /// budget rounded down).
+    #[inline]
     pub(crate) fn over_budget(&self, r: &Report) -> Option<OverBudget> {
         let c = &self.constraints;
         [

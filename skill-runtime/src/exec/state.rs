@@ -240,6 +240,7 @@ impl State {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn step(&mut self, step: Stage, outcome: StageOutcome, detail: Option<String>) {
         // Stages that only consult the manifest take well under a microsecond;
         // they are not timed (a clock reading costs as much as the step), and
@@ -256,6 +257,7 @@ impl State {
     }
 
     /// Record `stage` as skipped: nothing to do for this skill.
+    #[inline]
     pub(crate) fn skip(&mut self, stage: Stage) {
         self.step(stage, StageOutcome::Skipped, None);
     }
@@ -276,6 +278,7 @@ impl State {
     }
 
     /// A timed step that ended at `now`.
+    #[inline]
     pub(crate) fn step_at(
         &mut self,
         step: Stage,

@@ -331,6 +331,7 @@ impl Stages {
     }
 
     /// Record `step`. Stages come in order, each once (checked in debug builds).
+    #[inline]
     pub(crate) fn set(
         &mut self,
         step: Stage,
@@ -422,6 +423,7 @@ impl Attempts {
         }
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, attempt: AttemptRecord) {
         if self.first.is_none() {
             self.first = Some(attempt);

@@ -22,6 +22,7 @@ use crate::model::caller::Caller;
 ///   of the skill.
 ///
 /// [`Reuse::runs`]: skill_core::manifest::Reuse::runs
+#[inline]
 pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
     match (caller.agent_role, caller.permission_level) {
         (None, None) => {}

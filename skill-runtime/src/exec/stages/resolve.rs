@@ -13,6 +13,7 @@ use crate::model::record::{Stage, StageOutcome};
 use crate::registry::index::Registry;
 
 /// The index in `registry` of the skill the job names.
+#[inline]
 pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
     if st.target.skill.is_empty() {
         return by_intent(registry, st);
@@ -94,6 +95,7 @@ fn by_intent(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> 
 /// sandbox (the ADR's `sandbox_type` DOCKER or WASM): this runtime runs
 /// handlers in its own process, and one that must be isolated is refused
 /// rather than run without its isolation. A deprecated one runs and says so.
+#[inline]
 fn status(registry: &Registry, i: usize, st: &mut State) -> Result<usize, InvokeError> {
     st.skill = Some(i);
     let m = registry.skills()[i].entry.manifest;
