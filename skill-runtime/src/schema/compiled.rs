@@ -49,21 +49,23 @@ impl FieldCheck {
     }
 
     /// The check of a field's residual schema `own`: its length bounds when
-    /// that is all it says, else the schema compiled by `build`.
+    /// that is all it says (each absent, or a non-negative integer), else
+    /// the schema compiled by `build`.
     fn of(
         own: &Value,
         build: impl Fn(&Value) -> Result<jsonschema::Validator, String>,
     ) -> Result<FieldCheck, String> {
-        let bound = |key: &str| own.get(key).map(Value::as_u64);
         let lengths_only = own.as_object().is_some_and(|o| {
             !o.is_empty()
                 && o.keys()
                     .all(|k| matches!(k.as_str(), "minLength" | "maxLength" | "$schema" | "$defs"))
         });
+        // `Some(None)` when absent; `None` when present but not a `u64`.
+        let bound = |key: &str| own.get(key).map_or(Some(None), |v| v.as_u64().map(Some));
         match (lengths_only, bound("minLength"), bound("maxLength")) {
-            (true, Some(Some(_)) | None, Some(Some(_)) | None) => Ok(FieldCheck::Length {
-                min: bound("minLength").flatten().unwrap_or(0),
-                max: bound("maxLength").flatten().unwrap_or(u64::MAX),
+            (true, Some(min), Some(max)) => Ok(FieldCheck::Length {
+                min: min.unwrap_or(0),
+                max: max.unwrap_or(u64::MAX),
             }),
             _ => Ok(FieldCheck::Schema(build(own)?)),
         }

@@ -338,6 +338,18 @@ fn length_bounds_are_counted_as_the_schema_counts_them() {
             );
         }
     }
+    // A bound written as a float (valid JSON Schema) goes to the validator.
+    let float = json!({
+        "type": "object",
+        "properties": {"s": {"type": "string", "maxLength": 2.0}},
+        "required": ["s"],
+    });
+    let compiled = CompiledSchema::compile(&float).unwrap();
+    let [(_, check)] = compiled.residual_fields().expect("one field") else {
+        panic!("one field");
+    };
+    assert!(matches!(check, FieldCheck::Schema(_)));
+    assert!(check.is_valid(&json!("éé")) && !check.is_valid(&json!("ééé")));
     let pattern = json!({
         "type": "object",
         "properties": {"s": {"type": "string", "maxLength": 2, "pattern": "^a"}},
