@@ -1,6 +1,9 @@
-//! A skill's input or output behind the erased table: a heap value whose type
-//! is known at run time by its [`TypeId`], with no code compiled per type but
-//! its drop glue.
+//! A skill's input or output behind the erased table: a value whose type is
+//! known at run time by its [`TypeId`], with no code compiled per type but its
+//! drop glue. A value of up to [`INLINE`] bytes is held in the box itself, a
+//! larger one on the heap: most inputs and outputs are a few strings and
+//! numbers, and a job makes two boxes (its input, its output), each of which
+//! would otherwise be an allocation and a free.
 //!
 //! `Box<dyn Any>` would do the same job with more code per skill: its vtable
 //! compiles a `type_id` method for each type, every `downcast_ref` and
@@ -13,6 +16,15 @@
 
 use std::alloc::{Layout, dealloc};
 use std::any::TypeId;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+
+/// The largest value held in the box itself (two `String`s), if its alignment
+/// is at most 8.
+pub(crate) const INLINE: usize = 48;
+
+/// Room for a value held in the box itself.
+type Room = UnsafeCell<MaybeUninit<[u64; INLINE / 8]>>;
 
 /// What the box needs to know of its value's type: its identity, its layout
 /// and its drop glue (absent for types without any).
@@ -20,6 +32,8 @@ pub(crate) struct Kind {
     pub(crate) id: TypeId,
     layout: Layout,
     drop: Option<unsafe fn(*mut u8)>,
+    /// Held in the box itself: it fits, aligned.
+    inline: bool,
 }
 
 impl Kind {
@@ -42,19 +56,25 @@ impl Kind {
                 } else {
                     None
                 },
+                inline: size_of::<T>() <= INLINE && align_of::<T>() <= align_of::<Room>(),
             }
         }
     }
 }
 
-/// An owned value of a type known at run time, on the heap.
+/// An owned value of a type known at run time, in the box or on the heap.
 pub(crate) struct Boxed {
-    /// The allocation (dangling for a zero-sized type). A raw pointer, not a
-    /// `NonNull`: `NonNull`'s methods are generic, compiled once per type.
+    /// The allocation (dangling for a zero-sized type), or null when the
+    /// value is in `room`. A raw pointer, not a `NonNull`: `NonNull`'s
+    /// methods are generic, compiled once per type.
     ptr: *mut u8,
     kind: &'static Kind,
     /// Whether the value is still there: a handler takes its input out.
     full: bool,
+    /// The value, when it is held inline. In an `UnsafeCell`: a value with
+    /// interior mutability may be changed through the `&T` a shared borrow
+    /// of the box hands out.
+    room: Room,
 }
 
 // SAFETY: `Boxed::new` only boxes `Send` values; the box owns its value.
@@ -65,6 +85,18 @@ impl Boxed {
     pub(crate) fn new<T: Send + 'static>(value: T) -> Boxed {
         // A constant, not a call: `Kind::of` would be one more function per type.
         let kind = const { Kind::of::<T>() };
+        // (A constant: one of the two branches is compiled.)
+        if kind.inline {
+            let room = UnsafeCell::new(MaybeUninit::uninit());
+            // SAFETY: `T` fits in the room, aligned (`Kind::inline`).
+            unsafe { std::ptr::write(room.get() as *mut T, value) };
+            return Boxed {
+                ptr: std::ptr::null_mut(),
+                kind,
+                full: true,
+                room,
+            };
+        }
         // SAFETY: a type's layout.
         let ptr = unsafe { allocate(kind.layout.size(), kind.layout.align()) };
         // SAFETY: `ptr` is a fresh allocation of `T`'s layout (or, for a
@@ -74,18 +106,27 @@ impl Boxed {
             ptr,
             kind,
             full: true,
+            room: UnsafeCell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// Where the value is: valid while the box is borrowed and not moved.
+    fn at(&self) -> *mut u8 {
+        match self.ptr.is_null() {
+            true => self.room.get() as *mut u8,
+            false => self.ptr,
         }
     }
 
     /// A pointer to the value, if it is there and of type `id`. The pointer
     /// is valid as long as the box is borrowed.
     pub(crate) fn get(&self, id: TypeId) -> Option<*mut u8> {
-        (self.full && self.kind.id == id).then_some(self.ptr)
+        (self.full && self.kind.id == id).then(|| self.at())
     }
 
     /// The value's pointer, if it is there and of type `id`, with the box
     /// marked empty: the caller must read the value out (`ptr::read`), which
-    /// it then owns. The allocation is freed with the box.
+    /// it then owns, before the box moves. The allocation is freed with the box.
     pub(crate) fn take(&mut self, id: TypeId) -> Option<*mut u8> {
         let ptr = self.get(id)?;
         self.full = false;
@@ -127,16 +168,17 @@ unsafe extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
 
 impl Drop for Boxed {
     fn drop(&mut self) {
-        // SAFETY: `ptr` was allocated for the kind's type by `allocate`: if
-        // `full`, it holds a live value of that type, dropped once; the
-        // allocation, when the type has a size, has the kind's layout.
+        // SAFETY: if `full`, the box holds a live value of the kind's type
+        // (in its room, or at `ptr`), dropped once; a non-null `ptr` was
+        // allocated for that type by `allocate`, with the kind's layout when
+        // the type has a size.
         unsafe {
             if self.full
                 && let Some(drop) = self.kind.drop
             {
-                drop(self.ptr);
+                drop(self.at());
             }
-            if self.kind.layout.size() != 0 {
+            if !self.ptr.is_null() && self.kind.layout.size() != 0 {
                 dealloc(self.ptr, self.kind.layout);
             }
         }
@@ -184,5 +226,26 @@ mod tests {
         assert!(Boxed::new(7u8).downcast::<u16>().is_none());
         assert_eq!(Boxed::new(()).downcast::<()>(), Some(()));
         assert_eq!(Boxed::new(7u64).downcast::<u64>(), Some(7));
+    }
+
+    #[test]
+    fn small_values_are_held_inline_and_large_ones_on_the_heap() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let small = Boxed::new((Counted(drops.clone()), String::from("in the box")));
+        assert!(small.ptr.is_null());
+        let large = Boxed::new((Counted(drops.clone()), [7u64; 8]));
+        assert!(!large.ptr.is_null());
+        // Moved, and read from where it now is.
+        let moved = [small, large];
+        let [small, large] = moved;
+        let (counted, text) = small.downcast::<(Counted, String)>().expect("same type");
+        assert_eq!(text, "in the box");
+        drop(counted);
+        drop(large);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        // Over-aligned values go to the heap.
+        let aligned = Boxed::new(7u128);
+        assert!(!aligned.ptr.is_null());
+        assert_eq!(aligned.downcast::<u128>(), Some(7));
     }
 }

@@ -205,7 +205,7 @@ impl Runtime {
             }
             (limiter, _) => rate_limit::local_rate(m, limiter.as_ref(), st)?,
         }
-        let input = input::validate(inner.limits, skill, st)?;
+        let mut input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
 
         let claimed = match idempotency::slot(m, state.effectful, st)? {
@@ -226,10 +226,10 @@ impl Runtime {
         };
         match claimed {
             // One await of the rest of the job, so its state is laid out once.
-            None => self.guarded(st, i, input).await,
+            None => self.guarded(st, i, &mut input).await,
             // Boxed: the outcome is held while the store takes it, which would
             // otherwise widen every job's future.
-            Some(claimed) => Box::pin(self.keyed(st, i, input, claimed)).await,
+            Some(claimed) => Box::pin(self.keyed(st, i, &mut input, claimed)).await,
         }
     }
 
@@ -239,7 +239,7 @@ impl Runtime {
         &self,
         st: &mut State,
         i: usize,
-        input: Boxed,
+        input: &mut Boxed,
         claimed: Box<dyn Claimed>,
     ) -> Result<Done, InvokeError> {
         let done = self.guarded(st, i, input).await;
@@ -249,7 +249,16 @@ impl Runtime {
 
     /// Approval, execution, budget, output checks: the part of a job whose
     /// result is shared with jobs of the same idempotency key.
-    async fn guarded(&self, st: &mut State, i: usize, input: Boxed) -> Result<Done, InvokeError> {
+    ///
+    /// The input is borrowed, not moved in: the handler takes it out of its
+    /// box, and a box held by value in each of these futures would widen the
+    /// job's by its size each time.
+    async fn guarded(
+        &self,
+        st: &mut State,
+        i: usize,
+        input: &mut Boxed,
+    ) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let skill = &inner.registry.skills()[i];
 

@@ -34,7 +34,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub(crate) async fn execute(
     retry_base: Duration,
     skill: &RegisteredSkill,
-    first: Boxed,
+    input: &mut Boxed,
     st: &mut State,
 ) -> Result<Boxed, InvokeError> {
     let m = skill.entry.manifest;
@@ -43,20 +43,17 @@ pub(crate) async fn execute(
         .t0
         .checked_add(Duration::from_millis(st.inv.constraints.timeout_ms));
     let max_attempts = m.execution.retries.saturating_add(1);
-    let mut input = Some(first);
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let input = match input.take() {
-            Some(i) => i,
-            // Another attempt: decoded again, from the params as a value.
-            None => {
-                let params = st.parse_params().map_err(|_| mismatch(m.name))?;
-                skill
-                    .decode(Input::Value(params))
-                    .map_err(|_| mismatch(m.name))?
-            }
-        };
+        // Another attempt: the first took the input, which is decoded again,
+        // from the params as a value, into the same box.
+        if attempt > 1 {
+            let params = st.parse_params().map_err(|_| mismatch(m.name))?;
+            *input = skill
+                .decode(Input::Value(params))
+                .map_err(|_| mismatch(m.name))?;
+        }
         // Cancelled before this attempt (or before the job reached its
         // handler): the handler does not start.
         if st.inv.stop.reason() == Some(StopReason::Cancelled) {
@@ -72,11 +69,8 @@ pub(crate) async fn execute(
             Some(d) => per_attempt.min(d.saturating_duration_since(now)),
             None => per_attempt,
         };
-        let handler = {
-            let mut input = input;
-            // Empty after: the handler owns the input.
-            skill.entry.erased.run(&st.inv, &mut input)
-        };
+        // Empty after: the handler owns the input.
+        let handler = skill.entry.erased.run(&st.inv, input);
         let stoppable = Stoppable {
             run: CatchUnwind(handler),
             stop: &st.inv.stop,
@@ -86,20 +80,24 @@ pub(crate) async fn execute(
         // one up reaches for the runtime's handle and its timer wheel); one
         // that is not gets the deadline counted from the attempt's start, as
         // before. Either way a handler is only ever interrupted between polls.
-        let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(done) => Ok(done),
+        // (The first poll's answer is a temporary of the `if let`, gone
+        // before the timer's await: held across it, it would widen the
+        // job's future by the size of an output.)
+        let outcome = 'outcome: {
+            if let Poll::Ready(done) =
+                std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await
+            {
+                break 'outcome Ok(done);
+            }
             // Still counted from the attempt's start: tokio's clock now, less
             // the time the attempt has taken so far.
             // A deadline past what the clock can hold is no deadline (the
             // doors bound timeouts to 30 days; code may build any).
-            Poll::Pending => {
-                match tokio::time::Instant::now()
-                    .checked_add(budget.saturating_sub(clock::now().saturating_duration_since(now)))
-                {
-                    Some(until) => tokio::time::timeout_at(until, run).await,
-                    None => Ok(run.await),
-                }
+            match tokio::time::Instant::now()
+                .checked_add(budget.saturating_sub(clock::now().saturating_duration_since(now)))
+            {
+                Some(until) => tokio::time::timeout_at(until, run).await,
+                None => Ok(run.await),
             }
         };
         let end = clock::now();
