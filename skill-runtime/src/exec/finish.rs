@@ -197,7 +197,14 @@ impl Runtime {
                     inv.scope.clone(),
                 ),
             };
-        let record = RunRecord {
+        // Written into its block, as the invocation was (`State::new`): built
+        // on the stack and then given to `Arc::new`, its 800-odd bytes would
+        // be copied whole.
+        let mut block = Arc::<RunRecord>::new_uninit();
+        let Some(slot) = Arc::get_mut(&mut block) else {
+            unreachable!("an `Arc` made just now has no other holder")
+        };
+        slot.write(RunRecord {
             progress,
             job_id,
             trace_id,
@@ -232,7 +239,8 @@ impl Runtime {
                     .map(|s| StepRun { output: None, ..s })
                     .collect()
             },
-        };
-        inner.sink.record(Arc::new(record));
+        });
+        // SAFETY: written just above, in place.
+        inner.sink.record(unsafe { block.assume_init() });
     }
 }
