@@ -32,8 +32,6 @@ pub(crate) struct Kind {
     pub(crate) id: TypeId,
     layout: Layout,
     drop: Option<unsafe fn(*mut u8)>,
-    /// Held in the box itself: it fits, aligned.
-    inline: bool,
 }
 
 impl Kind {
@@ -56,7 +54,6 @@ impl Kind {
                 } else {
                     None
                 },
-                inline: size_of::<T>() <= INLINE && align_of::<T>() <= align_of::<Room>(),
             }
         }
     }
@@ -85,8 +82,9 @@ impl Boxed {
     pub(crate) fn new<T: Send + 'static>(value: T) -> Boxed {
         // A constant, not a call: `Kind::of` would be one more function per type.
         let kind = const { Kind::of::<T>() };
-        // (A constant: one of the two branches is compiled.)
-        if kind.inline {
+        // A constant block, so that even an unoptimized build compiles only
+        // one of the two branches for each type.
+        if const { fits::<T>(INLINE, align_of::<Room>()) } {
             let room = UnsafeCell::new(MaybeUninit::uninit());
             // SAFETY: `T` fits in the room, aligned (`Kind::inline`).
             unsafe { std::ptr::write(room.get() as *mut T, value) };
@@ -152,7 +150,7 @@ impl Boxed {
 /// # Safety
 /// `size` and `align` are a valid layout's (`Layout::from_size_align` would
 /// accept them).
-unsafe extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
+pub(crate) unsafe extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
     if size == 0 {
         return std::ptr::without_provenance_mut(align);
     }
@@ -164,6 +162,11 @@ unsafe extern "C" fn allocate(size: usize, align: usize) -> *mut u8 {
         std::alloc::handle_alloc_error(layout);
     }
     ptr
+}
+
+/// Whether a `T` fits in `size` bytes aligned to `align`.
+pub(crate) const fn fits<T>(size: usize, align: usize) -> bool {
+    size_of::<T>() <= size && align_of::<T>() <= align
 }
 
 impl Drop for Boxed {

@@ -13,8 +13,10 @@
 //! (docs/performance.md has the figures).
 
 use std::any::TypeId;
+use std::cell::UnsafeCell;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -24,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use skill_core::failure::{FailureMode, FailureModes};
 use skill_core::manifest::Manifest;
 
-use crate::contract::boxed::Boxed;
+use crate::contract::boxed::{Boxed, allocate, fits};
 use crate::contract::de::Params;
 use crate::contract::evaluate::Checks;
 use crate::contract::invocation::Invocation;
@@ -63,17 +65,17 @@ pub(crate) enum Op<'a> {
     /// Decode the params into a box of the input type.
     Decode(Params<'a>),
     /// Take the input out of its box (the caller frees the box) and start the
-    /// handler.
-    Run(&'a Arc<Invocation>, &'a mut Boxed),
+    /// handler, in the room given if its future fits.
+    Run(&'a Arc<Invocation>, &'a mut Boxed, &'a mut HandlerRoom),
     /// Write the output as JSON text into the buffer (the caller's, so that
     /// nothing here needs dropping).
     Encode(&'a Boxed, &'a mut Vec<u8>),
 }
 
 /// The answer to an [`Op`], variant for variant.
-pub(crate) enum Answer {
+pub(crate) enum Answer<'a> {
     Decoded(Result<Boxed, serde_json::Error>),
-    Running(Running),
+    Running(Running<'a>),
     Encoded(Option<Result<(), serde_json::Error>>),
 }
 
@@ -84,7 +86,7 @@ pub(crate) struct Erased {
     /// nothing schema-related is compiled per skill.
     pub(crate) input_root: &'static RootFns,
     pub(crate) output_root: &'static RootFns,
-    typed: fn(Op<'_>) -> Answer,
+    typed: fn(Op<'_>) -> Answer<'_>,
     /// The conditions and rules, with their checks behind untyped pointers.
     pub(crate) checks: Checks,
 }
@@ -99,9 +101,17 @@ impl Erased {
         }
     }
 
+    /// Start the handler on the input (which it takes out of its box), its
+    /// future in `room` when it fits there: the room stays borrowed while the
+    /// handler runs.
     #[inline]
-    pub(crate) fn run(&self, inv: &Arc<Invocation>, input: &mut Boxed) -> Running {
-        match (self.typed)(Op::Run(inv, input)) {
+    pub(crate) fn run<'r>(
+        &self,
+        inv: &'r Arc<Invocation>,
+        input: &'r mut Boxed,
+        room: &'r mut HandlerRoom,
+    ) -> Running<'r> {
+        match (self.typed)(Op::Run(inv, input, room)) {
             Answer::Running(running) => running,
             _ => Running::Mismatch,
         }
@@ -111,12 +121,17 @@ impl Erased {
     #[inline]
     pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<String, serde_json::Error>> {
         let mut text = Vec::with_capacity(128);
-        match (self.typed)(Op::Encode(output, &mut text)) {
+        // (Taken out of the answer first, which borrows `text`.)
+        let encoded = match (self.typed)(Op::Encode(output, &mut text)) {
+            Answer::Encoded(encoded) => encoded,
+            _ => None,
+        };
+        match encoded {
             // SAFETY: `serde_json` writes UTF-8 (strings as they were, with
             // ASCII escapes).
-            Answer::Encoded(Some(Ok(()))) => Some(Ok(unsafe { String::from_utf8_unchecked(text) })),
-            Answer::Encoded(Some(Err(e))) => Some(Err(e)),
-            _ => None,
+            Some(Ok(())) => Some(Ok(unsafe { String::from_utf8_unchecked(text) })),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
         }
     }
 }
@@ -164,13 +179,13 @@ impl SkillEntry {
     clippy::transmute_ptr_to_ref,
     reason = "`&*` on a raw pointer compiles debug checks of its alignment into every skill"
 )]
-fn typed<S: Skill>(op: Op<'_>) -> Answer {
+fn typed<S: Skill>(op: Op<'_>) -> Answer<'_> {
     match op {
         Op::Decode(params) => Answer::Decoded(match S::Input::deserialize(params) {
             Ok(input) => Ok(Boxed::new(input)),
             Err(e) => Err(e),
         }),
-        Op::Run(inv, input) => {
+        Op::Run(inv, input, room) => {
             Answer::Running(match input.take(const { TypeId::of::<S::Input>() }) {
                 Some(input) => {
                     let ctx = Ctx {
@@ -180,10 +195,7 @@ fn typed<S: Skill>(op: Op<'_>) -> Answer {
                     // SAFETY: the box held a live input of this type (same
                     // `TypeId`), now marked taken: this is its one owner.
                     let input = unsafe { std::ptr::read(input as *const S::Input) };
-                    let handler: Box<dyn Handler> = Box::new(S::run(ctx, input));
-                    // Pinned once erased: `Box::pin` would be one more function
-                    // per skill.
-                    Running::Handler(Box::into_pin(handler))
+                    start(S::run(ctx, input), room)
                 }
                 None => Running::Mismatch,
             })
@@ -236,20 +248,93 @@ where
     }
 }
 
+/// The bytes a job keeps for its handler's future (in the job's state, a
+/// heap block already made): a future that fits is written there, not into a
+/// heap block of its own. Most handlers that do not wait on a network or a
+/// file fit; one that does usually holds a larger future, and is boxed.
+pub(crate) const HANDLER_ROOM: usize = 320;
+
+/// Room for a handler's future ([`HANDLER_ROOM`] bytes, aligned to 16).
+pub(crate) struct HandlerRoom(UnsafeCell<MaybeUninit<[u128; HANDLER_ROOM / 16]>>);
+
+impl HandlerRoom {
+    pub(crate) const fn new() -> HandlerRoom {
+        HandlerRoom(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+}
+
+// SAFETY: the room holds a handler's future only while a `Running` borrows
+// it mutably (`start`), and every handler is `Send`; otherwise it is bytes.
+unsafe impl Send for HandlerRoom {}
+// SAFETY: a shared borrow of the room gives no access to its bytes.
+unsafe impl Sync for HandlerRoom {}
+
+/// The handler's future, started: written into `room` when it fits, else
+/// into a heap block of its own. In place of `Box::new`, so that a skill
+/// compiles no more functions than it did with a box (the test is a constant
+/// block: one branch is compiled per skill, even unoptimized).
+#[inline]
+fn start<F: Handler + 'static>(future: F, room: &mut HandlerRoom) -> Running<'_> {
+    let (at, heap) = if const { fits::<F>(HANDLER_ROOM, align_of::<HandlerRoom>()) } {
+        (room.0.get_mut().as_mut_ptr() as *mut F, false)
+    } else {
+        // SAFETY: a type's layout.
+        let at = unsafe { allocate(size_of::<F>(), align_of::<F>()) };
+        (at as *mut F, true)
+    };
+    // SAFETY: room for an `F`, aligned: the room, borrowed mutably for as
+    // long as the `Running` lives, or a fresh allocation of `F`'s layout. The
+    // future is written once and then only polled through a pin (it never
+    // moves) and dropped in place by `Running`'s `drop`.
+    unsafe { at.write(future) };
+    Running::Handler {
+        at: at as *mut dyn Handler,
+        heap,
+        room: PhantomData,
+    }
+}
+
 /// A running handler, as the invocation pipeline polls it (not generic).
-pub(crate) enum Running {
-    Handler(Pin<Box<dyn Handler>>),
+pub(crate) enum Running<'r> {
+    /// A future this value owns ([`start`]): in the room `'r` borrows, or
+    /// on the heap.
+    Handler {
+        at: *mut dyn Handler,
+        heap: bool,
+        room: PhantomData<&'r mut HandlerRoom>,
+    },
     /// The input was not of the skill's input type: a runtime bug.
     Mismatch,
 }
 
-impl Future for Running {
+// SAFETY: a handler's future is `Send` (`Handler: Send`), and `InRoom` owns
+// the one it points to.
+unsafe impl Send for Running<'_> {}
+
+impl Future for Running<'_> {
     type Output = Result<Boxed, HandlerFailure>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
-            Running::Handler(handler) => handler.as_mut().poll_erased(cx),
+            // SAFETY: a live future, which does not move (see `start`).
+            Running::Handler { at, .. } => unsafe { Pin::new_unchecked(&mut **at) }.poll_erased(cx),
             Running::Mismatch => Poll::Ready(Err(HandlerFailure::mismatch())),
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Running::Handler { at, heap, .. } = *self {
+            // SAFETY: the future this value owns, dropped once, where it was
+            // pinned; a heap block was allocated with its layout (`start`).
+            unsafe {
+                let layout = std::alloc::Layout::for_value(&*at);
+                std::ptr::drop_in_place(at);
+                if heap && layout.size() != 0 {
+                    std::alloc::dealloc(at as *mut u8, layout);
+                }
+            }
         }
     }
 }
@@ -333,6 +418,60 @@ mod tests {
         async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
             Ok(Out { n: input.n })
         }
+    }
+
+    static DROPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// Counts its drops (in `DROPS`); held across an await that never ends.
+    struct Held;
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// A handler that waits forever, holding a value; `BIG` bytes of it
+    /// across the await decide where its future goes.
+    struct Waits<const BIG: usize>;
+
+    impl<const BIG: usize> Skill for Waits<BIG> {
+        type Input = In;
+        type Output = Out;
+        type Error = Never;
+        const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
+        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+            let held = (Held, [input.n; BIG]);
+            std::future::pending::<()>().await;
+            drop(held);
+            Ok(Out { n: input.n })
+        }
+    }
+
+    /// A small handler's future runs in the room, a large one in a box; either
+    /// is dropped once, where it ran, when the job lets it go mid-run.
+    #[test]
+    fn a_handler_runs_in_the_room_when_it_fits_and_is_dropped_there() {
+        fn run_then_drop<S: Skill<Input = In>>(in_room: bool) {
+            let e = SkillEntry::of::<S>().erased;
+            let inv = Arc::new(invocation());
+            let mut room = HandlerRoom::new();
+            let mut input = Boxed::new(In { n: 1 });
+            let mut running = std::pin::pin!(e.run(&inv, &mut input, &mut room));
+            assert_eq!(
+                matches!(*running, Running::Handler { heap: false, .. }),
+                in_room
+            );
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(running.as_mut().poll(&mut cx).is_pending());
+        }
+        let counted = |f: fn()| {
+            let before = DROPS.load(std::sync::atomic::Ordering::SeqCst);
+            f();
+            DROPS.load(std::sync::atomic::Ordering::SeqCst) - before
+        };
+        assert_eq!(counted(|| run_then_drop::<Waits<1>>(true)), 1);
+        assert_eq!(counted(|| run_then_drop::<Waits<100>>(false)), 1);
     }
 
     #[test]
@@ -430,17 +569,25 @@ mod tests {
         let mut input = decode(serde_json::json!({"n": 3})).expect("decodes");
         assert!(decode(serde_json::json!({"n": "three"})).is_err());
         let inv = Arc::new(invocation());
-        let mut running = std::pin::pin!(e.run(&inv, &mut input));
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        let Poll::Ready(Ok(output)) = running.as_mut().poll(&mut cx) else {
-            panic!("the handler is ready at once and succeeds");
+        let mut room = HandlerRoom::new();
+        let output = {
+            let mut running = std::pin::pin!(e.run(&inv, &mut input, &mut room));
+            assert!(
+                matches!(*running, Running::Handler { heap: false, .. }),
+                "a small future"
+            );
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let Poll::Ready(Ok(output)) = running.as_mut().poll(&mut cx) else {
+                panic!("the handler is ready at once and succeeds");
+            };
+            output
         };
         assert_eq!(
             e.encode(&output).expect("an output").expect("serializes"),
             r#"{"n":3}"#
         );
         // The handler took the input: a second run finds nothing to take.
-        let again = e.run(&inv, &mut input);
+        let again = e.run(&inv, &mut input, &mut room);
         assert!(matches!(again, Running::Mismatch));
         // An input where an output is expected is refused.
         let other = decode(serde_json::json!({"n": 1})).expect("decodes");

@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 
 use crate::contract::boxed::Boxed;
+use crate::contract::entry::HandlerRoom;
 use crate::contract::invocation::{Invocation, Resources};
 use crate::exec::clock::wall_clock;
 use crate::exec::clock::{self, micros};
@@ -68,6 +69,10 @@ pub(crate) struct State {
     pub(crate) executed: Option<Instant>,
     /// A pipeline's steps as they ran.
     pub(crate) pipeline_steps: Vec<StepRun>,
+    /// Where the handler's future runs, when it fits: the state is a heap
+    /// block already, which the job's future cannot widen for it (see
+    /// `Runtime::run`).
+    pub(crate) room: HandlerRoom,
 }
 
 /// An input refused before the job started, at its entry point: reported by
@@ -217,6 +222,7 @@ impl State {
                 replayed: false,
                 executed: None,
                 pipeline_steps: Vec::new(),
+                room: HandlerRoom::new(),
             },
         )
     }

@@ -70,7 +70,7 @@ pub(crate) async fn execute(
             None => per_attempt,
         };
         // Empty after: the handler owns the input.
-        let handler = skill.entry.erased.run(&st.inv, input);
+        let handler = skill.entry.erased.run(&st.inv, input, &mut st.room);
         let stoppable = Stoppable {
             run: CatchUnwind(handler),
             stop: &st.inv.stop,
