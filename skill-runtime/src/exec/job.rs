@@ -49,7 +49,7 @@ impl Runtime {
         &self,
         job: JobEnvelope,
     ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
-        self.run(self.state(job, None, None), |d| Ok(d.result))
+        self.run(self.state(job, None, None), result_of)
     }
 
     /// [`Runtime::invoke`], watched: the handler's progress reports go to
@@ -71,7 +71,7 @@ impl Runtime {
         if let Some(cancel) = cancel {
             cancel.attach(st.inv.clone());
         }
-        self.run(st, |d| Ok(d.result))
+        self.run(st, result_of)
     }
 
     /// Run skill `reference` (`name` or `name@version`) on `params`.
@@ -106,7 +106,7 @@ impl Runtime {
         let mut st = self.state(job, None, text);
         st.text_len = Some(len);
         st.refused = refused;
-        self.run(st, |d| Ok(d.result))
+        self.run(st, result_of)
     }
 
     /// Run skill `S` on a typed input, in-process. Every policy applies; what
@@ -174,10 +174,12 @@ impl Runtime {
     ///
     /// `pick` turns what the job produced into what the entry point returns, so
     /// that no entry point needs an `async` layer of its own around this one.
-    fn run<T: 'static>(
+    /// A function item, not a pointer: inlined, it takes the result out of
+    /// the outcome where it lies instead of through a call's copies.
+    fn run<T: 'static, P: FnOnce(Done) -> Result<T, InvokeError> + Send + 'static>(
         &self,
         mut st: Box<State>,
-        pick: fn(Done) -> Result<T, InvokeError>,
+        pick: P,
     ) -> Pin<Box<impl Future<Output = Result<T, InvokeError>> + Send + '_>> {
         Box::pin(async move {
             let mut result = self.run_stages(&mut st).await;
@@ -344,7 +346,7 @@ impl Runtime {
 impl JobRunner for Runtime {
     fn run_job(&self, job: JobEnvelope) -> BoxFuture<'_, Result<SkillResult, InvokeError>> {
         // The job's boxed future, as it is.
-        self.run(self.state(job, None, None), |d| Ok(d.result))
+        self.run(self.state(job, None, None), result_of)
     }
 
     fn load_run<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<GraphState>, String>> {
@@ -365,6 +367,11 @@ impl JobRunner for Runtime {
         let i = registry.index_of_kind(kind, name, version).ok()?;
         Some(registry.skills()[i].shared_label())
     }
+}
+
+/// An untyped call's answer: the job's result.
+fn result_of(done: Done) -> Result<SkillResult, InvokeError> {
+    Ok(done.result)
 }
 
 /// A typed call's output: the handler's own value, or, when the result was
@@ -400,7 +407,7 @@ mod tests {
         let registry = Arc::new(Registry::build(vec![], vec![]).unwrap());
         let rt = Runtime::builder(registry).build().unwrap();
         let job = JobEnvelope::new("x", Value::Null);
-        let run = rt.run(rt.state(job.clone(), None, None), |d| Ok(d.result));
+        let run = rt.run(rt.state(job.clone(), None, None), result_of);
         assert!(size_of_val(&*run) <= 1_032, "{}", size_of_val(&*run));
         let invoke = rt.invoke(job);
         assert_eq!(size_of_val(&invoke), size_of::<usize>());
