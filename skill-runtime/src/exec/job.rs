@@ -91,6 +91,7 @@ impl Runtime {
     /// the cheaper stages: an unknown skill or a caller who may not run it is
     /// told so first). An object is decoded from its fields' text, and the
     /// record keeps the text, unless a stage needs the params as a value.
+    #[inline]
     pub fn invoke_text(
         &self,
         mut job: JobEnvelope,
@@ -370,6 +371,7 @@ impl JobRunner for Runtime {
 }
 
 /// An untyped call's answer: the job's result.
+#[inline]
 fn result_of(done: Done) -> Result<SkillResult, InvokeError> {
     Ok(done.result)
 }
