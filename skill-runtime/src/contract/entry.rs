@@ -31,6 +31,7 @@ use crate::contract::de::Params;
 use crate::contract::evaluate::Checks;
 use crate::contract::invocation::Invocation;
 use crate::contract::skill::{Ctx, Skill};
+use crate::model::data::{Data, Written};
 use crate::schema::generate::RootFns;
 
 /// A handler's own failure: its failure mode and its message.
@@ -69,7 +70,7 @@ pub(crate) enum Op<'a> {
     Run(&'a Arc<Invocation>, &'a mut Boxed, &'a mut HandlerRoom),
     /// Write the output as JSON text into the buffer (the caller's, so that
     /// nothing here needs dropping).
-    Encode(&'a Boxed, &'a mut Vec<u8>),
+    Encode(&'a Boxed, &'a mut Written),
 }
 
 /// The answer to an [`Op`], variant for variant.
@@ -119,17 +120,15 @@ impl Erased {
 
     /// The output as JSON text, as `serde_json` writes it.
     #[inline]
-    pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<String, serde_json::Error>> {
-        let mut text = Vec::with_capacity(128);
+    pub(crate) fn encode(&self, output: &Boxed) -> Option<Result<Data, serde_json::Error>> {
+        let mut text = Written::new();
         // (Taken out of the answer first, which borrows `text`.)
         let encoded = match (self.typed)(Op::Encode(output, &mut text)) {
             Answer::Encoded(encoded) => encoded,
             _ => None,
         };
         match encoded {
-            // SAFETY: `serde_json` writes UTF-8 (strings as they were, with
-            // ASCII escapes).
-            Some(Ok(())) => Some(Ok(unsafe { String::from_utf8_unchecked(text) })),
+            Some(Ok(())) => Some(Ok(Data::from_written(text))),
             Some(Err(e)) => Some(Err(e)),
             None => None,
         }
@@ -583,7 +582,10 @@ mod tests {
             output
         };
         assert_eq!(
-            e.encode(&output).expect("an output").expect("serializes"),
+            e.encode(&output)
+                .expect("an output")
+                .expect("serializes")
+                .text(),
             r#"{"n":3}"#
         );
         // The handler took the input: a second run finds nothing to take.

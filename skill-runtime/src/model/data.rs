@@ -28,6 +28,13 @@ enum Held {
         text: String,
         value: OnceLock<Value>,
     },
+    /// Short text ([`Written::ROOM`] bytes at most), held in this block: a
+    /// small skill's output costs one allocation, not two.
+    Short {
+        len: u8,
+        bytes: [u8; Written::ROOM],
+        value: OnceLock<Value>,
+    },
     /// A value made otherwise than by a skill's serializer (a pipeline's
     /// output, a redacted copy for the record, a result read back).
     Value {
@@ -45,10 +52,25 @@ impl Data {
         }))
     }
 
+    /// What `serde_json` wrote into `out`: one JSON value.
+    pub(crate) fn from_written(out: Written) -> Data {
+        match out.spilled {
+            None => Data(Arc::new(Held::Short {
+                len: out.len,
+                bytes: out.room,
+                value: OnceLock::new(),
+            })),
+            // SAFETY: `serde_json` writes UTF-8 (strings as they were, with
+            // ASCII escapes).
+            Some(text) => Data::written(unsafe { String::from_utf8_unchecked(text) }),
+        }
+    }
+
     /// The output as a value (parsed from its text the first time).
     pub fn value(&self) -> &Value {
         match &*self.0 {
             Held::Text { text, value } => value.get_or_init(|| parse_written(text)),
+            Held::Short { value, .. } => value.get_or_init(|| parse_written(self.text())),
             Held::Value { value, .. } => value,
         }
     }
@@ -57,7 +79,8 @@ impl Data {
     pub fn text(&self) -> &str {
         match &*self.0 {
             Held::Text { text, .. } => text,
-            Held::Value { value, text } => text.get_or_init(|| value.to_string()),
+            Held::Short { len, bytes, .. } => short(bytes, *len),
+            Held::Value { value, text } => text.get_or_init(|| write_value(value)),
         }
     }
 
@@ -68,6 +91,10 @@ impl Data {
             Held::Text { text, value } => match value.get() {
                 Some(v) => v.clone(),
                 None => parse_written(text),
+            },
+            Held::Short { value, .. } => match value.get() {
+                Some(v) => v.clone(),
+                None => parse_written(self.text()),
             },
             Held::Value { value, .. } => value.clone(),
         }
@@ -80,6 +107,9 @@ impl Data {
             Ok(Held::Text { text, value }) => {
                 value.into_inner().unwrap_or_else(|| parse_written(&text))
             }
+            Ok(Held::Short { len, bytes, value }) => value
+                .into_inner()
+                .unwrap_or_else(|| parse_written(short(&bytes, len))),
             Ok(Held::Value { value, .. }) => value,
             Err(shared) => Data(shared).to_value(),
         }
@@ -90,8 +120,95 @@ impl Data {
     pub(crate) fn held_text(&self) -> Option<&str> {
         match &*self.0 {
             Held::Text { text, .. } => Some(text),
+            Held::Short { len, bytes, .. } => Some(short(bytes, *len)),
             Held::Value { text, .. } => text.get().map(|t| &**t),
         }
+    }
+}
+
+/// `value` as compact JSON text, written through [`Written`] as outputs are:
+/// compiled here, `serde_json`'s writer for it is reused by crates of skills
+/// (an unoptimized build shares the instantiations of the crates it uses)
+/// rather than compiled again in each.
+fn write_value(value: &Value) -> String {
+    let mut out = Written::new();
+    let _ = serde::Serialize::serialize(value, &mut serde_json::Serializer::new(&mut out));
+    match out.spilled {
+        // SAFETY: `serde_json` writes UTF-8.
+        Some(text) => unsafe { String::from_utf8_unchecked(text) },
+        None => short(&out.room, out.len).to_owned(),
+    }
+}
+
+/// The text of a [`Held::Short`]. Not checked again as UTF-8 on every read
+/// (that was more than the rest of a read).
+#[inline]
+fn short(bytes: &[u8; Written::ROOM], len: u8) -> &str {
+    // SAFETY: only `Data::from_written` makes a `Held::Short`, from what
+    // `serde_json` wrote (UTF-8: strings as they were, with ASCII escapes)
+    // into its first `len` bytes, never past `ROOM` (`Written::write_all`).
+    unsafe { std::str::from_utf8_unchecked(bytes.get_unchecked(..usize::from(len))) }
+}
+
+/// Where a skill's serializer writes its output: into a few bytes of its
+/// own while the text is short, into a heap buffer from the first write
+/// that would not fit (the text so far moved there). One type for every
+/// output, so a skill compiles one serializer, as it did for a `Vec`.
+pub(crate) struct Written {
+    len: u8,
+    room: [u8; Written::ROOM],
+    spilled: Option<Vec<u8>>,
+}
+
+impl Written {
+    /// The longest text held in the output's own block.
+    pub(crate) const ROOM: usize = 96;
+
+    pub(crate) fn new() -> Written {
+        Written {
+            len: 0,
+            room: [0; Written::ROOM],
+            spilled: None,
+        }
+    }
+
+    /// The text written so far, spilled to the heap, with `more` to come.
+    #[cold]
+    fn spill(&mut self, more: &[u8]) {
+        let held = &self.room[..usize::from(self.len)];
+        let mut text = Vec::with_capacity((held.len() + more.len()).max(256));
+        text.extend_from_slice(held);
+        text.extend_from_slice(more);
+        self.spilled = Some(text);
+    }
+}
+
+impl std::io::Write for Written {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let at = usize::from(self.len);
+        match &mut self.spilled {
+            Some(text) => text.extend_from_slice(buf),
+            None => match self.room.get_mut(at..at + buf.len()) {
+                Some(room) => {
+                    room.copy_from_slice(buf);
+                    // At most `ROOM` (< 256): the slice was within it.
+                    self.len = (at + buf.len()) as u8;
+                }
+                None => self.spill(buf),
+            },
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -187,6 +304,32 @@ mod tests {
             serde_json::to_value(&written).unwrap(),
             json!({"sum": 42, "label": "x"})
         );
+    }
+
+    /// Output text is held in the output's block up to its room, on the heap
+    /// past it, and reads the same either way.
+    #[test]
+    fn short_and_long_outputs_read_back_as_written() {
+        use std::io::Write;
+        for n in [0, 1, 40, 80, 200] {
+            let value = json!({"label": "é".repeat(n), "n": n});
+            let mut out = Written::new();
+            serde_json::to_writer(&mut out, &value).unwrap();
+            let short = out.spilled.is_none();
+            let data = Data::from_written(out);
+            assert_eq!(short, value.to_string().len() <= Written::ROOM, "{n}");
+            assert_eq!(data.text(), value.to_string());
+            assert_eq!(data.held_text(), Some(&*value.to_string()));
+            assert_eq!(*data.value(), value);
+            assert_eq!(data.to_value(), value);
+            assert_eq!(data.into_value(), value);
+        }
+        // Written piece by piece across the room's end.
+        let mut out = Written::new();
+        for _ in 0..50 {
+            out.write_all(b"[1,").unwrap();
+        }
+        assert_eq!(out.spilled.as_ref().map(Vec::len), Some(150));
     }
 
     #[test]

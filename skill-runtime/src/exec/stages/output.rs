@@ -63,7 +63,7 @@ pub(crate) fn encode(
 fn valid_output(skill: &RegisteredSkill, output: &Boxed) -> Result<Data, InvokeError> {
     let name = skill.name();
     let data = match skill.entry.erased.encode(output) {
-        Some(Ok(text)) => Data::written(text),
+        Some(Ok(data)) => data,
         Some(Err(err)) => {
             return Err(InvokeError::InvalidOutput {
                 skill: name.to_owned(),
