@@ -86,7 +86,7 @@ impl Boxed {
         // one of the two branches for each type.
         if const { fits::<T>(INLINE, align_of::<Room>()) } {
             let room = UnsafeCell::new(MaybeUninit::uninit());
-            // SAFETY: `T` fits in the room, aligned (`Kind::inline`).
+            // SAFETY: `T` fits in the room, aligned (the constant above).
             unsafe { std::ptr::write(room.get() as *mut T, value) };
             return Boxed {
                 ptr: std::ptr::null_mut(),

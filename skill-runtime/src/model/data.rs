@@ -132,6 +132,8 @@ impl Data {
 /// rather than compiled again in each.
 fn write_value(value: &Value) -> String {
     let mut out = Written::new();
+    // (A `Value` always serializes: its keys are strings, and `Written`
+    // takes every write.)
     let _ = serde::Serialize::serialize(value, &mut serde_json::Serializer::new(&mut out));
     match out.spilled {
         // SAFETY: `serde_json` writes UTF-8.
@@ -144,9 +146,10 @@ fn write_value(value: &Value) -> String {
 /// (that was more than the rest of a read).
 #[inline]
 fn short(bytes: &[u8; Written::ROOM], len: u8) -> &str {
-    // SAFETY: only `Data::from_written` makes a `Held::Short`, from what
-    // `serde_json` wrote (UTF-8: strings as they were, with ASCII escapes)
-    // into its first `len` bytes, never past `ROOM` (`Written::write_all`).
+    // SAFETY: called only on what `serde_json` wrote into a `Written` (a
+    // `Held::Short`, which only `Data::from_written` makes, or `write_value`'s
+    // own): UTF-8 (strings as they were, with ASCII escapes), in its first
+    // `len` bytes, never past `ROOM` (`Written::write_all`).
     unsafe { std::str::from_utf8_unchecked(bytes.get_unchecked(..usize::from(len))) }
 }
 
