@@ -264,12 +264,6 @@ impl HandlerRoom {
     }
 }
 
-// SAFETY: the room holds a handler's future only while a `Running` borrows
-// it mutably (`start`), and every handler is `Send`; otherwise it is bytes.
-unsafe impl Send for HandlerRoom {}
-// SAFETY: a shared borrow of the room gives no access to its bytes.
-unsafe impl Sync for HandlerRoom {}
-
 /// The handler's future, started: written into `room` when it fits, else
 /// into a heap block of its own. In place of `Box::new`, so that a skill
 /// compiles no more functions than it did with a box (the test is a constant

@@ -60,17 +60,16 @@ impl Data {
                 bytes: out.room,
                 value: OnceLock::new(),
             })),
-            // SAFETY: `serde_json` writes UTF-8 (strings as they were, with
-            // ASCII escapes).
-            Some(text) => Data::written(unsafe { String::from_utf8_unchecked(text) }),
+            Some(text) => Data::written(spilled_text(text)),
         }
     }
 
     /// The output as a value (parsed from its text the first time).
     pub fn value(&self) -> &Value {
         match &*self.0 {
-            Held::Text { text, value } => value.get_or_init(|| parse_written(text)),
-            Held::Short { value, .. } => value.get_or_init(|| parse_written(self.text())),
+            Held::Text { value, .. } | Held::Short { value, .. } => {
+                value.get_or_init(|| parse_written(self.text()))
+            }
             Held::Value { value, .. } => value,
         }
     }
@@ -88,11 +87,7 @@ impl Data {
     /// is kept (nothing is cached, nothing cloned), else a copy of the value.
     pub fn to_value(&self) -> Value {
         match &*self.0 {
-            Held::Text { text, value } => match value.get() {
-                Some(v) => v.clone(),
-                None => parse_written(text),
-            },
-            Held::Short { value, .. } => match value.get() {
+            Held::Text { value, .. } | Held::Short { value, .. } => match value.get() {
                 Some(v) => v.clone(),
                 None => parse_written(self.text()),
             },
@@ -136,10 +131,16 @@ fn write_value(value: &Value) -> String {
     // takes every write.)
     let _ = serde::Serialize::serialize(value, &mut serde_json::Serializer::new(&mut out));
     match out.spilled {
-        // SAFETY: `serde_json` writes UTF-8.
-        Some(text) => unsafe { String::from_utf8_unchecked(text) },
+        Some(text) => spilled_text(text),
         None => short(&out.room, out.len).to_owned(),
     }
+}
+
+/// The text `serde_json` wrote into a `Written` past its room.
+fn spilled_text(text: Vec<u8>) -> String {
+    // SAFETY: `serde_json` writes UTF-8 (strings as they were, with ASCII
+    // escapes), and `Written` keeps every byte in order.
+    unsafe { String::from_utf8_unchecked(text) }
 }
 
 /// The text of a [`Held::Short`]. Not checked again as UTF-8 on every read
