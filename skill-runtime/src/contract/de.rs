@@ -19,15 +19,12 @@
 //! input that is not a struct is refused by the field list
 //! ([`needs_value`]), and the runtime decodes it from the whole value.
 
-use std::borrow::Cow;
-use std::fmt;
-
 use serde::Deserializer;
-use serde::de::{Error as _, MapAccess, Visitor};
+use serde::de::{Error as _, Visitor};
 use serde_json::Error;
 
 use crate::contract::ordered::Ordered;
-pub(crate) use crate::contract::ordered::{Field, Input, Params};
+pub(crate) use crate::contract::ordered::{Input, Params};
 
 macro_rules! forward {
     ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
@@ -49,65 +46,6 @@ pub(crate) fn needs_value() -> Error {
 
 /// [`needs_value`]'s message, by which the runtime knows the answer.
 pub(crate) const NEEDS_VALUE: &str = "only a struct is decoded from the fields' text";
-
-/// The fields of `text`, one JSON object, in the order written: each name
-/// (borrowed from the text unless it has escapes) and its value. One parse,
-/// with no map built; an error when `text` is not one JSON object.
-pub(crate) fn fields(text: &str) -> Result<Vec<Field<'_>>, Error> {
-    struct Entries;
-
-    impl<'de> Visitor<'de> for Entries {
-        type Value = Vec<Field<'de>>;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON object")
-        }
-
-        // Inlined into `fields`, its one caller, whatever the partition of the
-        // crate into codegen units (out of line, it measured 110 instructions
-        // more per text job).
-        #[inline]
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::with_capacity(8);
-            while let Some(Name(name)) = map.next_key()? {
-                out.push((name, map.next_value()?));
-            }
-            Ok(out)
-        }
-    }
-
-    let mut de = serde_json::Deserializer::from_str(text);
-    let fields = de.deserialize_map(Entries)?;
-    de.end()?;
-    Ok(fields)
-}
-
-/// A field's name, borrowed from the text unless it has escapes.
-struct Name<'de>(Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-
-        impl<'de> Visitor<'de> for Visit {
-            type Value = Name<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a field name")
-            }
-
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(s)))
-            }
-
-            fn visit_str<E>(self, s: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(s.to_owned())))
-            }
-        }
-
-        d.deserialize_str(Visit)
-    }
-}
 
 impl<'de> Deserializer<'de> for Params<'de> {
     type Error = Error;
@@ -163,6 +101,7 @@ impl<'de> Deserializer<'de> for Params<'de> {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
     use std::collections::BTreeMap;
 
     use schemars::JsonSchema;
@@ -171,6 +110,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::contract::field::{self, Fields};
     use crate::contract::ordered::{self, Shape};
 
     #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
@@ -239,6 +179,13 @@ mod tests {
     enum Tagged {
         Add { n: i64 },
         Reset,
+    }
+
+    /// The fields of `text`, or the reason it is not one object.
+    fn fields(text: &str) -> Result<Fields<'_>, Error> {
+        let mut out = Fields::new();
+        field::fields(text, &mut out)?;
+        Ok(out)
     }
 
     /// `T` decoded the runtime's way, from `input`, its shape learnt from
@@ -394,9 +341,10 @@ mod tests {
     fn structs_decode_from_their_fields() {
         let text = r#"{"te\u0078t": "a\"b", "tags": ["x", "y"], "extra": {"deep": [1]}, "nested": {"on": false}}"#;
         let split = fields(text).unwrap();
-        assert!(matches!(&split[0].0, Cow::Owned(name) if name == "text"));
-        assert!(matches!(split[1].0, Cow::Borrowed("tags")));
-        assert_eq!(split[2].1, json!({"deep": [1]}));
+        assert!(matches!(&split[0].name, Cow::Owned(name) if name == "text"));
+        assert!(matches!(split[1].name, Cow::Borrowed("tags")));
+        assert_eq!(split[2].value(), &json!({"deep": [1]}));
+        assert_eq!(split[1].value(), &json!(["x", "y"]));
         let shape = shape_of::<Query>().unwrap();
         let q = ours::<Query>(&shape, Input::Fields(&split)).unwrap();
         assert_eq!(q, serde_json::from_str::<Query>(text).unwrap());
@@ -417,6 +365,92 @@ mod tests {
         let shape = shape_of::<BTreeMap<u32, bool>>().unwrap();
         let e = ours::<BTreeMap<u32, bool>>(&shape, Input::Fields(&m)).unwrap_err();
         assert_eq!(e, needs_value().to_string());
+    }
+
+    #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+    struct Scalars {
+        u: u32,
+        i: i8,
+        f: f64,
+        s: String,
+        c: char,
+        o: Option<i64>,
+        b: bool,
+        n: Option<Box<Scalars>>,
+    }
+
+    #[test]
+    fn scalars_from_text_decode_as_serde_json_decodes_them() {
+        // Each from text as serde_json reads the text: numbers at and past
+        // each type's bounds, floats, exponents, escapes, nulls, wrong
+        // types, a field named twice.
+        let shape = shape_of::<Scalars>().unwrap();
+        let base = r#""u": 7, "i": -3, "f": 1.5, "s": "x", "c": "y", "o": null, "b": true"#;
+        let cases = [
+            r#""u": 4294967295"#,
+            r#""u": 4294967296"#,
+            r#""u": 18446744073709551615"#,
+            r#""u": 18446744073709551616"#,
+            r#""u": 0"#,
+            r#""u": -0"#,
+            r#""u": 1.0"#,
+            r#""u": 1e2"#,
+            r#""u": "7""#,
+            r#""i": -128"#,
+            r#""i": -129"#,
+            r#""i": 127"#,
+            r#""f": 7"#,
+            r#""f": -7"#,
+            r#""f": 1e400"#,
+            r#""f": 2.5e-3"#,
+            r#""f": 0.1000000000000000055511151231257827"#,
+            r#""f": "1.5""#,
+            r#""s": "a\"b\u00e9\n""#,
+            r#""s": "\ud83d\ude00""#,
+            r#""s": "é, 日本""#,
+            r#""s": 5"#,
+            r#""s": null"#,
+            r#""c": "\u0041""#,
+            r#""c": "ab""#,
+            r#""o": 5"#,
+            r#""o": -5"#,
+            r#""o": "5""#,
+            r#""b": false"#,
+            r#""b": 1"#,
+            r#""n": null"#,
+            r#""n": {"u": 1, "i": 1, "f": 1, "s": "", "c": "c", "o": null, "b": false, "n": null}"#,
+            r#""n": {"u": -1}"#,
+        ];
+        for case in cases {
+            let key = &case[..case.find(':').unwrap()];
+            // The case's field instead of the base's, then after it (named
+            // twice).
+            let rest: Vec<&str> = base.split(", ").filter(|kv| !kv.starts_with(key)).collect();
+            for text in [
+                format!("{{{}, {case}}}", rest.join(", ")),
+                format!("{{{base}, {case}}}"),
+            ] {
+                let expected = serde_json::from_str::<Scalars>(&text).map_err(|e| e.to_string());
+                // Text that does not read as fields is left to the whole
+                // value (`1e400`: out of range).
+                let Ok(split) = fields(&text) else {
+                    assert!(expected.is_err(), "{text}");
+                    continue;
+                };
+                for _ in 0..2 {
+                    match (ours::<Scalars>(&shape, Input::Fields(&split)), &expected) {
+                        (Ok(a), Ok(b)) => assert_eq!(&a, b, "{text}"),
+                        // The same words (the runtime words an error from
+                        // the whole value anyway; serde_json adds where).
+                        (Err(a), Err(b)) => {
+                            let words = |e: &str| e.split(" at line ").next().unwrap().to_owned();
+                            assert_eq!(words(&a), words(b), "{text}");
+                        }
+                        (a, b) => panic!("{text}: from text {a:?}, serde_json {b:?}"),
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod de;
 pub mod direct;
 pub mod entry;
 pub(crate) mod evaluate;
+pub(crate) mod field;
 pub mod invocation;
 pub(crate) mod ordered;
 pub mod skill;

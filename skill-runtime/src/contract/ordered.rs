@@ -32,13 +32,15 @@
 //! field names, and they cannot be told apart from fields), and a hand-written
 //! `Deserialize` that takes no sequence.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserializer;
 use serde::de::{DeserializeSeed, Error as _, SeqAccess, Unexpected, Visitor};
 use serde_json::{Error, Value};
+
+pub(crate) use crate::contract::field::Field;
+use crate::contract::field::Found;
 
 /// A skill's params, as a deserializer of its input: where they come from,
 /// and the record of one decode ([`Seen`]).
@@ -60,9 +62,6 @@ pub(crate) enum Input<'de> {
     /// ([`Shape::learn`]).
     Probe,
 }
-
-/// One field of an object: its name and its value.
-pub(crate) type Field<'de> = (Cow<'de, str>, Value);
 
 /// What the runtime knows of a skill's input type as a struct: its field
 /// names in order, which fields have no default (learned), and whether
@@ -188,9 +187,9 @@ impl<'a> Seen<'a> {
             Input::Value(Value::Object(_)) | Input::Probe => {}
             Input::Value(other) => return Err(not_object(other)),
             Input::Fields(fields) if fields.len() > self.found.get() => {
-                for (i, (key, _)) in fields.iter().enumerate() {
+                for (i, Field { name: key, .. }) in fields.iter().enumerate() {
                     match known(key) {
-                        Some(name) if fields[..i].iter().any(|(k, _)| k == key) => {
+                        Some(name) if fields[..i].iter().any(|f| f.name == *key) => {
                             return Err(Error::duplicate_field(name));
                         }
                         Some(_) => {}
@@ -246,7 +245,7 @@ pub(crate) struct Ordered<'de> {
 
 /// What the next field is.
 enum Next<'de> {
-    Value(&'de Value),
+    Found(Found<'de>),
     /// Absent, and without a default.
     Missing(&'static str),
     /// Absent: the visitor's default, if it has one.
@@ -287,20 +286,20 @@ impl<'de> Ordered<'de> {
                 // The next key (fields declared in the keys' order follow
                 // each other), else a lookup.
                 match self.keys.as_mut().and_then(Iterator::next) {
-                    Some((key, value)) if key == name => Some(value),
-                    _ => map.get(name),
+                    Some((key, value)) if key == name => Some(Found::Value(value)),
+                    _ => map.get(name).map(Found::Value),
                 }
             }
             Input::Value(other) => return Next::NotObject(other),
             Input::Fields(fields) => {
                 // Where the last one was found, one on; then from the start.
                 let at = match fields.get(self.hint) {
-                    Some((key, _)) if key == name => Some(self.hint),
-                    _ => fields.iter().position(|(key, _)| key == name),
+                    Some(f) if f.name == name => Some(self.hint),
+                    _ => fields.iter().position(|f| f.name == name),
                 };
                 at.map(|i| {
                     self.hint = i + 1;
-                    &fields[i].1
+                    fields[i].found()
                 })
             }
             Input::Probe => None,
@@ -308,7 +307,7 @@ impl<'de> Ordered<'de> {
         match found {
             Some(value) => {
                 seen.found.set(seen.found.get() + 1);
-                Next::Value(value)
+                Next::Found(value)
             }
             // What was learnt applies to the names it was learnt for (the
             // same static slice, as a rule: compared by address first).
@@ -334,7 +333,7 @@ impl<'de> SeqAccess<'de> for Ordered<'de> {
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
         match self.advance() {
-            Next::Value(value) => match seed.deserialize(value) {
+            Next::Found(value) => match seed.deserialize(value) {
                 Ok(v) => Ok(Some(v)),
                 Err(e) => Err(e),
             },

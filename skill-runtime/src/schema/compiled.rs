@@ -28,23 +28,35 @@ pub(crate) enum FieldCheck {
     Schema(jsonschema::Validator),
 }
 
+/// Whether `s` has from `min` to `max` characters. A string has at most as
+/// many characters as bytes, and at least a quarter as many: most are told
+/// without counting.
+fn length_within(s: &str, min: u64, max: u64) -> bool {
+    let bytes = s.len() as u64;
+    if bytes <= max && bytes.div_ceil(4) >= min {
+        return true;
+    }
+    let n = s.chars().count() as u64;
+    min <= n && n <= max
+}
+
 impl FieldCheck {
     /// Whether `value` holds. Length bounds apply to strings only, as in JSON
     /// Schema (`minLength` and `maxLength` count Unicode code points).
     pub(crate) fn is_valid(&self, value: &Value) -> bool {
         match (self, value) {
-            (FieldCheck::Length { min, max }, Value::String(s)) => {
-                // A string has at most as many characters as bytes, and at
-                // least a quarter as many: most are told without counting.
-                let bytes = s.len() as u64;
-                if bytes <= *max && bytes.div_ceil(4) >= *min {
-                    return true;
-                }
-                let n = s.chars().count() as u64;
-                *min <= n && n <= *max
-            }
+            (FieldCheck::Length { min, max }, Value::String(s)) => length_within(s, *min, *max),
             (FieldCheck::Length { .. }, _) => true,
             (FieldCheck::Schema(schema), value) => schema.is_valid(value),
+        }
+    }
+
+    /// Whether the string `s` holds, when the check is of a string's length
+    /// only; `None` when the check needs the value.
+    pub(crate) fn holds_for_str(&self, s: &str) -> Option<bool> {
+        match self {
+            FieldCheck::Length { min, max } => Some(length_within(s, *min, *max)),
+            FieldCheck::Schema(_) => None,
         }
     }
 

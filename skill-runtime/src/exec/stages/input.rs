@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use serde_json::Value;
 
 use crate::contract::boxed::Boxed;
-use crate::contract::de::{Input, NEEDS_VALUE, fields};
+use crate::contract::de::{Input, NEEDS_VALUE};
+use crate::contract::field::{FieldValue, Fields, fields as fields_of};
 use crate::exec::policy::limits::{Limits, measure};
 use crate::exec::stages::errors::check_error;
 use crate::exec::state::{Refused, State};
@@ -160,19 +161,20 @@ fn from_text(
     if needs_value(skill, st) {
         return Ok(None);
     }
-    let Ok(fields) = fields(text) else {
+    let mut fields = Fields::new();
+    if fields_of(text, &mut fields).is_err() {
         return Ok(None);
-    };
+    }
     // The object is 1 deep; its fields' values one more.
     let Some(within) = limits.max_depth.checked_sub(1) else {
         return Err(too_deep(skill.name(), limits));
     };
     // (A number, string, boolean or null adds no depth.)
     let nests = |v: &Value| matches!(v, Value::Array(_) | Value::Object(_));
-    if fields
-        .iter()
-        .any(|(_, value)| nests(value) && measure(value, within).is_none())
-    {
+    if fields.iter().any(|f| match &f.value {
+        FieldValue::Value(v) => nests(v) && measure(v, within).is_none(),
+        FieldValue::Str(..) => false,
+    }) {
         return Err(too_deep(skill.name(), limits));
     }
     let input = match skill.decode(Input::Fields(&fields)) {
@@ -184,10 +186,17 @@ fn from_text(
             return Ok(None);
         }
     };
-    for (name, value) in &fields {
-        if let Some((_, check)) = named.iter().find(|(n, _)| n == name)
-            && !check.is_valid(value)
-        {
+    for field in &fields {
+        let Some((_, check)) = named.iter().find(|(n, _)| *n == field.name) else {
+            continue;
+        };
+        // A string without escapes is measured on the text; anything else
+        // is checked as a value.
+        let holds = match field.plain_str().and_then(|s| check.holds_for_str(s)) {
+            Some(holds) => holds,
+            None => check.is_valid(field.value()),
+        };
+        if !holds {
             return Ok(None);
         }
     }
