@@ -11,13 +11,16 @@
 //! piece of a skill's glue.
 //!
 //! Params that came as JSON text are read, when they are an object, as its
-//! list of fields ([`fields`], [`Input::Fields`]): no map is built (no
-//! node, no key copied unless it has escapes), and the record keeps the text
-//! rather than a tree. Each field's value is a `Value` decoded as above, so
-//! no deserializer of the input's types is compiled for text: the same
-//! visitor, and the same functions per field type, serve both sources. An
-//! input that is not a struct is refused by the field list
-//! ([`needs_value`]), and the runtime decodes it from the whole value.
+//! list of fields ([`fields`](crate::contract::field::fields),
+//! [`Input::Fields`]): no map is built (no node, no key copied unless it has
+//! escapes, a string value without escapes borrowed from the text), and the
+//! record keeps the text rather than a tree. Each field's value goes to the
+//! decoder through the same deserializer as a parsed object's field
+//! ([`Found`](crate::contract::field::Found)), so no deserializer of the
+//! input's types is compiled for text: the same visitor, and the same
+//! functions per field type, serve both sources. An input that is not a
+//! struct is refused by the field list ([`needs_value`]), and the runtime
+//! decodes it from the whole value.
 
 use serde::Deserializer;
 use serde::de::{Error as _, Visitor};

@@ -5,7 +5,7 @@
 //! ([`typed`]), plus the handler's future polled through [`Handler`]. Inputs and
 //! outputs cross the table in [`Boxed`] boxes; the conditions are data, read
 //! through untyped views and evaluated by code compiled once
-//! ([`Checks`](crate::contract::evaluate::Checks)). The invocation pipeline itself
+//! ([`Checks`]). The invocation pipeline itself
 //! (policies, validation, records) is written once, over that function pointer,
 //! so a crate of N skills compiles a few small functions per skill instead of N
 //! copies of the pipeline. Each function compiled per skill has a fixed cost

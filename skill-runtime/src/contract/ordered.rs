@@ -56,7 +56,7 @@ pub(crate) enum Input<'de> {
     /// A parsed value.
     Value(&'de Value),
     /// The fields of an object read from text, without the map
-    /// ([`fields`](crate::contract::de::fields)).
+    /// ([`fields`](crate::contract::field::fields)).
     Fields(&'de [Field<'de>]),
     /// None: the registry learning the input type's fields
     /// ([`Shape::learn`]).

@@ -98,7 +98,7 @@ impl RuntimeBuilder {
     }
 
     /// Who approves skills that require a human; by default nobody
-    /// ([`DenyApprovals`](crate::DenyApprovals)).
+    /// ([`DenyApprovals`]).
     pub fn approver(mut self, approver: impl Approver) -> Self {
         self.approver = Arc::new(approver);
         self

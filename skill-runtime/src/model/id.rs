@@ -42,7 +42,7 @@ impl Id {
     /// seen outside the process.
     ///
     /// Written as `uuid`'s `hyphenated().encode_lower` writes it; on x86-64,
-    /// all 32 digits at once ([`hex32`]): two ids are made for every job, and
+    /// all 32 digits at once (`hex32`): two ids are made for every job, and
     /// the digit-by-digit encoding was more than a third of their cost.
     pub fn new_v4() -> Id {
         let uuid = uuid::Uuid::new_v4();

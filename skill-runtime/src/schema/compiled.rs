@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::schema::residual::{residual, shapes_only_at_the_top};
 
 /// A compiled schema, and what of it a value of its Rust type can still
-/// violate (see [`residual`](crate::schema::residual::residual)).
+/// violate (see [`residual`]).
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
     /// `None` when the type guarantees the whole schema.
