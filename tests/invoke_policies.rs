@@ -325,6 +325,21 @@ pub async fn login(input: Login) -> Result<Doubled, LoginError> {
     }
 }
 
+/// A label whose length the type does not bound, and an optional note.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Labelled {
+    #[schemars(length(min = 2, max = 5))]
+    pub label: String,
+    pub n: u32,
+    pub note: Option<String>,
+}
+
+/// Echo a label, a count and a note, as decoded.
+#[skill(version = "1.0.0", retries = 0)]
+pub async fn labelled(input: Labelled) -> Labelled {
+    input
+}
+
 /// Spend the tokens it is given.
 #[skill(version = "1.0.0")]
 pub async fn spender(ctx: Ctx, input: Num) -> Doubled {
@@ -818,6 +833,31 @@ async fn params_as_text_are_answered_as_params_as_a_value() {
         (
             "login",
             r#"{"secret": "open-sesame", "user": "ann"}"#,
+            false,
+        ),
+        // String fields, borrowed from the text unless they have escapes,
+        // their length (in characters) checked on the text.
+        ("labelled", r#"{"label": "abc", "n": 1}"#, true),
+        (
+            "labelled",
+            r#"{"label": "a\"b", "n": 1, "note": "x\ny"}"#,
+            true,
+        ),
+        (
+            "labelled",
+            r#"{"label": "é日本", "n": 1, "note": null}"#,
+            true,
+        ),
+        ("labelled", r#"{"label": "日本語日本語", "n": 1}"#, false),
+        ("labelled", r#"{"label": "abcdef", "n": 1}"#, false),
+        ("labelled", r#"{"label": "\u0061", "n": 1}"#, false),
+        ("labelled", r#"{"label": "a", "n": 1}"#, false),
+        ("labelled", r#"{"label": 5, "n": 1}"#, false),
+        ("labelled", r#"{"label": "ab", "n": "1"}"#, false),
+        ("labelled", r#"{"label": "ab", "n": 1, "note": 2}"#, false),
+        (
+            "labelled",
+            r#"{"label": "ab", "n": 1, "label": "cd"}"#,
             false,
         ),
         // A flattened struct, decoded as a map: from the whole value.
