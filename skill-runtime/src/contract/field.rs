@@ -21,11 +21,10 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, MapAccess, SeqAccess, Visitor};
-use serde_json::{Error, Number, Value};
+use serde_json::{Error, Value};
 use smallvec::SmallVec;
 
 /// One field of an object read from text: its name and its value.
-#[derive(Debug)]
 pub(crate) struct Field<'de> {
     pub(crate) name: Cow<'de, str>,
     pub(crate) value: FieldValue<'de>,
@@ -37,15 +36,6 @@ pub(crate) enum FieldValue<'de> {
     /// The string, and the same as a `Value` once a method needs one.
     Str(&'de str, OnceCell<Value>),
     Value(Value),
-}
-
-impl fmt::Debug for FieldValue<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FieldValue::Str(s, _) => write!(f, "{s:?}"),
-            FieldValue::Value(v) => write!(f, "{v}"),
-        }
-    }
 }
 
 impl<'de> Field<'de> {
@@ -161,22 +151,22 @@ impl<'de> Deserialize<'de> for FieldValue<'de> {
                 Ok(FieldValue::Value(Value::String(s)))
             }
 
+            // Scalars become what serde_json's own conversions make of them
+            // (a float that is not finite, `null`), as its `Value` parse does.
             fn visit_bool<E>(self, b: bool) -> Result<FieldValue<'de>, E> {
-                Ok(FieldValue::Value(Value::Bool(b)))
+                Ok(FieldValue::Value(b.into()))
             }
 
             fn visit_u64<E>(self, n: u64) -> Result<FieldValue<'de>, E> {
-                Ok(FieldValue::Value(Value::Number(n.into())))
+                Ok(FieldValue::Value(n.into()))
             }
 
             fn visit_i64<E>(self, n: i64) -> Result<FieldValue<'de>, E> {
-                Ok(FieldValue::Value(Value::Number(n.into())))
+                Ok(FieldValue::Value(n.into()))
             }
 
             fn visit_f64<E>(self, n: f64) -> Result<FieldValue<'de>, E> {
-                Ok(FieldValue::Value(
-                    Number::from_f64(n).map_or(Value::Null, Value::Number),
-                ))
+                Ok(FieldValue::Value(n.into()))
             }
 
             fn visit_unit<E>(self) -> Result<FieldValue<'de>, E> {

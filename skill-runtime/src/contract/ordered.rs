@@ -39,8 +39,7 @@ use serde::Deserializer;
 use serde::de::{DeserializeSeed, Error as _, SeqAccess, Unexpected, Visitor};
 use serde_json::{Error, Value};
 
-pub(crate) use crate::contract::field::Field;
-use crate::contract::field::Found;
+use crate::contract::field::{Field, Found};
 
 /// A skill's params, as a deserializer of its input: where they come from,
 /// and the record of one decode ([`Seen`]).
