@@ -90,6 +90,7 @@ pub mod otel;
 pub mod queue;
 pub mod registry;
 pub mod schema;
+mod spare;
 mod sync;
 
 // The facade: what users name, by topic. Paths inside the private layers

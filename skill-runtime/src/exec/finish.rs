@@ -11,6 +11,7 @@ use crate::exec::clock::{self, micros};
 use crate::exec::policy::limits::{kept_in_record, recorded_size, truncated};
 use crate::exec::redact::{redact_error, redact_in_place, scrub};
 use crate::exec::runtime::Runtime;
+use crate::exec::spare;
 use crate::exec::state::{Done, State};
 use crate::model::data::Data;
 use crate::model::error::InvokeError;
@@ -21,7 +22,7 @@ use crate::registry::rules::schema::property_names;
 impl Runtime {
     /// Turn the job's state and outcome into its record, update the stats, and
     /// hand the record to the sink.
-    pub(crate) fn finish(&self, st: Box<State>, result: &mut Result<Done, InvokeError>) {
+    pub(crate) fn finish(&self, mut st: Box<State>, result: &mut Result<Done, InvokeError>) {
         let inner = &*self.inner;
         // A job that succeeded ended at its last timed step (the output checks);
         // only building the result came after. Failures read the clock: some end
@@ -56,7 +57,7 @@ impl Runtime {
         // is kept as its size, the job having seen the whole of it.
         let budget = inner.limits.max_record_value_bytes;
         let text_len = st.text_len;
-        let params: RecordedValue = match st.text {
+        let params: RecordedValue = match st.text.take() {
             // Text that no stage parsed, with nothing to redact: kept as it
             // came (it decoded, so it is one JSON object), unless it spans
             // lines, which a JSON-lines sink must not write.
@@ -64,7 +65,7 @@ impl Runtime {
             text => {
                 let mut params = match text {
                     Some(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
-                    None => st.target.params,
+                    None => std::mem::take(&mut st.target.params),
                 };
                 redact_in_place(&mut params, inputs, &mut secrets);
                 // A skill that redacts inputs handles secrets: a field its
@@ -121,15 +122,13 @@ impl Runtime {
             code: e.code().to_owned(),
             message: scrub(e.to_string()),
         });
-        let mut attempts = st.attempts;
+        // Scrubbed where they are, and moved once, into the record: each
+        // move of the steps copies them whole.
         if !secrets.is_empty() {
-            for a in attempts.iter_mut() {
+            for a in st.attempts.iter_mut() {
                 a.error = a.error.take().map(&scrub);
             }
-        }
-        let mut steps = st.steps;
-        if !secrets.is_empty() {
-            steps.map_details(&scrub);
+            st.steps.map_details(&scrub);
         }
         crate::exec::trace::ended(
             &st.span,
@@ -138,8 +137,8 @@ impl Runtime {
                 error_code: error.as_ref().map(|e| e.code.as_str()),
                 started_at: st.started_at,
                 duration,
-                stages: &steps,
-                attempts: &attempts,
+                stages: &st.steps,
+                attempts: &st.attempts,
                 replayed: st.replayed,
                 params: &params,
                 output: output.as_ref(),
@@ -170,9 +169,9 @@ impl Runtime {
         // Where the job stopped, told to its watcher if the coalescing held
         // the last report back.
         let progress = st.inv.flush_progress();
-        let mut inv = st.inv;
+        let inv = &mut *st.inv;
         let (job_id, trace_id, parent_job_id, caller, constraints, intent, scope) =
-            match Arc::get_mut(&mut inv) {
+            match Arc::get_mut(inv) {
                 // Taken field by field: unwrapping the whole invocation would
                 // copy it out of its block first. (Held by others too, even
                 // weakly, as a job's `Cancel` holds it, the parts are copied:
@@ -200,7 +199,8 @@ impl Runtime {
         // Written into its block, as the invocation was (`State::new`): built
         // on the stack and then given to `Arc::new`, its 800-odd bytes would
         // be copied whole.
-        let mut block = Arc::<RunRecord>::new_uninit();
+        // The thread's spare block, if it has one (`exec/spare.rs`).
+        let mut block = spare::record_block();
         let Some(slot) = Arc::get_mut(&mut block) else {
             unreachable!("an `Arc` made just now has no other holder")
         };
@@ -211,7 +211,7 @@ impl Runtime {
             parent_job_id,
             skill: match skill {
                 Some(s) => Cow::Borrowed(s.name()),
-                None => st.target.skill,
+                None => std::mem::take(&mut st.target.skill),
             },
             version: skill.map(|s| s.entry.manifest.version),
             intent,
@@ -220,21 +220,21 @@ impl Runtime {
             caller,
             params,
             constraints,
-            idempotency_key: st.key,
+            idempotency_key: st.key.take(),
             replayed: st.replayed,
             started_at: st.started_at,
             completed_at: st.started_at + duration,
             duration_us: micros(duration),
             status: RunStatus::of(result),
-            steps,
-            attempts,
+            steps: std::mem::take(&mut st.steps),
+            attempts: std::mem::take(&mut st.attempts),
             output,
             error,
             notes,
             pipeline_steps: if st.pipeline_steps.is_empty() {
                 Vec::new()
             } else {
-                st.pipeline_steps
+                std::mem::take(&mut st.pipeline_steps)
                     .into_iter()
                     .map(|s| StepRun { output: None, ..s })
                     .collect()
@@ -242,5 +242,8 @@ impl Runtime {
         });
         // SAFETY: written just above, in place.
         inner.sink.record(unsafe { block.assume_init() });
+        // The state's block, and its invocation's, kept for the next job
+        // on this thread (`exec/spare.rs`).
+        spare::let_go_state(st);
     }
 }

@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -19,11 +18,12 @@ use serde_json::Value;
 use skill_core::manifest::{Kind, Severity};
 
 use crate::contract::boxed::Boxed;
-use crate::contract::invocation::{Fence, JobRunner, PipelineRun};
+use crate::contract::invocation::{Fence, Invocation, JobRunner, PipelineRun};
 use crate::contract::skill::Skill;
 use crate::contract::watch::Watch;
 use crate::exec::policy::idempotency::Claimed;
 use crate::exec::runtime::Runtime;
+use crate::exec::spare;
 use crate::exec::stages::idempotency::Keyed;
 use crate::exec::stages::output::After;
 use crate::exec::stages::{
@@ -37,6 +37,7 @@ use crate::model::graph::GraphState;
 use crate::model::record::RuleNote;
 use crate::model::record::{Stage, StageOutcome};
 use crate::model::result::SkillResult;
+use crate::spare::Spared;
 use crate::sync::BoxFuture;
 use crate::sync::lock;
 
@@ -69,7 +70,7 @@ impl Runtime {
             inv.watch = watch;
         }
         if let Some(cancel) = cancel {
-            cancel.attach(st.inv.clone());
+            cancel.attach(Arc::<Invocation>::clone(&st.inv));
         }
         self.run(st, result_of)
     }
@@ -102,7 +103,9 @@ impl Runtime {
         job.params = Value::Null;
         let (text, refused) = match text.len() > limits.max_input_bytes {
             true => (None, Some(Refused::TooLarge)),
-            false => (Some(Box::from(text)), None),
+            // Copied into the thread's spare buffer when it fits
+            // (`exec/spare.rs`).
+            false => (Some(spare::params_text(text)), None),
         };
         let mut st = self.state(job, None, text);
         st.text_len = Some(len);
@@ -162,7 +165,7 @@ impl Runtime {
         self.run(st, typed_output::<S>)
     }
 
-    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<Box<str>>) -> Box<State> {
+    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<String>) -> Box<State> {
         State::new(&self.inner.resources, job, typed, text)
     }
 
@@ -171,7 +174,8 @@ impl Runtime {
     /// `block_on`, into a task, through each entry point) copies a pointer, not
     /// the future. Both blocks stay within the sizes the allocator serves from
     /// its per-thread cache (a unit test checks): a larger block would take
-    /// the allocator's slow path on every job.
+    /// the allocator's slow path on every job. Each is the thread's spare
+    /// block when it has one ([`Spared`], `exec/spare.rs`).
     ///
     /// `pick` turns what the job produced into what the entry point returns, so
     /// that no entry point needs an `async` layer of its own around this one.
@@ -181,8 +185,8 @@ impl Runtime {
         &self,
         mut st: Box<State>,
         pick: P,
-    ) -> Pin<Box<impl Future<Output = Result<T, InvokeError>> + Send + '_>> {
-        Box::pin(async move {
+    ) -> Spared<impl Future<Output = Result<T, InvokeError>> + Send + '_> {
+        Spared::new(async move {
             let mut result = self.run_stages(&mut st).await;
             // Finished in place: the outcome is not moved in and out again.
             self.finish(st, &mut result);
@@ -346,8 +350,7 @@ impl Runtime {
 /// pipeline.
 impl JobRunner for Runtime {
     fn run_job(&self, job: JobEnvelope) -> BoxFuture<'_, Result<SkillResult, InvokeError>> {
-        // The job's boxed future, as it is.
-        self.run(self.state(job, None, None), result_of)
+        Box::pin(self.run(self.state(job, None, None), result_of))
     }
 
     fn load_run<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<Option<GraphState>, String>> {
@@ -410,7 +413,7 @@ mod tests {
         let rt = Runtime::builder(registry).build().unwrap();
         let job = JobEnvelope::new("x", Value::Null);
         let run = rt.run(rt.state(job.clone(), None, None), result_of);
-        assert!(size_of_val(&*run) <= 1_032, "{}", size_of_val(&*run));
+        assert!(run.size() <= 1_032, "{}", run.size());
         let invoke = rt.invoke(job);
         assert_eq!(size_of_val(&invoke), size_of::<usize>());
         assert!(size_of::<State>() <= 1_032, "{}", size_of::<State>());

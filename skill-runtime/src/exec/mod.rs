@@ -15,6 +15,7 @@ pub mod provided;
 pub mod redact;
 pub mod runtime;
 pub mod sink;
+pub(crate) mod spare;
 pub mod stages;
 pub mod state;
 pub mod stats;

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::exec::spare;
 use crate::model::record::RunRecord;
 use crate::sync::lock;
 
@@ -101,8 +102,11 @@ impl RecordSink for MemorySink {
         };
         kept.records.push_back(record);
         drop(kept);
-        // The oldest record is freed outside the lock.
-        drop(oldest);
+        // The oldest record is let go outside the lock; its block becomes
+        // this thread's spare for the next record (`exec/spare.rs`).
+        if let Some(oldest) = oldest {
+            spare::let_go_record(oldest);
+        }
     }
 }
 

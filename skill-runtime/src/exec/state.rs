@@ -2,6 +2,7 @@
 //! the end, and what a job that succeeded produced.
 
 use std::borrow::Cow;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -18,7 +19,7 @@ use crate::contract::entry::HandlerRoom;
 use crate::contract::invocation::{Invocation, Resources};
 use crate::exec::clock::wall_clock;
 use crate::exec::clock::{self, micros};
-use crate::exec::trace;
+use crate::exec::{spare, trace};
 use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::error::InvokeError;
 use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
@@ -38,7 +39,9 @@ pub(crate) struct State {
     pub(crate) target: Target,
     /// The job's ids, caller and constraints, taken out of the envelope when
     /// the job starts and shared with the handler's context from then on.
-    pub(crate) inv: Arc<Invocation>,
+    /// Let go by the state's `Drop`, which keeps its block for the next job
+    /// when nothing else holds it (`exec/spare.rs`).
+    pub(crate) inv: ManuallyDrop<Arc<Invocation>>,
     /// Carries the job and trace ids to the handler's events and the outcome's.
     pub(crate) span: tracing::Span,
     pub(crate) started_at: SystemTime,
@@ -57,7 +60,7 @@ pub(crate) struct State {
     /// The params' text while no stage has needed them parsed: the input is
     /// decoded from it, and the record keeps it (`target.params` is `null`
     /// until [`State::parse_params`]).
-    pub(crate) text: Option<Box<str>>,
+    pub(crate) text: Option<String>,
     /// Whether that text spans lines (see [`spans_lines`]): read by the
     /// input stage and by the record, looked for once.
     pub(crate) text_spans_lines: bool,
@@ -73,6 +76,13 @@ pub(crate) struct State {
     /// block already, which the job's future cannot widen for it (see
     /// `Runtime::run`).
     pub(crate) room: HandlerRoom,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here, and the field is not used after.
+        spare::let_go_invocation(unsafe { ManuallyDrop::take(&mut self.inv) });
+    }
 }
 
 /// An input refused before the job started, at its entry point: reported by
@@ -119,11 +129,11 @@ impl State {
         resources: &Arc<Resources>,
         job: JobEnvelope,
         typed: Option<Boxed>,
-        text: Option<Box<str>>,
+        text: Option<String>,
     ) -> Box<State> {
         // The block first, then the state written into it: built on the stack
         // and then boxed, it would be copied whole.
-        let block = Box::<State>::new_uninit();
+        let block = spare::state_block();
         let now = clock::now();
         let started_at = wall_clock(now);
         let JobEnvelope {
@@ -164,7 +174,8 @@ impl State {
         }
         // Written once, here, into its block, and taken out again into the
         // record (`finish`).
-        let mut inv = Arc::<Invocation>::new_uninit();
+        // The thread's spare block, if it has one (`exec/spare.rs`).
+        let mut inv = spare::invocation_block();
         let Some(slot) = Arc::get_mut(&mut inv) else {
             unreachable!("an `Arc` made just now has no other holder")
         };
@@ -205,7 +216,7 @@ impl State {
                     created_at,
                     expires_at,
                 },
-                inv,
+                inv: ManuallyDrop::new(inv),
                 started_at,
                 t0: now,
                 last: now,

@@ -1,12 +1,15 @@
 //! A job's output as JSON: written once as text by the skill's serializer, parsed
 //! into a value only for a reader that needs one.
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+
+use crate::spare::{ArcSlot, arc_block, let_go_arc};
 
 /// A job's output: JSON held as its text, as a [`Value`], or both, each made
 /// from the other the first time it is asked for and then kept. Clones share
@@ -18,6 +21,11 @@ use serde_json::Value;
 /// e.g. `result.data["sum"]`).
 #[derive(Clone)]
 pub struct Data(Arc<Held>);
+
+thread_local! {
+    /// The thread's spare block for an output (see [`Data::let_go`]).
+    static SPARE: ArcSlot<Held> = const { Cell::new(None) };
+}
 
 /// What a `Data` was made from, and the other form once made. The form it
 /// was made from is held as it is: an initialized `OnceLock` costs a pass
@@ -55,13 +63,30 @@ impl Data {
     /// What `serde_json` wrote into `out`: one JSON value.
     pub(crate) fn from_written(out: Written) -> Data {
         match out.spilled {
-            None => Data(Arc::new(Held::Short {
-                len: out.len,
-                bytes: out.room,
-                value: OnceLock::new(),
-            })),
+            None => {
+                // Written into the thread's spare block, if it has one
+                // (`crate::spare`).
+                let mut block = arc_block(&SPARE);
+                let Some(slot) = Arc::get_mut(&mut block) else {
+                    unreachable!("an empty block has no other holder")
+                };
+                slot.write(Held::Short {
+                    len: out.len,
+                    bytes: out.room,
+                    value: OnceLock::new(),
+                });
+                // SAFETY: written just above.
+                Data(unsafe { block.assume_init() })
+            }
             Some(text) => Data::written(spilled_text(text)),
         }
+    }
+
+    /// Let this go: its block becomes the thread's spare for the next output
+    /// made on it, if nothing else holds it (`crate::spare`).
+    #[inline]
+    pub(crate) fn let_go(self) {
+        let_go_arc(&SPARE, self.0);
     }
 
     /// The output as a value (parsed from its text the first time).

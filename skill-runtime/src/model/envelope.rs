@@ -327,9 +327,10 @@ impl JobEnvelope {
         params: Value,
         caller: Caller,
     ) -> JobEnvelope {
+        let (job_id, trace_id) = Id::new_v4_pair();
         JobEnvelope {
-            job_id: new_id(),
-            trace_id: new_id(),
+            job_id,
+            trace_id,
             parent_job_id: None,
             intent: None,
             scope: None,

@@ -45,7 +45,23 @@ impl Id {
     /// all 32 digits at once (`hex32`): two ids are made for every job, and
     /// the digit-by-digit encoding was more than a third of their cost.
     pub fn new_v4() -> Id {
-        let uuid = uuid::Uuid::new_v4();
+        Id::of_uuid(uuid::Uuid::new_v4())
+    }
+
+    /// Two random ids ([`Id::new_v4`]), drawn from the generator at once (a
+    /// job's id and its trace's): one access to the thread's generator, not
+    /// two.
+    pub(crate) fn new_v4_pair() -> (Id, Id) {
+        // As `uuid`'s own `new_v4` draws its bytes (a `u128`; an array of
+        // bytes would be drawn a word per byte).
+        let [a, b]: [u128; 2] = rand::random();
+        let id = |random: u128| {
+            Id::of_uuid(uuid::Builder::from_random_bytes(random.to_le_bytes()).into_uuid())
+        };
+        (id(a), id(b))
+    }
+
+    fn of_uuid(uuid: uuid::Uuid) -> Id {
         let mut bytes = [b'-'; Id::INLINE];
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {

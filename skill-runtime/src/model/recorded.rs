@@ -18,13 +18,26 @@ pub struct RecordedValue(Recorded);
 enum Recorded {
     Value(Value),
     /// One JSON value, checked when the job read it.
-    Text(Box<str>),
+    Text(String),
 }
 
 impl RecordedValue {
     /// Text the runtime read as one JSON value.
-    pub(crate) fn text(text: Box<str>) -> RecordedValue {
+    pub(crate) fn text(text: String) -> RecordedValue {
         RecordedValue(Recorded::Text(text))
+    }
+
+    /// The text, taken out (its buffer to be used again), when it is kept as
+    /// text; `null` left in its place.
+    pub(crate) fn take_text(&mut self) -> Option<String> {
+        match &mut self.0 {
+            Recorded::Text(t) => {
+                let text = std::mem::take(t);
+                self.0 = Recorded::Value(Value::Null);
+                Some(text)
+            }
+            Recorded::Value(_) => None,
+        }
     }
 
     /// The value (parsed, when it is kept as text).
