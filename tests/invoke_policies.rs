@@ -2071,3 +2071,52 @@ proptest::proptest! {
         tokio.block_on(by_text_and_by_value(&rt, &rt, skill, &text));
     }
 }
+
+/// A full memory sink lets its oldest record go on every job, and the next
+/// job on the thread writes into the blocks it held (the record's, its
+/// output's, its params text's buffer, the job's state and future): each
+/// record and result says what its own job sent and made, whatever the
+/// lengths before it, and a result still held keeps its output.
+#[tokio::test]
+async fn blocks_let_go_by_one_job_hold_only_the_next_jobs_values() {
+    let sink = Arc::new(MemorySink::new(1));
+    let rt = runtime_with(|b| b.sink(sink.clone()));
+    let long_note = "n".repeat(150);
+    let cases = [
+        json!({"label": "ab", "n": 1}),
+        json!({"label": "abc", "n": 22, "note": "x"}),
+        json!({"label": "abcd", "n": 333, "note": long_note}),
+        json!({"label": "ab", "n": 4}),
+        json!({"n": 5, "label": "abcde", "note": "the same length as one before"}),
+        json!({"label": "ab", "n": 6}),
+    ];
+    let mut held = Vec::new();
+    for (i, params) in cases.iter().enumerate() {
+        let text = params.to_string();
+        let result = rt
+            .invoke_text(JobEnvelope::new("labelled", Value::Null), &text)
+            .await
+            .unwrap();
+        let mut want = params.clone();
+        want.as_object_mut()
+            .unwrap()
+            .entry("note")
+            .or_insert(Value::Null);
+        assert_eq!(*result.data.value(), want, "{text}");
+        let records = sink.records();
+        assert_eq!(records.len(), 1);
+        let record = &records[0];
+        assert_eq!(record.job_id, result.job_id);
+        assert_eq!(*record.params.to_value(), *params, "{text}");
+        assert_eq!(record.output.as_ref().unwrap().value(), &want, "{text}");
+        // Every other result is held: its output is then not let go with
+        // its record, nor written over by a later job's.
+        if i % 2 == 1 {
+            held.push((result, want));
+        }
+    }
+    for (result, want) in &held {
+        assert_eq!(result.data.value(), want, "a held result keeps its output");
+    }
+    assert_eq!(sink.dropped(), cases.len() as u64 - 1);
+}
