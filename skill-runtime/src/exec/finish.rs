@@ -226,7 +226,7 @@ impl Runtime {
             completed_at: st.started_at + duration,
             duration_us: micros(duration),
             status: RunStatus::of(result),
-            steps: std::mem::take(&mut st.steps),
+            steps: st.steps.take(),
             attempts: std::mem::take(&mut st.attempts),
             output,
             error,

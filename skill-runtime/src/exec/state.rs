@@ -227,7 +227,7 @@ impl State {
                 text_len: None,
                 text_spans_lines: text.as_deref().is_some_and(spans_lines),
                 text,
-                steps: Stages::default(),
+                steps: Stages::new(),
                 attempts: Attempts::default(),
                 key: None,
                 replayed: false,

@@ -300,6 +300,25 @@ pub struct Stages {
 }
 
 impl Stages {
+    /// No stage yet.
+    pub(crate) const fn new() -> Stages {
+        Stages {
+            outcome: [None; Stage::ALL.len()],
+            duration_us: [0; Stage::ALL.len()],
+            details: Vec::new(),
+        }
+    }
+
+    /// The stages, moved out; these keep their slots and lose their details
+    /// (a `mem::take` would build an empty table, then copy both).
+    pub(crate) fn take(&mut self) -> Stages {
+        Stages {
+            outcome: self.outcome,
+            duration_us: self.duration_us,
+            details: std::mem::take(&mut self.details),
+        }
+    }
+
     /// The stages that ran, in order.
     pub fn iter(&self) -> impl Iterator<Item = StageRecord<'_>> + '_ {
         Stage::ALL.into_iter().filter_map(|step| self.get(step))
