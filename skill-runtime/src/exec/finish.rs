@@ -59,9 +59,9 @@ impl Runtime {
         let text_len = st.text_len;
         let params: RecordedValue = match st.text.take() {
             // Text that no stage parsed, with nothing to redact: kept as it
-            // came (it decoded, so it is one JSON object), unless it spans
-            // lines, which a JSON-lines sink must not write.
-            Some(text) if inputs.is_empty() && !st.text_spans_lines => RecordedValue::text(text),
+            // came (it decoded, so it is one JSON object; it is written out
+            // as its value, on one line, whatever its blanks).
+            Some(text) if inputs.is_empty() => RecordedValue::text(text),
             text => {
                 let mut params = match text {
                     Some(text) => serde_json::from_str(&text).unwrap_or(Value::Null),

@@ -23,7 +23,6 @@ use crate::exec::{spare, trace};
 use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::error::InvokeError;
 use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
-use crate::model::recorded::spans_lines;
 use crate::model::result::SkillResult;
 
 /// What the stages produced for a job that succeeded.
@@ -61,9 +60,6 @@ pub(crate) struct State {
     /// decoded from it, and the record keeps it (`target.params` is `null`
     /// until [`State::parse_params`]).
     pub(crate) text: Option<String>,
-    /// Whether that text spans lines (see [`spans_lines`]): read by the
-    /// input stage and by the record, looked for once.
-    pub(crate) text_spans_lines: bool,
     pub(crate) steps: Stages,
     pub(crate) attempts: Attempts,
     pub(crate) key: Option<String>,
@@ -225,7 +221,6 @@ impl State {
                 typed_input: typed,
                 // Set by the entry point that took text (refused text included).
                 text_len: None,
-                text_spans_lines: text.as_deref().is_some_and(spans_lines),
                 text,
                 steps: Stages::new(),
                 attempts: Attempts::default(),

@@ -57,12 +57,6 @@ impl RecordedValue {
     }
 }
 
-/// Whether `text` spans lines: a JSON-lines record keeps such text parsed,
-/// and written out on one line.
-pub(crate) fn spans_lines(text: &str) -> bool {
-    memchr::memchr2(b'\n', b'\r', text.as_bytes()).is_some()
-}
-
 impl From<Value> for RecordedValue {
     fn from(v: Value) -> RecordedValue {
         RecordedValue(Recorded::Value(v))

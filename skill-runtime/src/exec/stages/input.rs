@@ -118,16 +118,14 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
 }
 
 /// Whether a later stage of this job will need the params as a value
-/// anyway: the record redacts inputs, or keeps text only on one line; a
-/// postcondition or rule reads the input; the idempotency key is of the
-/// params. Reading the fields first would then parse the text twice.
+/// anyway: the record redacts inputs; a postcondition or rule reads the
+/// input; the idempotency key is of the params. Reading the fields first would then parse the text twice.
 fn needs_value(skill: &RegisteredSkill, st: &State) -> bool {
     let m = skill.entry.manifest;
     !m.redaction.inputs.is_empty()
         || skill.entry.erased.checks.after_reads_input()
         || (st.target.idempotency_key.is_none()
             && (m.idempotency.is_some() || st.inv.intent.is_some()))
-        || st.text_spans_lines
 }
 
 fn too_deep(name: &str, limits: Limits) -> InvokeError {
