@@ -196,13 +196,13 @@ impl Runtime {
                     inv.scope.clone(),
                 ),
             };
-        // Written into its block, as the invocation was (`State::new`): built
-        // on the stack and then given to `Arc::new`, its 800-odd bytes would
-        // be copied whole.
-        // The thread's spare block, if it has one (`exec/spare.rs`).
+        // Written into its block (the thread's spare, if it has one:
+        // `exec/spare.rs`), as the invocation was (`State::new`): built on
+        // the stack and then given to `Arc::new`, its 800-odd bytes would be
+        // copied whole.
         let mut block = spare::record_block();
         let Some(slot) = Arc::get_mut(&mut block) else {
-            unreachable!("an `Arc` made just now has no other holder")
+            unreachable!("an empty block has no other holder")
         };
         slot.write(RunRecord {
             progress,

@@ -127,8 +127,9 @@ impl State {
         typed: Option<Boxed>,
         text: Option<String>,
     ) -> Box<State> {
-        // The block first, then the state written into it: built on the stack
-        // and then boxed, it would be copied whole.
+        // The block first (the thread's spare, if it has one), then the state
+        // written into it: built on the stack and then boxed, it would be
+        // copied whole.
         let block = spare::state_block();
         let now = clock::now();
         let started_at = wall_clock(now);
@@ -168,12 +169,12 @@ impl State {
         if let Some(role) = caller.agent_role {
             span.record("caller.role", role.as_str());
         }
-        // Written once, here, into its block, and taken out again into the
-        // record (`finish`).
-        // The thread's spare block, if it has one (`exec/spare.rs`).
+        // Written once, here, into its block (the thread's spare, if it has
+        // one: `exec/spare.rs`), and taken out again into the record
+        // (`finish`).
         let mut inv = spare::invocation_block();
         let Some(slot) = Arc::get_mut(&mut inv) else {
-            unreachable!("an `Arc` made just now has no other holder")
+            unreachable!("an empty block has no other holder")
         };
         slot.write(Invocation {
             resources: resources.clone(),
