@@ -187,24 +187,7 @@ impl Runtime {
         pick: P,
     ) -> Spared<impl Future<Output = Result<T, InvokeError>> + Send + '_> {
         Spared::new(async move {
-            let mut result = match self.run_stages(&mut st).await {
-                // One await of the rest of the job, so its state is laid out
-                // once, and its outcome moved once, into `result`.
-                Ok(Ready {
-                    i,
-                    mut input,
-                    claimed: None,
-                }) => self.guarded(&mut st, i, &mut input).await,
-                // Boxed: the outcome is held while the store takes it, which
-                // would otherwise widen every job's future.
-                Ok(Ready {
-                    i,
-                    mut input,
-                    claimed: Some(claimed),
-                }) => Box::pin(self.keyed(&mut st, i, &mut input, claimed)).await,
-                Err(Ended::Refused(e)) => Err(e),
-                Err(Ended::Replayed(done)) => *done,
-            };
+            let mut result = self.run_stages(&mut st).await;
             // Finished in place: the outcome is not moved in and out again.
             self.finish(st, &mut result);
             result.and_then(pick)
@@ -213,7 +196,7 @@ impl Runtime {
 
     /// Resolve, then every stage up to and including idempotency; the rest runs
     /// in [`Runtime::guarded`], whose result the idempotency store shares.
-    async fn run_stages(&self, st: &mut State) -> Result<Ready, Ended> {
+    async fn run_stages(&self, st: &mut State) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let i = resolve::resolve(&inner.registry, st)?;
         let skill = &inner.registry.skills()[i];
@@ -229,7 +212,7 @@ impl Runtime {
             }
             (limiter, _) => rate_limit::local_rate(m, limiter.as_ref(), st)?,
         }
-        let input = input::validate(inner.limits, skill, st)?;
+        let mut input = input::validate(inner.limits, skill, st)?;
         input::preconditions(skill, &input, st)?;
 
         let claimed = match idempotency::slot(m, state.effectful, st)? {
@@ -239,7 +222,7 @@ impl Runtime {
             Some(slot) => {
                 let store = &*inner.idempotency;
                 match Box::pin(idempotency::claim(store, skill.label(), &slot, st)).await {
-                    Keyed::Replayed(done) => return Err(Ended::Replayed(done)),
+                    Keyed::Replayed(done) => return *done,
                     Keyed::Run(claimed) => {
                         let fence = Fence::new(slot, claimed.token());
                         let _ = st.inv.fence.set(fence);
@@ -248,7 +231,13 @@ impl Runtime {
                 }
             }
         };
-        Ok(Ready { i, input, claimed })
+        match claimed {
+            // One await of the rest of the job, so its state is laid out once.
+            None => self.guarded(st, i, &mut input).await,
+            // Boxed: the outcome is held while the store takes it, which would
+            // otherwise widen every job's future.
+            Some(claimed) => Box::pin(self.keyed(st, i, &mut input, claimed)).await,
+        }
     }
 
     /// The rest of a keyed job: run it, then publish its outcome to the jobs
@@ -354,28 +343,6 @@ impl Runtime {
             result: output::result(skill, data, report, notes, st),
             typed: Some(output),
         })
-    }
-}
-
-/// A job whose stages up to idempotency passed: its skill, its input, and
-/// its claim on its idempotency key, if it has one.
-struct Ready {
-    i: usize,
-    input: Boxed,
-    claimed: Option<Box<dyn Claimed>>,
-}
-
-/// A job that ended before its guarded part: refused by a stage, or its
-/// outcome replayed from the idempotency store.
-enum Ended {
-    Refused(InvokeError),
-    Replayed(Box<Result<Done, InvokeError>>),
-}
-
-impl From<InvokeError> for Ended {
-    #[inline]
-    fn from(e: InvokeError) -> Ended {
-        Ended::Refused(e)
     }
 }
 
