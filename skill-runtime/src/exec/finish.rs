@@ -243,7 +243,7 @@ impl Runtime {
         // SAFETY: written just above, in place.
         inner.sink.record(unsafe { block.assume_init() });
         // The state's block, and its invocation's, kept for the next job
-        // on this thread (`exec/spare.rs`).
-        spare::let_go_state(st);
+        // on this thread (`crate::spare`).
+        st.let_go();
     }
 }

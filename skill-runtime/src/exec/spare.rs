@@ -1,8 +1,9 @@
 //! The thread's spare blocks ([`crate::spare`]) for the blocks a job makes
-//! and lets go itself: its state and its invocation (made when the job
-//! starts, let go when it ends), its run record (made when it ends, let go
-//! when the memory sink lets its oldest record go, which a full sink does on
-//! every job), and the record's copy of params text. The output's block is kept by
+//! and lets go itself: its invocation (made when the job starts, let go
+//! when it ends), its run record (made when it ends, let go when the memory
+//! sink lets its oldest record go, which a full sink does on every job), and
+//! the record's copy of params text. The state's block is
+//! kept by [`State`](crate::exec::state::State) and the output's by
 //! [`Data`](crate::model::data::Data) in the same way.
 
 use std::cell::Cell;
@@ -10,12 +11,10 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use crate::contract::invocation::Invocation;
-use crate::exec::state::State;
 use crate::model::record::RunRecord;
-use crate::spare::{ArcSlot, BoxSlot, arc_block, box_block, let_go_arc, let_go_box};
+use crate::spare::{ArcSlot, arc_block, let_go_arc};
 
 thread_local! {
-    static STATE: BoxSlot<State> = const { Cell::new(None) };
     static INVOCATION: ArcSlot<Invocation> = const { Cell::new(None) };
     static RECORD: ArcSlot<RunRecord> = const { Cell::new(None) };
     static TEXT: Cell<String> = const { Cell::new(String::new()) };
@@ -51,18 +50,6 @@ pub(crate) fn let_go_text(mut text: String) {
     }
     text.clear();
     let _ = TEXT.try_with(|s| s.set(text));
-}
-
-/// An empty block for a job's state.
-#[inline]
-pub(crate) fn state_block() -> Box<MaybeUninit<State>> {
-    box_block(&STATE)
-}
-
-/// Let a job's state go (its invocation with it, see [`State`]'s `Drop`).
-#[inline]
-pub(crate) fn let_go_state(st: Box<State>) {
-    let_go_box(&STATE, st);
 }
 
 /// An empty block for an invocation, held by no one else.

@@ -2,6 +2,7 @@
 //! the end, and what a job that succeeded produced.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -24,6 +25,7 @@ use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::error::InvokeError;
 use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
 use crate::model::result::SkillResult;
+use crate::spare::{BoxSlot, box_block, let_go_box};
 
 /// What the stages produced for a job that succeeded.
 pub(crate) struct Done {
@@ -72,6 +74,20 @@ pub(crate) struct State {
     /// block already, which the job's future cannot widen for it (see
     /// `Runtime::run`).
     pub(crate) room: HandlerRoom,
+}
+
+thread_local! {
+    /// The thread's spare block for a job's state (`crate::spare`).
+    static SPARE: BoxSlot<State> = const { Cell::new(None) };
+}
+
+impl State {
+    /// Let the state go (its invocation with it, see `Drop`); its block is
+    /// kept for the next job on this thread (`crate::spare`).
+    #[inline]
+    pub(crate) fn let_go(self: Box<State>) {
+        let_go_box(&SPARE, self);
+    }
 }
 
 impl Drop for State {
@@ -130,7 +146,7 @@ impl State {
         // The block first (the thread's spare, if it has one), then the state
         // written into it: built on the stack and then boxed, it would be
         // copied whole.
-        let block = spare::state_block();
+        let block = box_block(&SPARE);
         let now = clock::now();
         let started_at = wall_clock(now);
         let JobEnvelope {
