@@ -175,7 +175,7 @@ impl Runtime {
     /// the future. Both blocks stay within the sizes the allocator serves from
     /// its per-thread cache (a unit test checks): a larger block would take
     /// the allocator's slow path on every job. Each is the thread's spare
-    /// block when it has one ([`Spared`], `exec/spare.rs`).
+    /// block when it has one ([`Spared`], and `State::let_go`).
     ///
     /// `pick` turns what the job produced into what the entry point returns, so
     /// that no entry point needs an `async` layer of its own around this one.
