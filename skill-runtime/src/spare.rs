@@ -37,6 +37,17 @@ pub(crate) fn arc_block<T>(slot: &'static LocalKey<ArcSlot<T>>) -> Arc<MaybeUnin
     }
 }
 
+/// The room for the value in an empty block that [`arc_block`] gave: written
+/// there, in place (a value given to `Arc::new` is built on the stack and
+/// copied whole).
+#[inline]
+pub(crate) fn room<T>(block: &mut Arc<MaybeUninit<T>>) -> &mut MaybeUninit<T> {
+    match Arc::get_mut(block) {
+        Some(room) => room,
+        None => unreachable!("an empty block has no other holder"),
+    }
+}
+
 /// An empty block for a `Box<T>`: the thread's spare, or a new one.
 #[inline]
 pub(crate) fn box_block<T>(slot: &'static LocalKey<BoxSlot<T>>) -> Box<MaybeUninit<T>> {

@@ -18,6 +18,7 @@ use crate::model::error::InvokeError;
 use crate::model::record::{ErrorRecord, RunRecord, RunStatus, StepRun};
 use crate::model::recorded::RecordedValue;
 use crate::registry::rules::schema::property_names;
+use crate::spare::room;
 
 impl Runtime {
     /// Turn the job's state and outcome into its record, update the stats, and
@@ -201,10 +202,7 @@ impl Runtime {
         // the stack and then given to `Arc::new`, its 800-odd bytes would be
         // copied whole.
         let mut block = spare::record_block();
-        let Some(slot) = Arc::get_mut(&mut block) else {
-            unreachable!("an empty block has no other holder")
-        };
-        slot.write(RunRecord {
+        room(&mut block).write(RunRecord {
             progress,
             job_id,
             trace_id,

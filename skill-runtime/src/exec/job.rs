@@ -174,8 +174,8 @@ impl Runtime {
     /// `block_on`, into a task, through each entry point) copies a pointer, not
     /// the future. Both blocks stay within the sizes the allocator serves from
     /// its per-thread cache (a unit test checks): a larger block would take
-    /// the allocator's slow path on every job. Each is the thread's spare
-    /// block when it has one ([`Spared`], and `State::let_go`).
+    /// the allocator's slow path on every job that finds no spare block of
+    /// its thread to use ([`Spared`], and `State::let_go`).
     ///
     /// `pick` turns what the job produced into what the entry point returns, so
     /// that no entry point needs an `async` layer of its own around this one.

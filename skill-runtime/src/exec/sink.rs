@@ -49,7 +49,7 @@ impl MemorySink {
     ///
     /// A record holds its params and output as JSON (text, or trees when a
     /// stage parsed them), which add up even for a small skill. Many thousands of them outgrow the processor's
-    /// cache, and a full sink frees its oldest record on every call, so each
+    /// cache, and a full sink lets its oldest record go on every call, so each
     /// call would pay for cache misses; a thousand stay in cache
     /// (docs/performance.md, `cargo bench --bench invoke`).
     pub const DEFAULT_CAPACITY: usize = 1_000;

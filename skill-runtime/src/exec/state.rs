@@ -25,7 +25,7 @@ use crate::model::envelope::{JobEnvelope, reference};
 use crate::model::error::InvokeError;
 use crate::model::record::{Attempts, Stage, StageOutcome, Stages, StepRun};
 use crate::model::result::SkillResult;
-use crate::spare::{BoxSlot, box_block, let_go_box};
+use crate::spare::{BoxSlot, box_block, let_go_box, room};
 
 /// What the stages produced for a job that succeeded.
 pub(crate) struct Done {
@@ -189,10 +189,7 @@ impl State {
         // one: `exec/spare.rs`), and taken out again into the record
         // (`finish`).
         let mut inv = spare::invocation_block();
-        let Some(slot) = Arc::get_mut(&mut inv) else {
-            unreachable!("an empty block has no other holder")
-        };
-        slot.write(Invocation {
+        room(&mut inv).write(Invocation {
             resources: resources.clone(),
             caller,
             trace_id,

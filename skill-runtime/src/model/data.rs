@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::spare::{ArcSlot, arc_block, let_go_arc};
+use crate::spare::{ArcSlot, arc_block, let_go_arc, room};
 
 /// A job's output: JSON held as its text, as a [`Value`], or both, each made
 /// from the other the first time it is asked for and then kept. Clones share
@@ -67,10 +67,7 @@ impl Data {
                 // Written into the thread's spare block, if it has one
                 // (`crate::spare`).
                 let mut block = arc_block(&SPARE);
-                let Some(slot) = Arc::get_mut(&mut block) else {
-                    unreachable!("an empty block has no other holder")
-                };
-                slot.write(Held::Short {
+                room(&mut block).write(Held::Short {
                     len: out.len,
                     bytes: out.room,
                     value: OnceLock::new(),
