@@ -4,6 +4,12 @@ plain async fns (same types, same derives), each from clean, and print the ratio
 Two more crates give the scale: the same N functions as minimal skills (a bare
 `#[skill]`), and as rmcp `#[tool]`s (each a method of one `#[tool_router]` impl
 calling the plain function, its input `Parameters<In>`, its output `Json<Out>`).
+With --hand, a fifth: the plain functions registered by hand the common way (an
+`inventory` table of name, description, both schemas by `schema_for!`, and a
+function that decodes with `serde_json::from_value`, runs the function in a
+boxed future and encodes with `serde_json::to_vec`): what a crate pays for
+calling its functions by name through serde with none of a skill's manifest or
+checks, the floor a registry written without the macro starts from.
 
 Dependencies are built once beforehand and shared, so the numbers compare the
 crates' own compilation, which is what the macro adds to. Each crate is built
@@ -18,7 +24,7 @@ the times, does not move between runs.
 With --default-profile, the crates build with cargo's default dev profile
 (full debug info), as a user's crate does; otherwise with line tables only.
 
-usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile]
+usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand]
        (defaults: 200 skills, 3 rounds)
 """
 import os
@@ -105,6 +111,46 @@ def rmcp_tool(i):
 '''
 
 
+def hand_entry(i):
+    return f'''
+fn call_{i}(params: serde_json::Value) -> Call {{
+    Box::pin(async move {{
+        let input: In{i} = serde_json::from_value(params).map_err(|e| e.to_string())?;
+        let output = search_{i}(input).await.map_err(|e| e.to_string())?;
+        serde_json::to_vec(&output).map_err(|e| e.to_string())
+    }})
+}}
+
+inventory::submit!(Entry {{
+    name: "search_{i}",
+    description: "Search item set {i} by query and tags.",
+    input_schema: || schemars::schema_for!(In{i}),
+    output_schema: || schemars::schema_for!(Out{i}),
+    call: call_{i},
+}});
+'''
+
+
+# The hand-written registry's table, once per crate.
+HAND_HEAD = '''use std::future::Future;
+use std::pin::Pin;
+
+/// A call in flight: the output as JSON, or the error's text.
+pub type Call = Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send>>;
+
+/// One function, registered by hand.
+pub struct Entry {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: fn() -> schemars::Schema,
+    pub output_schema: fn() -> schemars::Schema,
+    pub call: fn(serde_json::Value) -> Call,
+}
+
+inventory::collect!(Entry);
+'''
+
+
 def plain_fn(i):
     return f'''
 /// Search item set {i} by query and tags.
@@ -113,6 +159,8 @@ pub async fn search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {BODY.format(i=i
 
 # The crates, each built the same way; "plain" is the baseline of every ratio.
 KINDS = ("plain", "rmcp", "minimal", "skills")
+# With --hand, one more.
+HAND = "hand"
 
 
 def crate_source(n, kind):
@@ -120,6 +168,8 @@ def crate_source(n, kind):
     head = "#![allow(dead_code)]\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n"
     if skills:
         head += "use skill_runtime::prelude::*;\n\n/// Read bench data.\n#[capability(id = \"bench.read\", effect = \"none\", operation = \"read\")]\npub struct BenchRead;\n"
+    if kind == HAND:
+        head += HAND_HEAD
     if kind == "rmcp":
         head += (
             "use rmcp::handler::server::{router::tool::ToolRouter, wrapper::{Json, Parameters}};\n"
@@ -143,19 +193,21 @@ def crate_source(n, kind):
             parts.append(plain_fn(i))
             if kind == "rmcp":
                 tools.append(rmcp_tool(i))
+            if kind == HAND:
+                parts.append(hand_entry(i))
     if tools:
         parts.append("#[tool_router]\nimpl Bench {" + "".join(tools) + "}\n")
     return "\n".join(parts)
 
 
-def write_workspace(n, default_profile=False):
+def write_workspace(n, default_profile=False, kinds=KINDS):
     WORK.mkdir(parents=True, exist_ok=True)
     runtime = ROOT / "skill-runtime"
     profile = "" if default_profile else '\n[profile.dev]\ndebug = "line-tables-only"\n'
     (WORK / "Cargo.toml").write_text(
-        '[workspace]\nresolver = "3"\nmembers = [' + ", ".join(f'"{k}"' for k in KINDS) + ']\n' + profile
+        '[workspace]\nresolver = "3"\nmembers = [' + ", ".join(f'"{k}"' for k in kinds) + ']\n' + profile
     )
-    for kind in KINDS:
+    for kind in kinds:
         d = WORK / kind
         (d / "src").mkdir(parents=True, exist_ok=True)
         deps = (
@@ -164,7 +216,7 @@ def write_workspace(n, default_profile=False):
             f'skill-runtime = {{ path = "{runtime}" }}\n' if kind != "rmcp"
             else 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }\n' if kind == "rmcp"
             else ""
-        )
+        ) + ('serde_json = "1"\ninventory = "0.3"\n' if kind == HAND else "")
         (d / "Cargo.toml").write_text(
             f'[package]\nname = "bench-{kind}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
             f'[dependencies]\n{deps}'
@@ -224,16 +276,17 @@ def timed_clean_build(pkg):
 def main():
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - {"--instructions", "--default-profile"}
+    unknown = set(flags) - {"--instructions", "--default-profile", "--hand"}
     if unknown:
-        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile]")
+        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand]")
     n = int(args[0]) if len(args) > 0 else 200
     rounds = int(args[1]) if len(args) > 1 else 3
     default_profile = "--default-profile" in flags
-    write_workspace(n, default_profile)
+    kinds = KINDS + (HAND,) if "--hand" in flags else KINDS
+    write_workspace(n, default_profile, kinds)
     profile = "cargo's default dev profile" if default_profile else "dev profile, line tables only"
     print(f"building dependencies once (shared by every crate) in {WORK}, {profile} ...", flush=True)
-    pkgs = [f"bench-{k}" for k in KINDS]
+    pkgs = [f"bench-{k}" for k in kinds]
     # One package at a time, as each is measured: a build of the whole
     # workspace unifies the dependencies' features across the four crates,
     # and the dependencies of one built alone would be built again.
@@ -247,7 +300,8 @@ def main():
             print(f"round {r + 1}: {pkg:<14} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
     print()
     labels = {"bench-plain": "plain async fns", "bench-rmcp": "rmcp #[tool]s",
-              "bench-minimal": "minimal #[skill]s", "bench-skills": "full #[skill]s"}
+              "bench-minimal": "minimal #[skill]s", "bench-skills": "full #[skill]s",
+              "bench-hand": "by hand (serde)"}
     for label, i in (("wall", 0), ("cpu", 1)):
         plain = [t[i] for t in times["bench-plain"]]
         print(f"{label}, median of {rounds} (best-of-{rounds} ratio in brackets):")
