@@ -179,7 +179,7 @@ def runtime_copy(typed_arms):
     shutil.copytree(REPO, dst, ignore=shutil.ignore_patterns("target", ".git", "node_modules"))
     entry = dst / "skill-runtime" / "src" / "contract" / "entry.rs"
     src = entry.read_text()
-    m = re.search(r"fn typed<S: Skill>\(op: Op<'_>\) -> Answer \{\n    match op \{\n(.*?)\n    \}\n\}\n", src, re.S)
+    m = re.search(r"fn typed<S: Skill>\(op: Op<'_>\) -> Answer(?:<'_>)? \{\n    match op \{\n(.*?)\n    \}\n\}\n", src, re.S)
     if not m:
         sys.exit("skill-runtime/src/contract/entry.rs: `fn typed` is not shaped as this script expects; update runtime_copy()")
     arms = re.split(r"(?m)^(?=        Op::)", m.group(1))
