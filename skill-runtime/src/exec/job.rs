@@ -194,8 +194,10 @@ impl Runtime {
         })
     }
 
-    /// Resolve, then every stage up to and including idempotency; the rest runs
-    /// in [`Runtime::guarded`], whose result the idempotency store shares.
+    /// Resolve, then every stage up to and including idempotency, then the
+    /// rest in [`Runtime::guarded`] (through [`Runtime::keyed`] when the job
+    /// has an idempotency key, whose store shares the result): the job's
+    /// whole outcome, or its replay.
     async fn run_stages(&self, st: &mut State) -> Result<Done, InvokeError> {
         let inner = &*self.inner;
         let i = resolve::resolve(&inner.registry, st)?;
