@@ -76,7 +76,7 @@ fn a_run_record_that_cannot_be_written_fails_the_invoke() {
 #[test]
 fn a_run_record_the_mcp_server_cannot_write_fails_its_exit() {
     use std::io::Write;
-    let mut child = skill_examples(&["mcp", "--record", "/dev/full"])
+    let mut child = skill_examples(&["mcp", "--role", "executor", "--record", "/dev/full"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

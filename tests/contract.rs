@@ -210,6 +210,18 @@ fn overlays_narrow_and_never_widen() {
             json!({"no_such_skill": {"status": "disabled"}}),
             "names no skill",
         ),
+        // Read as the runtime reads it: an empty list opens the skill to
+        // every role.
+        (
+            json!({"canonical_check": {"reusable_by": []}}),
+            "opens the skill to every role",
+        ),
+        (
+            json!({"canonical_check": {"reusable_by": [
+                {"agent_role": "executor", "permission_level": "read"},
+                {"agent_role": "executor", "permission_level": "execute"}]}}),
+            "names role `executor` twice",
+        ),
     ] {
         let wide = write(
             &dir,
@@ -220,6 +232,56 @@ fn overlays_narrow_and_never_widen() {
         assert_eq!(out.status.code(), Some(1), "{change}: {}", text(&out));
         assert!(text(&out).contains(why), "{change}: {}", text(&out));
     }
+    // A key given twice (the later one would undo the first), and a FIFO
+    // in a file's place: refused at once, saying why.
+    let twice = dir.join("twice.json");
+    std::fs::write(
+        &twice,
+        r#"{"overlay_version": "1.0.0", "skills": {"rag_cache_purge": {"status": "disabled"}, "rag_cache_purge": {}}}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "invoke",
+        "echo",
+        r#"{"message": "x"}"#,
+        "--overlay",
+        twice.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("`/skills/rag_cache_purge` appears twice"),
+        "{}",
+        text(&out)
+    );
+    let fifo = dir.join("fifo.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for flag in ["--overlay", "--registry"] {
+        let started = std::time::Instant::now();
+        let out = run(&[
+            "invoke",
+            "echo",
+            r#"{"message": "x"}"#,
+            flag,
+            fifo.to_str().unwrap(),
+        ]);
+        assert!(!out.status.success(), "{flag}: {}", text(&out));
+        assert!(
+            text(&out).contains("a FIFO, not a regular file"),
+            "{flag}: {}",
+            text(&out)
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{flag}"
+        );
+    }
+
     // --registry and --overlay without --effective: a usage error.
     let out = run(&["export", "--overlay", &overlay]);
     assert_eq!(out.status.code(), Some(2));

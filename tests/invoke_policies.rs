@@ -584,32 +584,60 @@ async fn reusable_by_admits_listed_roles_at_their_level() {
 }
 
 #[tokio::test]
-async fn a_permission_level_without_a_role_is_applied_not_ignored() {
+async fn a_caller_that_leaves_its_role_out_gets_no_more_than_the_least_role() {
     let rt = runtime();
-    let job = |level| {
-        let caller = Caller {
-            permission_level: Some(level),
+    let job = |role, level, permissions: Option<&[&str]>| {
+        let mut caller = Caller {
+            agent_role: role,
+            permission_level: level,
             ..Caller::default()
         };
+        if let Some(p) = permissions {
+            caller = caller.with_permissions(p.iter().copied());
+        }
         JobEnvelope::new("double", json!({"n": 2})).with_caller(caller)
     };
-    // `read` runs nothing; `execute` runs `double` through its executor entry.
-    let e = err(&rt, job(PermissionLevel::Read)).await;
-    assert_eq!(e.code(), "denied");
-    assert!(
-        e.to_string()
-            .contains("permission level `read` runs no role of reusable_by"),
-        "{e}"
-    );
-    ok(&rt, job(PermissionLevel::Execute)).await;
-    // No role and no level: the caller is not an agent, reusable_by does not apply.
+    // `double` is reusable by executor, analyzer and validator only: a
+    // caller with no role gets what the least-granted role gets, nothing,
+    // whatever level or permissions it presents; an unlisted role is denied
+    // the same way.
+    for (level, permissions) in [
+        (Some(PermissionLevel::Execute), None),
+        (Some(PermissionLevel::Admin), None),
+        (None, Some(&["math:read"][..])),
+    ] {
+        let e = err(&rt, job(None, level, permissions)).await;
+        assert_eq!(e.code(), "denied", "{level:?} {permissions:?}");
+        assert!(e.to_string().contains("presents no agent role"), "{e}");
+    }
+    let e = err(
+        &rt,
+        job(
+            Some(AgentRole::Orchestrator),
+            Some(PermissionLevel::Admin),
+            None,
+        ),
+    )
+    .await;
+    assert!(e.to_string().contains("is not in reusable_by"), "{e}");
+    ok(
+        &rt,
+        job(
+            Some(AgentRole::Executor),
+            Some(PermissionLevel::Execute),
+            None,
+        ),
+    )
+    .await;
+    // The process's own operator presents nothing: reusable_by is not its.
     ok(&rt, JobEnvelope::new("double", json!({"n": 2}))).await;
 }
 
 #[tokio::test]
 async fn granted_permissions_must_cover_the_mcp_permissions() {
     let rt = runtime();
-    let caller = Caller::default().with_permissions(["seo:read"]);
+    let executor = Caller::agent(AgentRole::Executor, PermissionLevel::Execute);
+    let caller = executor.clone().with_permissions(["seo:read"]);
     let e = err(
         &rt,
         JobEnvelope::new("double", json!({"n": 2})).with_caller(caller),
@@ -619,7 +647,7 @@ async fn granted_permissions_must_cover_the_mcp_permissions() {
         e.to_string().contains("missing permission `math:read`"),
         "{e}"
     );
-    let caller = Caller::default().with_permissions(["math:read", "seo:read"]);
+    let caller = executor.with_permissions(["math:read", "seo:read"]);
     ok(
         &rt,
         JobEnvelope::new("double", json!({"n": 2})).with_caller(caller),

@@ -280,6 +280,11 @@ fn bearer_tokens_are_checked_every_way_they_can_be_wrong() {
             ed.sign(&with(&|c| c["role"] = json!("overlord"))),
             "overlord",
         ),
+        (
+            "a critical extension (RFC 7515: refused when not understood)",
+            ed.sign_critical(&ok, Some(&["exp"])),
+            "`crit`",
+        ),
         ("not a token", "abc.def".to_owned(), "not a JWT"),
     ];
     for (what, token, says) in &cases {
@@ -394,6 +399,233 @@ fn api_keys_name_their_callers_and_revoke_without_a_restart() {
     let a = post(addr, Some(&seo), None, &initialize());
     assert!(a.status.contains(" 401 "), "a revoked key: {}", a.status);
     assert!(list(addr, &notes).contains(&"read_note".to_owned()));
+
+    // Revoked by a file of the same length with its old modification time:
+    // the file is compared by what it holds.
+    let before = std::fs::read_to_string(&file).unwrap();
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let revoked = before.replacen("notes-bot", "notes-xyz", 1);
+    let mut hashed: Value = serde_json::from_str(&revoked).unwrap();
+    let h = hashed["keys"][0]["hash"].as_str().unwrap().to_owned();
+    let flipped = format!(
+        "{}{}",
+        &h[..h.len() - 1],
+        if h.ends_with('0') { '1' } else { '0' }
+    );
+    hashed["keys"][0]["hash"] = json!(flipped);
+    let same_length = hashed.to_string();
+    assert_eq!(same_length.len(), before.len(), "{same_length}\n{before}");
+    std::fs::write(&file, &same_length).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let a = post(addr, Some(&notes), None, &initialize());
+    assert!(
+        a.status.contains(" 401 "),
+        "a key revoked in place: {}",
+        a.status
+    );
+
+    // A FIFO in the file's place: every key refused at once (503), nothing
+    // hangs, the metadata page answers, and a real file back is read.
+    std::fs::remove_file(&file).unwrap();
+    let made = Command::new("mkfifo").arg(&file).status().unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let a = post(addr, Some(&notes), None, &initialize());
+    assert!(a.status.contains(" 503 "), "{}", a.status);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let _ = get_json(addr, "/.well-known/oauth-protected-resource/mcp");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, &before).unwrap();
+    assert!(list(addr, &notes).contains(&"read_note".to_owned()));
+}
+
+/// The key set is fetched again on a timer: a withdrawn key stops verifying
+/// tokens never seen and tokens remembered alike, within the interval. An
+/// issuer that fails costs one attempt per refetch interval, however many
+/// made-up `kid`s arrive; one that hangs holds no request past the bound.
+#[test]
+fn withdrawn_keys_stop_within_the_refresh_and_a_failing_issuer_is_not_hammered() {
+    let (ed, gone) = (Key::ed25519("ed-1"), Key::ed25519("ed-gone"));
+    let jwks = JwksServer::start(&[&ed, &gone]);
+    let server = serve(&[
+        "--auth",
+        "jwt",
+        "--jwks",
+        &jwks.url,
+        "--issuer",
+        issuer::ISSUER,
+        "--audience",
+        AUDIENCE,
+        "--jwks-refetch-secs",
+        "30",
+        "--jwks-refresh-secs",
+        "1",
+    ]);
+    let addr = &server.addr;
+    let ok = claims(AUDIENCE, "ann", "seo:read skills:execute");
+    let seen = gone.sign(&ok);
+    assert!(
+        post(addr, Some(&seen), None, &initialize())
+            .status
+            .contains(" 200 ")
+    );
+    jwks.remove("ed-gone");
+    std::thread::sleep(Duration::from_millis(2500));
+    let never_seen = gone.sign(&claims(AUDIENCE, "ann2", "seo:read"));
+    for (what, token) in [
+        ("a token never seen", &never_seen),
+        ("a token remembered", &seen),
+    ] {
+        let a = post(addr, Some(token), None, &initialize());
+        assert!(a.status.contains(" 401 "), "{what}: {}", a.status);
+    }
+    assert!(
+        post(addr, Some(&ed.sign(&ok)), None, &initialize())
+            .status
+            .contains(" 200 ")
+    );
+
+    // Failing: 32 made-up kids at once, one attempt at most (the refresh
+    // timer's own fetches aside, one a second).
+    jwks.answer(issuer::Answering::Fails);
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = jwks.fetched();
+    let started = std::time::Instant::now();
+    let answers: Vec<String> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..32)
+            .map(|i| {
+                let token = Key::ed25519(&format!("made-up-{i}")).sign(&ok);
+                s.spawn(move || post(addr, Some(&token), None, &initialize()).status)
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let took = started.elapsed();
+    let fetches = jwks.fetched() - before;
+    let timer = took.as_secs() as usize + 2;
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.contains(" 401 ") || a.contains(" 503 ")),
+        "{answers:?}"
+    );
+    assert!(
+        fetches <= 1 + timer,
+        "{fetches} fetches in {took:?} for 32 unknown keys"
+    );
+
+    // Hanging: no request waits on the fetch for long.
+    jwks.answer(issuer::Answering::Hangs);
+    let stranger = Key::ed25519("late");
+    let started = std::time::Instant::now();
+    let answers: Vec<(String, Duration)> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let token = stranger.sign(&ok);
+                s.spawn(move || {
+                    let at = std::time::Instant::now();
+                    let status = post(addr, Some(&token), None, &initialize()).status;
+                    (status, at.elapsed())
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for (status, took) in &answers {
+        assert!(
+            status.contains(" 401 ") || status.contains(" 503 "),
+            "{status}"
+        );
+        assert!(*took < Duration::from_secs(4), "a request waited {took:?}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    // The known key still works while the issuer hangs.
+    assert!(
+        post(addr, Some(&ed.sign(&ok)), None, &initialize())
+            .status
+            .contains(" 200 ")
+    );
+}
+
+/// A session is the capability of the caller who opened it: another caller
+/// with valid credentials of its own, holding the session's id, can neither
+/// send on it (a call, an answer to its questions, a cancellation), nor
+/// open its event stream, nor delete it: each is answered as for a session
+/// that does not exist, and the owner's session goes on.
+#[test]
+fn a_session_belongs_to_the_caller_who_opened_it() {
+    let dir = temp_dir("session-owner");
+    let file = dir.join("keys.json");
+    let key = |name: &str| {
+        let out = Command::new(app())
+            .args([
+                "api-key",
+                "new",
+                name,
+                "--file",
+                file.to_str().unwrap(),
+                "--grant",
+                "seo:read",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (ann, bob) = (key("ann"), key("bob"));
+    let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
+    let addr = &server.addr;
+    let hers = session(addr, &ann);
+    let listing = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "not yours"}});
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept",
+        "content": {"approve": true}}});
+    for (what, message) in [
+        ("a request", &listing),
+        ("a cancellation", &cancel),
+        ("an answer", &answer),
+    ] {
+        let a = post(addr, Some(&bob), Some(&hers), message);
+        assert!(
+            a.status.contains(" 404 "),
+            "{what} on another's session: {}",
+            a.status
+        );
+    }
+    for method in ["GET", "DELETE"] {
+        let head = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+             Authorization: Bearer {bob}\r\nMcp-Session-Id: {hers}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n"
+        );
+        let a = send(addr, &head, "");
+        assert!(
+            a.status.contains(" 404 "),
+            "{method} of another's session: {}",
+            a.status
+        );
+    }
+    let a = post(addr, Some(&ann), Some(&hers), &listing);
+    assert!(
+        a.status.contains(" 200 "),
+        "the owner's session goes on: {}",
+        a.status
+    );
+    assert!(a.body["result"]["tools"].is_array(), "{:?}", a.body);
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn inspector(server_args: &[&str], method_args: &[&str]) -> (bool, String, Strin
     let out = Command::new(cli)
         .arg("--cli")
         .arg(root().join("target/debug/skill-examples"))
-        .arg("mcp")
+        .args(["mcp", "--role", "executor"])
         .args(server_args)
         .args(method_args)
         .output()

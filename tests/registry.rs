@@ -221,10 +221,7 @@ async fn invoke_validates_input_runs_and_validates_output() {
         matches!(&err, Err(InvokeError::Precondition { error_code, .. }) if error_code == "PERMISSION_DENIED"),
         "{err:?}"
     );
-    let admin = Caller {
-        permission_level: Some(PermissionLevel::Admin),
-        ..Caller::default()
-    };
+    let admin = Caller::agent(AgentRole::Orchestrator, PermissionLevel::Admin);
     let done = rt
         .invoke_json("routes_sync", json!({"dryRun": false}), admin)
         .await

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use skill_runtime::Caller;
+use skill_runtime::manifest::{AgentRole, PermissionLevel};
 use skill_runtime::mcp::{McpOptions, McpServer};
 use skill_runtime::{JobEnvelope, Registry, Runtime, envelope::JobConstraints, policy::ApproveAll};
 use skill_tests::fleet::{app, data_copy};
@@ -84,7 +86,12 @@ async fn over_mcp_a_rejected_reindex_is_undone_and_no_call_replays_another() {
     let data = data_copy("fidelity-mcp");
     let server = McpServer::new(
         runtime(&data),
-        McpOptions::new().grants(["rag:ingest", "rag:admin", "database:read"]),
+        McpOptions::new()
+            .grants(["rag:ingest", "rag:admin", "database:read"])
+            .caller(Caller::agent(
+                AgentRole::Orchestrator,
+                PermissionLevel::Admin,
+            )),
     )
     .unwrap();
     let call = |tool: &'static str, v: Value| {
@@ -257,4 +264,26 @@ fn the_readme_names_what_its_test_command_needs() {
     for tool in ["redis-server", "Python 3", "Node.js"] {
         assert!(before.contains(tool), "{tool}");
     }
+}
+
+/// Seed 001: `policy_tags: ["requires_review"]` (search_notes) is evaluated:
+/// the run waits for a person like `requires_hitl`, refused without one,
+/// run once the operator approves; the record names who did.
+#[test]
+fn a_skill_tagged_requires_review_waits_for_a_person() {
+    let query = r#"{"query": "ownership"}"#;
+    let out = run(&["invoke", "search_notes", query]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("needs human approval (requires_review)"),
+        "{said}"
+    );
+    let out = run(&["invoke", "search_notes", query, "--approve"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&out)["data"]["results"][0], "rust-ownership.md");
 }

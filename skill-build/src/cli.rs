@@ -327,22 +327,12 @@ fn backstop(
     }
 }
 
-/// Read a JSON file; a key repeated in one object is refused (serde_json
-/// would keep the last value silently, and another reader the first).
+/// Read a JSON file as the runtime reads an operator's files: a regular
+/// file, within a size and a time; a key repeated in one object is refused
+/// (serde_json would keep the last value silently, and another reader the
+/// first).
 fn read_json(file: &Path) -> Result<Value, Fatal> {
-    let path = file.display();
-    let text =
-        std::fs::read_to_string(file).map_err(|e| Fatal(format!("cannot read {path}: {e}")))?;
-    match crate::dupkeys::first_duplicate_key(&text) {
-        Err(e) => return Err(Fatal(format!("{path} is not JSON: {e}"))),
-        Ok(Some(at)) => {
-            return Err(Fatal(format!(
-                "{path}: key `{at}` appears twice in its object; keep one"
-            )));
-        }
-        Ok(None) => {}
-    }
-    serde_json::from_str(&text).map_err(|e| Fatal(format!("{path} is not JSON: {e}")))
+    skill_runtime::registry::read_json_file(file).map_err(Fatal)
 }
 
 /// A registry file (skills under `list`) in whichever of the two formats it

@@ -12,6 +12,7 @@
 
 #[macro_use]
 pub mod words;
+pub mod access;
 pub mod agent;
 pub mod capability;
 pub mod failure;

@@ -5,6 +5,7 @@
 //! What the types already know (input/output schemas, failure modes, typed
 //! conditions) lives on skill-runtime's `Skill` trait instead, so it cannot drift.
 
+pub use crate::access::{AgentRole, PermissionLevel, Reuse, granted, may_run};
 pub use crate::capability::AmbientAllowance;
 use crate::capability::CapabilityInfo;
 pub use crate::steps::Guard;
@@ -295,51 +296,6 @@ impl Mcp {
     };
 }
 
-/// Who may reuse a skill (AI-COS `reusable_by`): a role, and what that role
-/// may do with the skill. `read` lets the role see the skill (list it,
-/// describe it), not run it; `execute` and `admin` let it run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reuse {
-    /// The role allowed.
-    pub agent_role: AgentRole,
-    /// What the role may do with the skill.
-    pub permission_level: PermissionLevel,
-}
-
-impl Reuse {
-    /// Whether a caller acting as this entry's role and holding `held` may
-    /// run the skill: both what the skill grants the role and what the caller
-    /// holds must reach `execute`. The one rule for every caller: the
-    /// runtime's authorization, the MCP tool list and `#[agent]`'s
-    /// compile-time check all ask it.
-    pub const fn runs(&self, held: PermissionLevel) -> bool {
-        may_run(self.permission_level, held)
-    }
-}
-
-/// Whether a role granted `granted` on a skill, held by a caller at `held`,
-/// may run it: the lower of the two reaches `execute`.
-pub const fn may_run(granted: PermissionLevel, held: PermissionLevel) -> bool {
-    let lower = if (granted as u8) < (held as u8) {
-        granted
-    } else {
-        held
-    };
-    lower as u8 >= PermissionLevel::Execute as u8
-}
-
-words! {
-    /// An agent's role (the AI-COS agent model).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-    pub enum AgentRole {
-        Architect = "architect",
-        Analyzer = "analyzer",
-        Executor = "executor",
-        Validator = "validator",
-        Orchestrator = "orchestrator",
-    }
-}
-
 words! {
     /// The business domains of skills and agents (the AI-COS `Domain`): the
     /// one list the macros, the registry rules and the published formats use.
@@ -376,16 +332,6 @@ words! {
         Page = "page",
         /// Everything.
         All = "all",
-    }
-}
-
-words! {
-    /// What a role may do with a skill, in increasing order: read < execute < admin.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-    pub enum PermissionLevel {
-        Read = "read",
-        Execute = "execute",
-        Admin = "admin",
     }
 }
 

@@ -70,7 +70,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// The layers, lowest first: sync < schema < model < contract < registry <
+// The layers, lowest first: sync < files < schema < model < contract < registry <
 // exec < agent < queue < mcp < otel; each depends only on those below it
 // (ARCHITECTURE.md, checked by tests/layers.rs). Five are public API, each a
 // front door a user reaches for on purpose and documented as such:
@@ -80,6 +80,7 @@
 mod agent;
 mod contract;
 mod exec;
+mod files;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
@@ -173,6 +174,7 @@ pub mod record {
 /// The registry's rules over exported JSON, shared by `Registry::build` and
 /// `skill-registry validate`.
 pub mod rules {
+    pub use crate::files::first_duplicate_key;
     pub use crate::registry::rules::check_registry;
     pub use crate::registry::rules::finding::{At, Finding};
     pub use crate::registry::rules::pipeline::{Closure, check_pipelines};

@@ -45,8 +45,10 @@ def check(condition, what):
     print(f"  ok: {what}")
 
 
-def server(binary, log, *extra):
-    args = [os.path.join(HERE, "tee.py"), log, "--", binary, "mcp"]
+def server(binary, log, *extra, role="executor"):
+    """The server over stdio, its caller acting as `role` (most seed skills
+    are reusable by an executor; the cache purge by an orchestrator only)."""
+    args = [os.path.join(HERE, "tee.py"), log, "--", binary, "mcp", "--role", role]
     for g in GRANTS:
         args += ["--grant", g]
     return StdioServerParameters(command=sys.executable, args=args + list(extra))
@@ -97,12 +99,16 @@ async def session(binary, mode, log, expected_tools):
               f"tool not permitted: protocol error naming the missing permission: {hidden}")
 
         refused = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
+        check(refused.is_error and "not in reusable_by" in text_of(refused),
+              f"a role the skill does not list: refused with a clear message: {text_of(refused)!r}")
+    async with Client(server(binary, log, role="orchestrator"), mode=mode) as client:
+        refused = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
         check(refused.is_error and "approval" in text_of(refused), f"approval required and not allowed: refused with a clear message: {text_of(refused)!r}")
     return version
 
 
 async def approved_session(binary, log):
-    async with Client(server(binary, log, "--approve"), mode="legacy") as client:
+    async with Client(server(binary, log, "--approve", role="orchestrator"), mode="legacy") as client:
         r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
         check(not r.is_error and r.structured_content == {"purged": False, "applied": True},
               f"server started with --approve: the approved destructive tool runs: {text_of(r)!r}")
@@ -146,7 +152,7 @@ def with_http_server(binary, expected_tools, work):
     """Start the server on a loopback port the OS picks, read the endpoint it
     prints, and run the HTTP checks in both eras."""
     records = os.path.join(work, "runs-http.jsonl")
-    args = [binary, "mcp", "--http", "127.0.0.1:0", "--record", records]
+    args = [binary, "mcp", "--role", "executor", "--http", "127.0.0.1:0", "--record", records]
     for g in GRANTS:
         args += ["--grant", g]
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
@@ -275,7 +281,7 @@ async def asked_session(binary, mode, log, records):
             return ElicitResult(action="accept", content={"approve": True})
         return ElicitResult(action="decline")
 
-    async with Client(server(binary, log, "--record", records), mode=mode, elicitation_callback=answer) as client:
+    async with Client(server(binary, log, "--record", records, role="orchestrator"), mode=mode, elicitation_callback=answer) as client:
         version = client.session.protocol_version
         r = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
         check(not r.is_error and r.structured_content["applied"], f"{version}: the user approved: the destructive tool runs: {text_of(r)!r}")

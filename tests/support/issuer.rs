@@ -72,8 +72,15 @@ impl Key {
 
     /// A token with `claims`, signed with this key, naming it.
     pub fn sign(&self, claims: &Value) -> String {
+        self.sign_critical(claims, None)
+    }
+
+    /// A token with `claims`, signed with this key, naming it, whose header
+    /// lists `crit` extensions when given.
+    pub fn sign_critical(&self, claims: &Value, crit: Option<&[&str]>) -> String {
         let mut header = Header::new(self.alg);
         header.kid = Some(self.kid.clone());
+        header.crit = crit.map(|c| c.iter().map(|s| (*s).to_owned()).collect());
         encode(&header, claims, &self.encoding).expect("a signed token")
     }
 }
@@ -88,13 +95,15 @@ pub fn at(delta: i64) -> i64 {
 }
 
 /// Claims of a token for `audience` from [`ISSUER`], valid for an hour,
-/// with `scope`.
+/// with `scope`, for an `executor` (in the `role` claim: a server reads it
+/// with `--role-claim role`).
 pub fn claims(audience: &str, sub: &str, scope: &str) -> Value {
     json!({
         "iss": ISSUER,
         "aud": audience,
         "sub": sub,
         "scope": scope,
+        "role": "executor",
         "iat": at(0),
         "exp": at(3600),
     })
@@ -127,11 +136,23 @@ pub fn tampered(token: &str) -> String {
     parts.join(".")
 }
 
+/// How the JWKS server answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answering {
+    /// The key set.
+    Keys,
+    /// 500, at once.
+    Fails,
+    /// Nothing: the request is read and the connection held open.
+    Hangs,
+}
+
 /// The JWKS of the keys given, served over HTTP on a loopback port.
 pub struct JwksServer {
     pub url: String,
     keys: Arc<Mutex<Vec<Jwk>>>,
     fetched: Arc<AtomicUsize>,
+    answering: Arc<Mutex<Answering>>,
 }
 
 impl JwksServer {
@@ -145,8 +166,10 @@ impl JwksServer {
         let jwks: Arc<Mutex<Vec<Jwk>>> =
             Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
         let fetched = Arc::new(AtomicUsize::new(0));
-        let (served, count) = (jwks.clone(), fetched.clone());
+        let answering = Arc::new(Mutex::new(Answering::Keys));
+        let (served, count, how) = (jwks.clone(), fetched.clone(), answering.clone());
         std::thread::spawn(move || {
+            let mut held = Vec::new();
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 let mut reader = BufReader::new(stream.try_clone().expect("a stream"));
@@ -156,6 +179,20 @@ impl JwksServer {
                     line.clear();
                 }
                 count.fetch_add(1, Ordering::SeqCst);
+                match *how.lock().unwrap_or_else(|e| e.into_inner()) {
+                    Answering::Keys => {}
+                    Answering::Fails => {
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        );
+                        continue;
+                    }
+                    Answering::Hangs => {
+                        held.push(stream);
+                        continue;
+                    }
+                }
                 let set = JwkSet {
                     keys: served.lock().unwrap_or_else(|e| e.into_inner()).clone(),
                 };
@@ -171,7 +208,21 @@ impl JwksServer {
             url,
             keys: jwks,
             fetched,
+            answering,
         }
+    }
+
+    /// Withdraw the key named `kid`.
+    pub fn remove(&self, kid: &str) {
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|k| k.common.key_id.as_deref() != Some(kid));
+    }
+
+    /// Answer from now on as `how` says.
+    pub fn answer(&self, how: Answering) {
+        *self.answering.lock().unwrap_or_else(|e| e.into_inner()) = how;
     }
 
     /// Publish `key` too (a rotation).

@@ -25,8 +25,10 @@ impl McpStdio {
 
     /// `skill-examples mcp ARGS...` with variables `env` set.
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> McpStdio {
+        // The server's caller acts as an executor: most seed skills are
+        // reusable by that role only.
         let mut child = Command::new(app())
-            .arg("mcp")
+            .args(["mcp", "--role", "executor"])
             .args(args)
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())

@@ -20,6 +20,12 @@ use skill_runtime::{
 use crate::redis_args::RedisArgs;
 use crate::{parse_level, parse_role};
 
+/// The level a caller of the command line holds: the one given, else
+/// `execute` for a caller that gave a role (it means to run as that role).
+pub fn level(role: Option<AgentRole>, given: Option<PermissionLevel>) -> Option<PermissionLevel> {
+    given.or(role.map(|_| PermissionLevel::Execute))
+}
+
 /// Who asks, and what they ask of the job.
 #[derive(clap::Args)]
 pub struct JobArgs {
@@ -27,8 +33,11 @@ pub struct JobArgs {
     /// orchestrator), checked against the skill's reusable_by.
     #[arg(long, value_parser = parse_role)]
     pub role: Option<AgentRole>,
-    /// Caller's permission level (read, execute, admin); without --role it
-    /// must reach the lowest level the skill's reusable_by asks of any role.
+    /// Caller's permission level (read, execute, admin); `execute` when
+    /// --role is given without it. Any of --role, --permission or --grant
+    /// holds the caller to reusable_by; without --role it gets what the
+    /// least-granted role gets (nothing, unless the skill is open to every
+    /// role or lists them all).
     #[arg(long, value_parser = parse_level)]
     pub permission: Option<PermissionLevel>,
     /// Grant the caller this permission (repeat for several); with any --grant,
@@ -57,8 +66,8 @@ impl JobArgs {
         if self.role.is_some() {
             job.caller.agent_role = self.role;
         }
-        if self.permission.is_some() {
-            job.caller.permission_level = self.permission;
+        if let Some(level) = level(self.role, self.permission) {
+            job.caller.permission_level = Some(level);
         }
         if !self.grants.is_empty() {
             job.caller = job.caller.with_permissions(self.grants.iter().cloned());

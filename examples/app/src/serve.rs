@@ -17,7 +17,8 @@ pub struct McpArgs {
     /// Caller's agent role, checked against each skill's reusable_by.
     #[arg(long, value_parser = parse_role)]
     role: Option<AgentRole>,
-    /// Caller's permission level (read, execute, admin).
+    /// Caller's permission level (read, execute, admin); `execute` when
+    /// --role is given without it.
     #[arg(long, value_parser = parse_level)]
     permission: Option<PermissionLevel>,
     #[command(flatten)]
@@ -56,6 +57,10 @@ pub struct McpArgs {
     /// for tokens naming an unknown key.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     jwks_refetch_secs: u64,
+    /// With --auth jwt: how often the key set is fetched again; a key the
+    /// issuer withdrew stops verifying tokens within this long.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    jwks_refresh_secs: u64,
     /// With --auth api-keys: the key file, when not given after it.
     #[arg(long, value_name = "FILE")]
     api_keys: Option<std::path::PathBuf>,
@@ -182,6 +187,7 @@ async fn authenticated(
             let mut config = JwtConfig::new(JwksSource::parse(jwks), issuer.clone(), audience);
             config.role_claim = args.role_claim.clone();
             config.refetch_after = std::time::Duration::from_secs(args.jwks_refetch_secs);
+            config.refresh_every = std::time::Duration::from_secs(args.jwks_refresh_secs);
             let auth = JwtAuth::connect(config)
                 .await
                 .map_err(|e| format!("--jwks: {e}"))?;
@@ -261,7 +267,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             .grants(args.grants.clone())
             .caller(Caller {
                 agent_role: args.role,
-                permission_level: args.permission,
+                permission_level: crate::run::level(args.role, args.permission),
                 ..Caller::default()
             })
             .server_info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))

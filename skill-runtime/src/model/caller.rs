@@ -57,6 +57,22 @@ impl Caller {
         }
     }
 
+    /// Whether `other` is the same principal as this caller: the same user
+    /// id when both have one (the subject of a token, the name of a key),
+    /// else the same authority (role, level, permissions). What owns an
+    /// MCP session and a task.
+    pub fn same_principal(&self, other: &Caller) -> bool {
+        match (&self.user_id, &other.user_id) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => {
+                self.agent_role == other.agent_role
+                    && self.permission_level == other.permission_level
+                    && self.permissions == other.permissions
+            }
+            _ => false,
+        }
+    }
+
     /// The same caller, restricted to exactly `permissions`.
     pub fn with_permissions<I, P>(mut self, permissions: I) -> Caller
     where

@@ -18,7 +18,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use skill_core::manifest::{AgentRole, Manifest, Mcp, PermissionLevel, RateLimit, Reuse, Status};
+use skill_core::manifest::{
+    AgentRole, Manifest, Mcp, PermissionLevel, RateLimit, Reuse, Status, granted,
+};
 
 use crate::contract::entry::SkillEntry;
 use crate::registry::index::Registry;
@@ -234,27 +236,6 @@ impl Change {
             n.mcp.permissions = leak_strs(p);
         }
         if let Some(r) = &self.reusable_by {
-            for (role, level) in r {
-                let granted = m.reusable_by.iter().find(|e| e.agent_role == *role);
-                match granted {
-                    _ if m.reusable_by.is_empty() => {}
-                    None => {
-                        return Err(format!(
-                            "reusable_by adds role `{}`; an overlay keeps fewer roles, never more",
-                            role.as_str()
-                        ));
-                    }
-                    Some(g) if *level > g.permission_level => {
-                        return Err(format!(
-                            "reusable_by raises role `{}` from `{}` to `{}`; an overlay only lowers a level",
-                            role.as_str(),
-                            g.permission_level.as_str(),
-                            level.as_str()
-                        ));
-                    }
-                    Some(_) => {}
-                }
-            }
             let reuse: Vec<Reuse> = r
                 .iter()
                 .map(|&(agent_role, permission_level)| Reuse {
@@ -262,6 +243,28 @@ impl Change {
                     permission_level,
                 })
                 .collect();
+            // Compared by what each list grants every role (and a caller
+            // with none), as authorization reads them: an empty list is
+            // open to every role, so it never narrows a list that names some.
+            let roles = AgentRole::ALL.iter().map(|r| Some(*r)).chain([None]);
+            for role in roles {
+                let (before, after) = (granted(m.reusable_by, role), granted(&reuse, role));
+                if after <= before {
+                    continue;
+                }
+                let name = role.map_or("(none)", AgentRole::as_str);
+                return Err(match (r.is_empty(), before) {
+                    (true, _) => "reusable_by is empty, which opens the skill to every role; to close it to every role, set `\"status\": \"disabled\"`".to_owned(),
+                    (false, None) => format!(
+                        "reusable_by adds role `{name}`; an overlay keeps fewer roles, never more"
+                    ),
+                    (false, Some(b)) => format!(
+                        "reusable_by raises role `{name}` from `{}` to `{}`; an overlay only lowers a level",
+                        b.as_str(),
+                        after.map_or("", PermissionLevel::as_str)
+                    ),
+                });
+            }
             n.reusable_by = Box::leak(reuse.into_boxed_slice());
         }
         if self.requires_hitl {
@@ -382,6 +385,12 @@ impl Change {
                             .and_then(Value::as_str)
                             .and_then(PermissionLevel::parse);
                         match (role, level) {
+                            (Some(role), _) if r.iter().any(|(seen, _)| *seen == role) => {
+                                return Err(format!(
+                                    "`reusable_by` names role `{}` twice",
+                                    role.as_str()
+                                ));
+                            }
                             (Some(role), Some(level)) => r.push((role, level)),
                             _ => {
                                 return Err("`reusable_by` entries are {\"agent_role\": ..., \"permission_level\": ...}".to_owned());
@@ -519,10 +528,7 @@ fn short(v: Option<&Value>) -> String {
 }
 
 fn read_json(path: &Path) -> Result<Value, ContractError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ContractError(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| ContractError(format!("{} is not JSON: {e}", path.display())))
+    crate::files::read_json(path).map_err(ContractError)
 }
 
 impl fmt::Display for Contract {

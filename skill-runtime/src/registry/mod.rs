@@ -19,5 +19,6 @@ pub use self::build::{Problem, RegistryError};
 pub use self::contract::{Contract, ContractError};
 pub use self::skill::RegisteredSkill;
 pub use crate::contract::entry::SkillEntry;
+pub use crate::files::read_json as read_json_file;
 pub use crate::model::envelope::split_reference;
 pub use skill_core::names::{MAX_DESCRIPTION, is_mcp_tool_name};

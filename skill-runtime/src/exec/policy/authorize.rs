@@ -1,85 +1,85 @@
-//! Who may run a skill: an agent caller against `reusable_by`, a caller with
-//! granted permissions against the skill's MCP permissions.
+//! Who may run a skill: a caller against `reusable_by` and the skill's MCP
+//! permissions.
 
 use std::collections::BTreeSet;
 
-use skill_core::manifest::{Manifest, PermissionLevel, may_run};
+use skill_core::manifest::{Manifest, PermissionLevel, granted, may_run};
 
 use crate::model::caller::Caller;
 
 /// Why `caller` may not run the skill of manifest `m`, if it may not.
 ///
-/// The rule is [`Reuse::runs`]: what the skill grants the caller's role
-/// (`reusable_by`) and what the caller holds must both reach `execute`, so a
-/// role granted `read` sees a skill but does not run it, whatever it holds.
-/// A skill with no `reusable_by` entries is open to every role.
-///
-/// - A caller presenting an agent role must match an entry for that role; a
-///   role presented without a level holds `read`.
-/// - A caller presenting a level without a role holds it for every role: it
-///   runs the skill when some entry lets it.
-/// - A caller with a set of granted permissions must hold every MCP permission
-///   of the skill.
-///
-/// [`Reuse::runs`]: skill_core::manifest::Reuse::runs
+/// The process's own operator (a caller that presents nothing: no role, no
+/// level, no set of permissions, as the CLI without flags and in-process
+/// code) is not held to `reusable_by`. Every other caller is, by one rule:
+/// what the list grants the caller's role ([`granted`]: an empty list is
+/// open to every role; a caller that presents no role gets the least any
+/// role gets, so leaving a claim out never grants more than presenting one)
+/// and the level the caller holds must both reach `execute`
+/// ([`may_run`]). A role presented without a level holds `read`; a level
+/// presented without a role holds that level. A caller with a set of
+/// granted permissions must also hold every MCP permission of the skill.
 #[inline]
 pub(crate) fn authorize(m: &Manifest, caller: &Caller) -> Result<(), String> {
-    match (caller.agent_role, caller.permission_level) {
-        (None, None) => {}
-        _ if m.reusable_by.is_empty() => {
-            if let Some(held) = caller.permission_level
-                && !may_run(PermissionLevel::Admin, held)
-            {
-                return Err(format!(
-                    "permission level `{}` does not run skills; running needs `execute`",
-                    held.as_str()
-                ));
-            }
-        }
-        (None, Some(held)) => {
-            if !m.reusable_by.iter().any(|r| r.runs(held)) {
-                return Err(format!(
-                    "permission level `{}` runs no role of reusable_by ({}); running needs `execute` for a role granted `execute` or `admin`",
-                    held.as_str(),
-                    roles(m)
-                ));
-            }
-        }
-        (Some(role), held) => {
-            let held = held.unwrap_or(PermissionLevel::Read);
-            match m.reusable_by.iter().find(|r| r.agent_role == role) {
-                None => {
-                    return Err(format!(
-                        "agent role `{}` is not in reusable_by ({})",
-                        role.as_str(),
-                        roles(m)
-                    ));
-                }
-                Some(r) if !may_run(r.permission_level, PermissionLevel::Admin) => {
-                    return Err(format!(
-                        "agent role `{}` is granted `{}` on this skill, which lets it see the skill, not run it; running needs `execute` or `admin` in reusable_by",
-                        role.as_str(),
-                        r.permission_level.as_str()
-                    ));
-                }
-                Some(r) if !r.runs(held) => {
-                    return Err(format!(
-                        "agent role `{}` runs this skill at permission level `execute` or above; the caller holds `{}`",
-                        role.as_str(),
-                        held.as_str()
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
+    let operator = caller.agent_role.is_none()
+        && caller.permission_level.is_none()
+        && caller.permissions.is_none();
+    if !operator {
+        reuse(m, caller)?;
     }
-    if let Some(granted) = &caller.permissions {
-        let missing = missing_permissions(granted, m.mcp.permissions);
+    if let Some(held) = &caller.permissions {
+        let missing = missing_permissions(held, m.mcp.permissions);
         if !missing.is_empty() {
             return Err(format!("missing {}", permission_list(&missing)));
         }
     }
     Ok(())
+}
+
+/// Why `caller`, held to `reusable_by`, may not run the skill of `m`.
+fn reuse(m: &Manifest, caller: &Caller) -> Result<(), String> {
+    let role = caller.agent_role;
+    let held = caller.permission_level.unwrap_or(match role {
+        Some(_) => PermissionLevel::Read,
+        // Neither role nor level: what the list grants decides alone.
+        None => PermissionLevel::Admin,
+    });
+    let Some(grant) = granted(m.reusable_by, role) else {
+        return Err(match role {
+            Some(role) => format!(
+                "agent role `{}` is not in reusable_by ({})",
+                role.as_str(),
+                roles(m)
+            ),
+            None => format!(
+                "the caller presents no agent role, and this skill is reusable by {} only: present one of these roles",
+                roles(m)
+            ),
+        });
+    };
+    if !may_run(grant, PermissionLevel::Admin) {
+        return Err(format!(
+            "{} granted `{}` on this skill, which lets it see the skill, not run it; running needs `execute` or `admin` in reusable_by",
+            who(caller),
+            grant.as_str()
+        ));
+    }
+    if !may_run(grant, held) {
+        return Err(format!(
+            "{} runs this skill at permission level `execute` or above; the caller holds `{}`",
+            who(caller),
+            held.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// The caller as messages name it.
+fn who(caller: &Caller) -> String {
+    match caller.agent_role {
+        Some(role) => format!("agent role `{}` is", role.as_str()),
+        None => "a caller with no agent role is".to_owned(),
+    }
 }
 
 /// The roles of `reusable_by`, with what each is granted.

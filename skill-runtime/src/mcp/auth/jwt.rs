@@ -8,16 +8,24 @@
 //! refused before any key is looked at); its key is in the JWKS by `kid`
 //! (an unknown `kid` fetches the set once more, at most every
 //! [`REFETCH_AFTER`], then is refused) and is of that algorithm's family
-//! (and of that algorithm, when the key says which); the signature; `iss`;
-//! `aud` (this resource, RFC 8707); `exp` and `nbf` within a small leeway;
-//! `sub`. The JWT crate is `jsonwebtoken` (the maintained one, on the
-//! pure-Rust RustCrypto backend); the set is fetched with hyper's client
-//! over rustls.
+//! (and of that algorithm, when the key says which); no `crit` header (it
+//! names extensions this server does not implement, and RFC 7515 says a
+//! token that needs one is refused); the signature; `iss`; `aud` (this
+//! resource, RFC 8707); `exp` and `nbf` within a small leeway; `sub`. The
+//! JWT crate is `jsonwebtoken` (the maintained one, on the pure-Rust
+//! RustCrypto backend); the set is fetched with hyper's client over rustls.
+//!
+//! The key set is fetched again on a timer ([`JwtConfig::refresh_every`]),
+//! so a key the issuer withdrew stops verifying any token within that
+//! interval, and for an unknown `kid`: one fetch at a time, at most one
+//! attempt per [`JwtConfig::refetch_after`] whether it succeeds or fails,
+//! and a request waits for a fetch at most [`WAIT_FOR_KEYS`], so an issuer
+//! that fails or hangs costs neither it nor the server more than that.
 
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty, Limited};
@@ -52,6 +60,16 @@ const ASYMMETRIC: [Algorithm; 9] = [
 /// by default: a stream of tokens with made-up `kid`s costs the issuer one
 /// request per this long, not one per token.
 pub const REFETCH_AFTER: Duration = Duration::from_secs(30);
+
+/// How often the key set is fetched again, by default.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
+
+/// The longest a request waits for a fetch of the key set: past it, a token
+/// naming a key not in the set is answered 503 while the fetch goes on.
+pub const WAIT_FOR_KEYS: Duration = Duration::from_secs(2);
+
+/// The longest one fetch of the key set may take.
+const FETCH_WITHIN: Duration = Duration::from_secs(10);
 
 /// The most a key set may weigh.
 const MAX_JWKS_BYTES: usize = 1 << 20;
@@ -96,8 +114,13 @@ pub struct JwtConfig {
     /// Clock skew allowed on `exp` and `nbf`, at most [`MAX_LEEWAY`].
     pub leeway: Duration,
     /// The least time between two fetches for unknown key ids (1 s to an
-    /// hour; [`REFETCH_AFTER`] by default).
+    /// hour; [`REFETCH_AFTER`] by default), counted from the last attempt,
+    /// whether it succeeded or not.
     pub refetch_after: Duration,
+    /// How often the key set is fetched again (1 s to an hour;
+    /// [`REFRESH_EVERY`] by default): a key withdrawn from the set stops
+    /// verifying tokens, remembered ones included, within this long.
+    pub refresh_every: Duration,
 }
 
 impl JwtConfig {
@@ -111,6 +134,7 @@ impl JwtConfig {
             role_claim: None,
             leeway: Duration::from_secs(30),
             refetch_after: REFETCH_AFTER,
+            refresh_every: REFRESH_EVERY,
         }
     }
 }
@@ -119,17 +143,25 @@ impl JwtConfig {
 ///
 /// A client sends the same token with every request: a token that passed is
 /// remembered (by its SHA-256, at most [`CHECKED_FOR`] and never past its
-/// `exp`), so the signature is verified once per token, not per request.
+/// `exp`, and forgotten when the key set changes), so the signature is
+/// verified once per token, not per request.
 pub struct JwtAuth {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
     config: JwtConfig,
     keys: RwLock<Keys>,
-    /// One fetch at a time; the others wait for it and use its keys.
-    fetching: tokio::sync::Mutex<()>,
+    /// When the set was last asked for, and whether a fetch is under way.
+    fetch: Mutex<Fetch>,
+    /// Counts finished fetches, successful or not: requests waiting for one
+    /// watch it.
+    fetched: tokio::sync::watch::Sender<u64>,
     checked: Mutex<HashMap<[u8; 32], (Caller, Instant)>>,
 }
 
 /// How long a token that passed is taken without its signature checked
-/// again: a key withdrawn from the JWKS stops its tokens within this long.
+/// again.
 pub const CHECKED_FOR: Duration = Duration::from_secs(60);
 
 /// The most tokens remembered at once.
@@ -137,13 +169,29 @@ const MAX_CHECKED: usize = 10_000;
 
 struct Keys {
     set: JwkSet,
-    fetched: Instant,
+    /// The set as fetched, to tell a changed set from the same one.
+    text: Vec<u8>,
+}
+
+struct Fetch {
+    attempted: Instant,
+    running: bool,
+}
+
+/// Whether a fetch was started.
+enum Started {
+    /// One is under way (started now, or before).
+    Running,
+    /// The last attempt was too recent.
+    NotDue,
 }
 
 impl JwtAuth {
     /// Check tokens as `config` says, with the key set fetched (or read)
     /// now: an issuer that cannot be reached is an error at start, not a
-    /// refusal of every token later.
+    /// refusal of every token later. The set is fetched again every
+    /// [`JwtConfig::refresh_every`] from then on, on the current tokio
+    /// runtime, for as long as the `JwtAuth` lives.
     pub async fn connect(config: JwtConfig) -> Result<JwtAuth, String> {
         if config.leeway > MAX_LEEWAY {
             return Err(format!(
@@ -152,50 +200,111 @@ impl JwtAuth {
                 MAX_LEEWAY.as_secs()
             ));
         }
-        if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&config.refetch_after) {
+        let hour = Duration::from_secs(1)..=Duration::from_secs(3600);
+        if !hour.contains(&config.refetch_after) {
             return Err("the refetch interval is 1 s to an hour".to_owned());
         }
-        let set = load(&config.jwks).await?;
-        Ok(JwtAuth {
+        if !hour.contains(&config.refresh_every) {
+            return Err("the refresh interval is 1 s to an hour".to_owned());
+        }
+        let (set, text) = load(&config.jwks).await?;
+        let shared = Arc::new(Shared {
             config,
-            keys: RwLock::new(Keys {
-                set,
-                fetched: Instant::now(),
+            keys: RwLock::new(Keys { set, text }),
+            fetch: Mutex::new(Fetch {
+                attempted: Instant::now(),
+                running: false,
             }),
-            fetching: tokio::sync::Mutex::new(()),
+            fetched: tokio::sync::watch::Sender::new(0),
             checked: Mutex::new(HashMap::new()),
-        })
+        });
+        tokio::spawn(refresh(Arc::downgrade(&shared)));
+        Ok(JwtAuth { shared })
     }
+}
 
+/// Fetch the key set of `shared` every `refresh_every` while it lives.
+async fn refresh(shared: Weak<Shared>) {
+    let every = match shared.upgrade() {
+        Some(s) => s.config.refresh_every,
+        None => return,
+    };
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(s) = shared.upgrade() else { return };
+        // A fetch for an unknown key a moment ago counts as this one.
+        let _ = s.start_fetch(every / 2);
+    }
+}
+
+impl Shared {
     /// The key for a token of `alg` with key id `kid`, fetching the set once
-    /// more when the id is unknown (at most every
-    /// [`JwtConfig::refetch_after`]).
-    async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, AuthError> {
+    /// more when the id is unknown (at most one attempt every
+    /// [`JwtConfig::refetch_after`]), waiting at most [`WAIT_FOR_KEYS`].
+    async fn key(
+        self: &Arc<Self>,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<DecodingKey, AuthError> {
         if let Some(key) = self.find(kid, alg)? {
             return Ok(key);
         }
-        let _one = self.fetching.lock().await;
-        // Fetched by another request meanwhile?
-        if let Some(key) = self.find(kid, alg)? {
-            return Ok(key);
-        }
-        let due = crate::sync::read(&self.keys).fetched.elapsed() >= self.config.refetch_after;
-        if due {
-            let set = load(&self.config.jwks)
-                .await
-                .map_err(AuthError::Unavailable)?;
-            *crate::sync::write(&self.keys) = Keys {
-                set,
-                fetched: Instant::now(),
-            };
-            if let Some(key) = self.find(kid, alg)? {
-                return Ok(key);
+        let mut fetched = self.fetched.subscribe();
+        if let Started::Running = self.start_fetch(self.config.refetch_after) {
+            match tokio::time::timeout(WAIT_FOR_KEYS, fetched.changed()).await {
+                Ok(_) => {
+                    if let Some(key) = self.find(kid, alg)? {
+                        return Ok(key);
+                    }
+                }
+                Err(_) => {
+                    return Err(AuthError::Unavailable(format!(
+                        "the issuer's key set did not arrive within {} s",
+                        WAIT_FOR_KEYS.as_secs()
+                    )));
+                }
             }
         }
         Err(AuthError::Invalid(match kid {
             Some(kid) => format!("the token's key `{kid}` is not one of the issuer's keys"),
             None => "the token names no key (`kid`) and the issuer has several".to_owned(),
         }))
+    }
+
+    /// Start a fetch of the key set unless one is under way or the last
+    /// attempt was less than `gap` ago. The fetch runs on its own task: it
+    /// replaces the set when it succeeds (forgetting the remembered tokens
+    /// when the set changed), and counts as an attempt either way.
+    fn start_fetch(self: &Arc<Self>, gap: Duration) -> Started {
+        {
+            let mut f = lock(&self.fetch);
+            if f.running {
+                return Started::Running;
+            }
+            if f.attempted.elapsed() < gap {
+                return Started::NotDue;
+            }
+            f.running = true;
+            f.attempted = Instant::now();
+        }
+        let shared = self.clone();
+        tokio::spawn(async move {
+            match load(&shared.config.jwks).await {
+                Ok((set, text)) => {
+                    let changed = crate::sync::read(&shared.keys).text != text;
+                    if changed {
+                        *crate::sync::write(&shared.keys) = Keys { set, text };
+                        lock(&shared.checked).clear();
+                    }
+                }
+                Err(e) => tracing::warn!("the issuer's key set could not be fetched again: {e}"),
+            }
+            lock(&shared.fetch).running = false;
+            shared.fetched.send_modify(|n| *n += 1);
+        });
+        Started::Running
     }
 
     fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Option<DecodingKey>, AuthError> {
@@ -225,7 +334,7 @@ impl JwtAuth {
         Ok(Some(key))
     }
 
-    async fn check(&self, token: &str) -> Result<Caller, AuthError> {
+    async fn check(self: &Arc<Self>, token: &str) -> Result<Caller, AuthError> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some((caller, until)) = lock(&self.checked).get(&digest)
             && Instant::now() < *until
@@ -250,13 +359,19 @@ impl JwtAuth {
     }
 
     /// `token` checked whole: its caller, and its `exp`.
-    async fn verify(&self, token: &str) -> Result<(Caller, u64), AuthError> {
+    async fn verify(self: &Arc<Self>, token: &str) -> Result<(Caller, u64), AuthError> {
         let header = decode_header(token)
             .map_err(|e| AuthError::Invalid(format!("the token is not a JWT: {e}")))?;
         if !ASYMMETRIC.contains(&header.alg) {
             return Err(AuthError::Invalid(format!(
                 "tokens signed with {:?} are refused: only asymmetric algorithms (RS, PS, ES, EdDSA) are",
                 header.alg
+            )));
+        }
+        if let Some(crit) = &header.crit {
+            return Err(AuthError::Invalid(format!(
+                "the token's `crit` header names extensions this server does not implement ({})",
+                crit.join(", ")
             )));
         }
         let key = self.key(header.kid.as_deref(), header.alg).await?;
@@ -321,35 +436,44 @@ impl JwtAuth {
 
 impl Authenticator for JwtAuth {
     fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, Result<Caller, AuthError>> {
-        Box::pin(async move { self.check(bearer(request)?).await })
+        Box::pin(async move { self.shared.check(bearer(request)?).await })
     }
 
     fn authorization_servers(&self) -> Vec<String> {
-        vec![self.config.issuer.clone()]
+        vec![self.shared.config.issuer.clone()]
     }
 }
 
-/// The key set at `source`: read, or fetched (within 10 s and 1 MiB).
-async fn load(source: &JwksSource) -> Result<JwkSet, String> {
+/// The key set at `source`, and its text: read, or fetched (within
+/// [`FETCH_WITHIN`] and 1 MiB).
+async fn load(source: &JwksSource) -> Result<(JwkSet, Vec<u8>), String> {
     let text = match source {
         JwksSource::File(path) => {
             let path = path.clone();
             tokio::task::spawn_blocking(move || {
-                std::fs::read(&path).map_err(|e| format!("the key set {}: {e}", path.display()))
+                crate::files::read_bounded(&path, MAX_JWKS_BYTES as u64)
+                    .map_err(|e| format!("the key set {}: {e}", path.display()))
             })
             .await
             .map_err(|e| e.to_string())??
         }
-        JwksSource::Url(url) => tokio::time::timeout(Duration::from_secs(10), fetch(url))
+        JwksSource::Url(url) => tokio::time::timeout(FETCH_WITHIN, fetch(url))
             .await
-            .map_err(|_| format!("the key set at {url} did not arrive within 10 s"))??,
+            .map_err(|_| {
+                format!(
+                    "the key set at {url} did not arrive within {} s",
+                    FETCH_WITHIN.as_secs()
+                )
+            })??,
     };
     if text.len() > MAX_JWKS_BYTES {
         return Err(format!("the key set is over {MAX_JWKS_BYTES} bytes"));
     }
+    crate::files::refuse_duplicate_keys(&text)
+        .map_err(|e| format!("the key set is not a JWKS: {e}"))?;
     let set: JwkSet =
         serde_json::from_slice(&text).map_err(|e| format!("the key set is not a JWKS: {e}"))?;
-    Ok(set)
+    Ok((set, text))
 }
 
 async fn fetch(url: &str) -> Result<Vec<u8>, String> {

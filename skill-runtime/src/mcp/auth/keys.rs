@@ -5,13 +5,14 @@
 //! A key is 32 random bytes: guessing one is out of reach, so a fast digest
 //! is the right store (a slow password hash protects low-entropy secrets,
 //! which these are not), and the digest comparison is constant-time. The
-//! file is read again whenever it changes, so a key removed from it stops
-//! working at the next request, without a restart; a file that cannot be
-//! read refuses every key (503) rather than keep serving stale ones.
+//! file is read at every request and compared with what was read before by
+//! its bytes (not its time or length, which a writer can keep), so a key
+//! removed from it stops working at the next request, without a restart; a
+//! file that cannot be read (gone, not a regular file, not a key file)
+//! refuses every key (503) rather than keep serving stale ones.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use hyper::http::request::Parts;
 use serde::{Deserialize, Serialize};
@@ -64,19 +65,23 @@ pub struct ApiKeys {
 }
 
 struct Loaded {
-    /// The file's modification time and length when it was read.
-    stamp: Option<(SystemTime, u64)>,
+    /// The file's bytes when it was last read, if it could be.
+    bytes: Option<Vec<u8>>,
     keys: Result<Vec<KeyEntry>, String>,
 }
+
+/// The most a key file may weigh.
+const MAX_KEY_FILE: u64 = 16 << 20;
 
 impl ApiKeys {
     /// The keys of the file at `path`, which must read as a key file.
     pub fn open(path: impl Into<PathBuf>) -> std::io::Result<ApiKeys> {
         let path = path.into();
-        let keys = read(&path).map_err(std::io::Error::other)?;
+        let bytes = crate::files::read_bounded(&path, MAX_KEY_FILE)?;
+        let keys = parse(&path, &bytes).map_err(std::io::Error::other)?;
         Ok(ApiKeys {
             loaded: Mutex::new(Loaded {
-                stamp: stamp(&path),
+                bytes: Some(bytes),
                 keys: Ok(keys),
             }),
             path,
@@ -104,8 +109,9 @@ impl ApiKeys {
             ));
         }
         let mut file = if path.exists() {
+            let bytes = crate::files::read_bounded(path, MAX_KEY_FILE)?;
             KeyFile {
-                keys: read(path).map_err(std::io::Error::other)?,
+                keys: parse(path, &bytes).map_err(std::io::Error::other)?,
             }
         } else {
             KeyFile::default()
@@ -134,13 +140,21 @@ impl ApiKeys {
         Ok(NewKey { key, entry })
     }
 
-    /// The entry `key` matches, reading the file again first if it changed.
+    /// The entry `key` matches, in the file as it is now (parsed again when
+    /// its bytes changed).
     fn find(&self, key: &str) -> Result<Option<KeyEntry>, AuthError> {
-        let now = stamp(&self.path);
+        let now = crate::files::read_bounded(&self.path, MAX_KEY_FILE);
         let mut loaded = lock(&self.loaded);
-        if now != loaded.stamp {
-            loaded.keys = read(&self.path);
-            loaded.stamp = now;
+        match now {
+            Ok(bytes) if loaded.bytes.as_ref() == Some(&bytes) => {}
+            Ok(bytes) => {
+                loaded.keys = parse(&self.path, &bytes);
+                loaded.bytes = Some(bytes);
+            }
+            Err(e) => {
+                loaded.keys = Err(e.to_string());
+                loaded.bytes = None;
+            }
         }
         let keys = loaded
             .keys
@@ -177,10 +191,11 @@ impl Authenticator for ApiKeys {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<KeyEntry>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// The keys of a key file's `bytes` (read from `path`).
+fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<KeyEntry>, String> {
+    let value = crate::files::parse_json(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let file: KeyFile =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_value(value).map_err(|e| format!("{}: {e}", path.display()))?;
     for k in &file.keys {
         let hex_digest = k.hash.strip_prefix("sha256:").unwrap_or_default();
         if hex_digest.len() != 64 || !hex_digest.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -192,11 +207,6 @@ fn read(path: &Path) -> Result<Vec<KeyEntry>, String> {
         }
     }
     Ok(file.keys)
-}
-
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.modified().ok()?, m.len()))
 }
 
 /// `sha256:` and the hex digest of `key`.

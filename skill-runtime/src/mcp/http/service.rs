@@ -22,6 +22,7 @@ use super::reply::{Body, rpc_error};
 use super::sessions::CappedSessions;
 use crate::mcp::limits::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
 use crate::mcp::server::McpServer;
+use crate::model::caller::Caller;
 
 /// The MCP endpoint of an [`McpServer`] as a tower service
 /// ([`McpServer::into_service`]): mount it at any path of an axum or tower
@@ -42,6 +43,8 @@ pub struct McpService {
 
 struct Shared {
     rmcp: StreamableHttpService<McpServer, CappedSessions>,
+    /// The same sessions rmcp keeps: whose each is.
+    sessions: Arc<CappedSessions>,
     server: McpServer,
     limits: Arc<HttpLimits>,
     rates: Option<CallerRates>,
@@ -60,7 +63,7 @@ impl McpService {
             .iter()
             .map(|h| (*h).to_owned())
             .chain(limits.allowed_hosts.iter().cloned());
-        let sessions = CappedSessions::new(&limits);
+        let sessions = Arc::new(CappedSessions::new(&limits));
         let served = server.clone();
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(origins)
@@ -82,11 +85,11 @@ impl McpService {
         }
         let hosts =
             Hosts::new((!any_host).then(|| config.allowed_hosts.iter().map(String::as_str)));
-        let rmcp =
-            StreamableHttpService::new(move || Ok(served.clone()), Arc::new(sessions), config);
+        let rmcp = StreamableHttpService::new(move || Ok(served.clone()), sessions.clone(), config);
         McpService {
             shared: Arc::new(Shared {
                 rmcp,
+                sessions,
                 rates: limits.caller_rate.map(CallerRates::new),
                 server,
                 limits,
@@ -135,7 +138,7 @@ impl Shared {
                 && parts.method == hyper::Method::POST
                 && let Some(refused) = rates.refusal(None)
             {
-                return refused;
+                return after_body(&parts, body, &self.limits, refused).await;
             }
             return handle(self, Request::from_parts(parts, body), None).await;
         };
@@ -150,13 +153,16 @@ impl Shared {
         }
         let caller = match authenticator.authenticate(&parts).await {
             Ok(caller) => caller,
-            Err(e) => return auth_answers::refused(&e, &metadata_url()),
+            Err(e) => {
+                let refused = auth_answers::refused(&e, &metadata_url());
+                return after_body(&parts, body, &self.limits, refused).await;
+            }
         };
         if let Some(rates) = &self.rates
             && parts.method == hyper::Method::POST
             && let Some(refused) = rates.refusal(Some(&caller))
         {
-            return refused;
+            return after_body(&parts, body, &self.limits, refused).await;
         }
         parts.extensions.insert(caller);
         let check = ScopeCheck {
@@ -246,61 +252,9 @@ where
 {
     let (rmcp, limits) = (&shared.rmcp, &*shared.limits);
     let (parts, body) = request.into_parts();
-    let max_body = limits.max_body_bytes;
-    // The body's time: a base, and its length at the slowest rate allowed.
-    let length = parts
-        .headers
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        .unwrap_or(max_body as u64)
-        .min(max_body as u64);
-    let allowed = limits
-        .body_timeout
-        .saturating_add(std::time::Duration::from_secs_f64(
-            length as f64 / limits.min_body_rate.max(1) as f64,
-        ));
-    // A body that came with its headers is read at the first poll: no timer
-    // is set for it (setting one reaches for the runtime's timer wheel).
-    let mut collect = std::pin::pin!(Limited::new(body, max_body).collect());
-    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
-    let read = match first {
-        Poll::Ready(done) => Ok(done),
-        Poll::Pending => tokio::time::timeout(allowed, collect).await,
-    };
-    let bytes = match read {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                -32600,
-                format!("the request body exceeds {max_body} bytes"),
-            );
-        }
-        Ok(Err(e)) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32700,
-                format!("the request body could not be read: {e}"),
-            );
-        }
-        Err(_) => {
-            let mut answer = rpc_error(
-                StatusCode::REQUEST_TIMEOUT,
-                Value::Null,
-                -32600,
-                format!(
-                    "the request body did not arrive within {} ms",
-                    allowed.as_millis()
-                ),
-            );
-            answer.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-            return answer;
-        }
+    let bytes = match read_body(&parts, body, limits).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
     // A call answered directly was read already: its scope is checked on
     // what was read, not on a second parse of the body.
@@ -321,7 +275,129 @@ where
         drop(busy);
         return answer;
     }
-    through_rmcp(rmcp, parts, bytes, busy).await
+    // A session is its creator's: any request naming it (a message, its
+    // event stream, its deletion) from another caller is answered as for
+    // a session that does not exist.
+    let caller = parts.extensions.get::<Caller>().cloned();
+    let session = parts.headers.get(SESSION_HEADER).cloned();
+    if let Some(id) = &session
+        && !id
+            .to_str()
+            .is_ok_and(|id| shared.sessions.belongs(id, caller.as_ref()))
+    {
+        return no_session();
+    }
+    let answer = through_rmcp(rmcp, parts, bytes, busy).await;
+    if session.is_none()
+        && let Some(id) = answer.headers().get(SESSION_HEADER)
+        && let Ok(id) = id.to_str()
+    {
+        shared.sessions.claim(id, caller.as_ref());
+    }
+    answer
+}
+
+/// The header that names a session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The answer to a request naming a session this caller does not have
+/// (rmcp's own answer to an unknown one).
+fn no_session() -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::NOT_FOUND)
+        .body(
+            Full::new(Bytes::from_static(b"Not Found: Session not found"))
+                .map_err(|e| match e {})
+                .boxed(),
+        )
+        .expect("a status and a body make a response")
+}
+
+/// `body` read whole, within [`HttpLimits::max_body_bytes`] and its time
+/// (a base, and its length at the slowest rate allowed); the answer to a
+/// body that is too large, broken or late otherwise.
+async fn read_body<B>(
+    parts: &hyper::http::request::Parts,
+    body: B,
+    limits: &HttpLimits,
+) -> Result<Bytes, Response<Body>>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let max_body = limits.max_body_bytes;
+    let length = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or(max_body as u64)
+        .min(max_body as u64);
+    let allowed = limits
+        .body_timeout
+        .saturating_add(std::time::Duration::from_secs_f64(
+            length as f64 / limits.min_body_rate.max(1) as f64,
+        ));
+    // A body that came with its headers is read at the first poll: no timer
+    // is set for it (setting one reaches for the runtime's timer wheel).
+    let mut collect = std::pin::pin!(Limited::new(body, max_body).collect());
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(done) => Ok(done),
+        Poll::Pending => tokio::time::timeout(allowed, collect).await,
+    };
+    match read {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(closing(rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            -32600,
+            format!("the request body exceeds {max_body} bytes"),
+        ))),
+        Ok(Err(e)) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32700,
+            format!("the request body could not be read: {e}"),
+        )),
+        Err(_) => Err(closing(rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            Value::Null,
+            -32600,
+            format!(
+                "the request body did not arrive within {} ms",
+                allowed.as_millis()
+            ),
+        ))),
+    }
+}
+
+/// `refusal`, sent once the request's body is read (within the same limits
+/// as any body), so that a client still sending it reads the refusal rather
+/// than a broken pipe; when the body cannot be read whole, the refusal
+/// closes the connection.
+async fn after_body<B>(
+    parts: &hyper::http::request::Parts,
+    body: B,
+    limits: &HttpLimits,
+    refusal: Response<Body>,
+) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match read_body(parts, body, limits).await {
+        Ok(_) => refusal,
+        Err(_) => closing(refusal),
+    }
+}
+
+/// `answer` with `Connection: close`.
+fn closing(mut answer: Response<Body>) -> Response<Body> {
+    answer.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    answer
 }
 
 /// A request rmcp answers, with the JSON-RPC error a body it could not read

@@ -1,5 +1,6 @@
-//! rmcp's in-memory sessions, capped: creating one more than the cap closes
-//! the session used least recently.
+//! rmcp's in-memory sessions, capped (creating one more than the cap closes
+//! the session used least recently), each the capability of the caller that
+//! created it: a request naming a session is served only for that caller.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +15,7 @@ use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMess
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 
 use crate::mcp::limits::HttpLimits;
+use crate::model::caller::Caller;
 
 /// rmcp's in-memory sessions, at most [`HttpLimits::max_sessions`] of them:
 /// creating one more closes the session used least recently. rmcp closes a
@@ -21,9 +23,18 @@ use crate::mcp::limits::HttpLimits;
 pub(super) struct CappedSessions {
     inner: LocalSessionManager,
     max: usize,
-    /// Last use of each session this manager created, as a tick of `clock`.
-    used: Mutex<HashMap<SessionId, u64>>,
+    /// Each session this manager created: its last use, as a tick of
+    /// `clock`, and who created it.
+    used: Mutex<HashMap<SessionId, Session>>,
     clock: AtomicU64,
+}
+
+struct Session {
+    at: u64,
+    /// The caller that created it (`Some(None)`: a server without
+    /// authentication, whose callers are all the server's own); `None`
+    /// until the answer that names the session is sent.
+    owner: Option<Option<Caller>>,
 }
 
 impl CappedSessions {
@@ -40,12 +51,32 @@ impl CappedSessions {
 
     fn touch(&self, id: &SessionId) {
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        if let Some(at) = self.lock().get_mut(id) {
-            *at = now;
+        if let Some(s) = self.lock().get_mut(id) {
+            s.at = now;
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, u64>> {
+    /// Session `id`, just created by a request of `caller`, is theirs.
+    pub(super) fn claim(&self, id: &str, caller: Option<&Caller>) {
+        if let Some(s) = self.lock().get_mut(id)
+            && s.owner.is_none()
+        {
+            s.owner = Some(caller.cloned());
+        }
+    }
+
+    /// Whether session `id` was created by `caller` (the same principal:
+    /// [`Caller::same_principal`]). A session this server did not create,
+    /// or whose creating answer is not sent yet, is no one's.
+    pub(super) fn belongs(&self, id: &str, caller: Option<&Caller>) -> bool {
+        match self.lock().get(id).and_then(|s| s.owner.as_ref()) {
+            Some(None) => caller.is_none(),
+            Some(Some(owner)) => caller.is_some_and(|c| owner.same_principal(c)),
+            None => false,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Session>> {
         // The map holds plain ticks: a panic elsewhere leaves it consistent.
         self.used.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -65,7 +96,7 @@ impl CappedSessions {
             while used.len() >= self.max {
                 let Some(oldest) = used
                     .iter()
-                    .min_by_key(|(_, at)| **at)
+                    .min_by_key(|(_, s)| s.at)
                     .map(|(id, _)| id.clone())
                 else {
                     break;
@@ -95,7 +126,13 @@ impl SessionManager for CappedSessions {
         self.make_room().await;
         let (id, transport) = self.inner.create_session().await?;
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(id.clone(), now);
+        self.lock().insert(
+            id.clone(),
+            Session {
+                at: now,
+                owner: None,
+            },
+        );
         Ok((id, transport))
     }
 
