@@ -14,8 +14,12 @@ use skill_tests::temp_dir;
 /// The example runtime over a copy of the example data in `dir/data`.
 fn runtime(dir: &Path) -> Runtime {
     let registry = Arc::new(Registry::from_inventory().expect("valid registry"));
+    // search_notes is tagged `requires_review`: the operator approves.
     seed_skills::runtime_builder(registry, &dir.join("data"))
         .expect("example data")
+        .approver(skill_runtime::policy::ApproveAll {
+            by: "the test's operator".into(),
+        })
         .build()
         .expect("runtime starts")
 }

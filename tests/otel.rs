@@ -227,6 +227,8 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
             "seo:read",
             "--grant",
             "obsidian:read",
+            // search_notes is tagged `requires_review`: the operator approves.
+            "--approve",
             "--record",
             records.to_str().unwrap(),
         ],

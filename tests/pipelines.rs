@@ -226,7 +226,13 @@ async fn a_script_op_without_a_root_refuses_to_run() {
 
 #[tokio::test]
 async fn a_native_op_is_called_by_a_skill() {
-    let rt = runtime();
+    // search_notes is tagged `requires_review`: the operator approves.
+    let rt = builder()
+        .approver(skill_runtime::policy::ApproveAll {
+            by: "the test's operator".into(),
+        })
+        .build()
+        .unwrap();
     let result = rt
         .invoke(JobEnvelope::new(
             "search_notes",
@@ -260,7 +266,9 @@ async fn an_mcp_op_needs_a_configured_client_and_calls_the_real_server() {
     // The project's own MCP server, as a child process, is the client's server.
     run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
     let mut server = tokio::process::Command::new(root().join("target/debug/skill-examples"));
-    server.arg("mcp").current_dir(root());
+    server
+        .args(["mcp", "--role", "executor"])
+        .current_dir(root());
     let client = McpClient::spawn(server).await.expect("MCP handshake");
     let rt = builder().resource(McpTools::new(client)).build().unwrap();
     let remote = rt

@@ -384,12 +384,26 @@ impl Runtime {
 }
 
 /// Why a skill with manifest `m` needs a person's approval before it runs:
-/// `requires_hitl`, `destructive`, or both; `None` when it needs none.
+/// `requires_hitl`, `destructive`, the policy tag `requires_review`, or
+/// several; `None` when it needs none.
 pub(crate) fn approval_reason(m: &skill_core::manifest::Manifest) -> Option<&'static str> {
-    match (m.constraints.requires_hitl, m.constraints.is_destructive) {
-        (true, true) => Some("requires_hitl, destructive"),
-        (true, false) => Some("requires_hitl"),
-        (false, true) => Some("destructive"),
-        (false, false) => None,
+    let review = m.policy_tags.contains(&REQUIRES_REVIEW);
+    match (
+        m.constraints.requires_hitl,
+        m.constraints.is_destructive,
+        review,
+    ) {
+        (true, true, true) => Some("requires_hitl, destructive, requires_review"),
+        (true, true, false) => Some("requires_hitl, destructive"),
+        (true, false, true) => Some("requires_hitl, requires_review"),
+        (true, false, false) => Some("requires_hitl"),
+        (false, true, true) => Some("destructive, requires_review"),
+        (false, true, false) => Some("destructive"),
+        (false, false, true) => Some("requires_review"),
+        (false, false, false) => None,
     }
 }
+
+/// The policy tag (Brain OS `policy_tags`) that makes every run of a skill
+/// wait for a person, as `requires_hitl` does.
+pub const REQUIRES_REVIEW: &str = "requires_review";
