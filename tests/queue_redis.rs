@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use skill_runtime::JobEnvelope;
-use skill_runtime::queue::api::{Outcome, Queue};
+use skill_runtime::queue::api::{Cancelled, Outcome, Queue};
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 use skill_runtime::record::RunStatus;
 use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
@@ -896,6 +896,34 @@ fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
     let unknown = cancel("00000000-0000-4000-8000-000000000000");
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no job"));
+}
+
+/// Jobs cancelled while they waited, before any worker started: a worker
+/// that starts after the cancellations runs none of them, whatever it does
+/// first; each ends `cancelled` and its effect never happens.
+#[test]
+fn jobs_cancelled_before_a_worker_starts_never_run() {
+    let redis = RedisServer::start("cancel-early");
+    let url = redis.url();
+    let data = data_copy("cancel-early");
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let jobs = (0..6).map(|i| notify(None, 0, &format!("early-{i}@example.com")));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
+    for id in &ids {
+        assert_eq!(rt.block_on(b.cancel(id)).unwrap(), Cancelled::Requested);
+    }
+    let _w = worker(&url, &["--concurrency", "4"], &data);
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(20)));
+    assert!(
+        done.iter().all(|o| o.status == RunStatus::Cancelled),
+        "{done:?}"
+    );
+    assert_eq!(
+        outbox(&data),
+        Vec::<Value>::new(),
+        "a cancelled job ran its effect"
+    );
 }
 
 /// `enqueue --delay`: not run early, run within a second of its time, once

@@ -510,17 +510,22 @@ impl WorkSource for Source {
 
 impl Source {
     /// Up to `n` waiting messages, highest priority first.
+    /// Each says whether its job was cancelled while it waited.
     fn pop(&self, n: usize) -> Vec<Delivery> {
         let mut waiting = lock(&self.0.waiting);
+        let cancelled = lock(&self.0.cancelled);
         let mut out = Vec::new();
         for (i, queue) in waiting.iter_mut().enumerate() {
             while out.len() < n {
                 let Some((id, job)) = queue.pop_front() else {
                     break;
                 };
-                out.push(Delivery::of(id, Priority::SERVED[i], 1, job));
+                let mut d = Delivery::of(id, Priority::SERVED[i], 1, job);
+                d.cancelled = d.job_id().is_some_and(|j| cancelled.contains(j));
+                out.push(d);
             }
         }
+        drop(cancelled);
         self.0
             .in_flight
             .fetch_add(out.len() as u64, Ordering::Relaxed);

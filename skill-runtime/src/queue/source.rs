@@ -28,6 +28,10 @@ pub struct Delivery {
     pub raw: Option<String>,
     /// The job, or why the message is not one.
     pub job: Result<JobEnvelope, String>,
+    /// Whether the job was among the queue's cancellations when it was
+    /// taken (the take itself answers it): a worker ends it `cancelled`
+    /// without running it, whatever it has heard of cancellations so far.
+    pub cancelled: bool,
 }
 
 impl Delivery {
@@ -48,6 +52,7 @@ impl Delivery {
             deliveries,
             raw: Some(raw),
             job,
+            cancelled: false,
         }
     }
 
@@ -59,7 +64,13 @@ impl Delivery {
             deliveries,
             raw: None,
             job: Ok(job.delivered()),
+            cancelled: false,
         }
+    }
+
+    /// The job's id, when the message is a job.
+    pub fn job_id(&self) -> Option<&str> {
+        self.job.as_ref().ok().map(|j| j.job_id.as_str())
     }
 
     /// The message as queued, as text: what was read, or the envelope written

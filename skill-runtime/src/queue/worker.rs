@@ -427,7 +427,7 @@ async fn run_one(shared: Arc<Shared>, d: Arc<Delivery>) {
             let _watched = Watched::new(&shared, &job_id, &cancel);
             // Cancelled while it waited (as of the last reading, at most
             // CANCEL_HEARD_WITHIN ago): it ends `cancelled`, never run.
-            if lock(&shared.cancelled).contains(&job_id) {
+            if d.cancelled || lock(&shared.cancelled).contains(&job_id) {
                 cancel.cancel();
             }
             let mut watch = Watch::new();

@@ -197,6 +197,7 @@ pub(super) struct Scripts {
     pub(super) idem_finish: Script,
     pub(super) rate: Script,
     pub(super) status: Script,
+    pub(super) cancelled_among: Script,
 }
 
 /// A request that blocks on the server.
@@ -268,6 +269,7 @@ impl Conn {
                 idem_finish: Script::new(scripts::IDEM_FINISH),
                 rate: Script::new(scripts::RATE),
                 status: Script::new(scripts::STATUS),
+                cancelled_among: Script::new(scripts::CANCELLED_AMONG),
             },
             waiters: Mutex::new(Vec::new()),
             round_trips: AtomicU64::new(0),

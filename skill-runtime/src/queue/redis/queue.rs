@@ -60,7 +60,8 @@ impl RedisBackend {
             .arg(self.inner.keys.queued(&message.id))
             .arg(&message.raw)
             .arg(self.inner.config.result_ttl.as_millis() as u64)
-            .arg(&message.digest);
+            .arg(&message.digest)
+            .arg(message.id.as_str());
         cmd
     }
 

@@ -3,17 +3,19 @@
 //! Times come from the server (`TIME`), so workers on different machines
 //! agree on rate windows and heartbeats.
 
-/// Queue message `ARGV[1]` on stream KEYS[1] unless job id KEYS[2] was
-/// taken in the last `ARGV[2]` ms (as long as outcomes are kept): the id is
-/// marked with the job's digest `ARGV[3]`. Returns the entry id; 0 when the
-/// same job was queued already (a request sent again after a lost reply
-/// does not queue it twice); -1 when another job holds the id.
+/// Queue message `ARGV[1]` (job `ARGV[4]`) on stream KEYS[1] unless job
+/// id KEYS[2] was taken in the last `ARGV[2]` ms (as long as outcomes are
+/// kept): the id is marked with the job's digest `ARGV[3]`. Every entry of
+/// a priority stream carries its job's id beside the message (`id`), which
+/// a take checks against the cancellations (`CLAIM`). Returns the entry id;
+/// 0 when the same job was queued already (a request sent again after a
+/// lost reply does not queue it twice); -1 when another job holds the id.
 pub(super) const ENQUEUE: &str = r#"
 local held = redis.call('GET', KEYS[2])
 if not held then
   -- Queued first: a stream key of the wrong type fails here, before the id
   -- is marked (a script's writes are not undone by a later error).
-  local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+  local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1], 'id', ARGV[4])
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   return id
 end
@@ -51,7 +53,10 @@ for _, m in ipairs(due) do
   local sep = string.find(m, '\n', 1, true)
   local i = sep and tonumber(string.sub(m, 1, sep - 1))
   if i and i >= 1 and i <= 4 then
-    local r = redis.pcall('XADD', KEYS[1 + i], '*', 'job', string.sub(m, sep + 1))
+    local msg = string.sub(m, sep + 1)
+    local ok, job = pcall(cjson.decode, msg)
+    local id = ok and type(job) == 'table' and job.jobId or ''
+    local r = redis.pcall('XADD', KEYS[1 + i], '*', 'job', msg, 'id', tostring(id))
     if type(r) ~= 'table' or not r.err then
       redis.call('ZREM', KEYS[1], m)
       moved = moved + 1
@@ -62,6 +67,48 @@ for _, m in ipairs(due) do
 end
 return moved
 "#;
+
+/// The Lua functions the scripts that take jobs share: `now()`, the
+/// server's clock in ms, and `cancelled(zset, id, now)`, 1 when job `id`
+/// is among the queue's cancellations (the sorted set `CANCEL` writes,
+/// scored by when each mark lapses), else 0. A take answers it with each
+/// entry, so a job cancelled while it waited is never run by a worker that
+/// had not heard of the cancellation yet.
+macro_rules! cancelled {
+    () => {
+        r#"
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function cancelled(zset, id, at)
+  if not id or id == '' then return 0 end
+  local s = redis.call('ZSCORE', zset, id)
+  if s and tonumber(s) >= at then return 1 end
+  return 0
+end
+local function field(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then return fields[i + 1] end
+  end
+  return nil
+end
+"#
+    };
+}
+
+/// Whether each of the jobs `ARGV` is among the queue's cancellations
+/// (KEYS[1]): a list of 1 and 0, in order. What a blocking take, which no
+/// script can make, asks of what it read.
+pub(super) const CANCELLED_AMONG: &str = concat!(
+    cancelled!(),
+    r#"
+local at = now()
+local out = {}
+for i, id in ipairs(ARGV) do out[i] = cancelled(KEYS[1], id, at) end
+return out
+"#
+);
 
 /// The Lua function the scripts that release a parked job share:
 /// `unpark(parked, deadlines, streams, id)` puts job `id` (its member in hash
@@ -77,7 +124,7 @@ local function unpark(parked, deadlines, streams, id)
   local sep = string.find(m, '\n', 1, true)
   local i = sep and tonumber(string.sub(m, 1, sep - 1))
   if i and i >= 1 and i <= 4 then
-    redis.call('XADD', streams[i], '*', 'job', string.sub(m, sep + 1))
+    redis.call('XADD', streams[i], '*', 'job', string.sub(m, sep + 1), 'id', id)
   end
   redis.call('HDEL', parked, id)
   redis.call('ZREM', deadlines, id)
@@ -185,14 +232,18 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, 100000)
 /// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat: alive until
 /// now plus its visibility timeout `ARGV[4]` ms. KEYS: the four priority
 /// streams (highest first), the queue's workers hash, the namespace's
-/// heartbeats hash. A stream key that holds something else (a key of the
-/// wrong type, written by hand) is skipped, so the other priorities are
-/// still served, and named. Returns `{{{priority index, id, fields}, ...},
-/// {key that is not a stream, ...}}`.
-pub(super) const CLAIM: &str = r#"
+/// heartbeats hash, the queue's cancellations. A stream key that holds
+/// something else (a key of the wrong type, written by hand) is skipped, so
+/// the other priorities are still served, and named. Returns `{{{priority
+/// index, id, fields, cancelled}, ...}, {key that is not a stream, ...}}`,
+/// `cancelled` 1 for a job cancelled while it waited.
+pub(super) const CLAIM: &str = concat!(
+    cancelled!(),
+    r#"
 local out = {}
 local bad = {}
 local want = tonumber(ARGV[3])
+local at = now()
 for i = 1, 4 do
   if want <= 0 then break end
   local r = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', want, 'STREAMS', KEYS[i], '>')
@@ -201,17 +252,17 @@ for i = 1, 4 do
     table.insert(bad, KEYS[i])
   elseif r then
     for _, e in ipairs(r[1][2]) do
-      table.insert(out, {i, e[1], e[2]})
+      table.insert(out, {i, e[1], e[2], cancelled(KEYS[7], field(e[2], 'id'), at)})
       want = want - 1
     end
   end
 end
-local t = redis.call('TIME')
-local alive = t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[4])
+local alive = at + tonumber(ARGV[4])
 redis.call('HSET', KEYS[5], ARGV[2], alive)
 redis.call('HSET', KEYS[6], ARGV[2], alive)
 return {out, bad}
-"#;
+"#
+);
 
 /// A worker's sign of life: its heartbeat, alive until now plus its
 /// visibility timeout `ARGV[3]` ms (KEYS[5], the queue's workers hash, and
@@ -277,11 +328,11 @@ return 2
 "#;
 
 /// Give entry `ARGV[2]` of stream KEYS[1] back: acknowledged and queued again
-/// as message `ARGV[3]` (group `ARGV[1]`).
+/// as message `ARGV[3]` of job `ARGV[4]` (group `ARGV[1]`).
 pub(super) const HAND_BACK: &str = r#"
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
-return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3])
+return redis.call('XADD', KEYS[1], '*', 'job', ARGV[3], 'id', ARGV[4])
 "#;
 
 /// Move entry `ARGV[2]` of stream KEYS[1] to the dead letters KEYS[2]: its
@@ -309,9 +360,13 @@ return 1
 /// has not signed for `ARGV[3]` ms, for consumer `ARGV[2]` of group
 /// `ARGV[1]`. An entry already delivered `ARGV[5]` times goes to the dead
 /// letters KEYS[2] instead, with the reason. Returns `{{id, fields,
-/// deliveries}, ...}` of the entries taken over.
-pub(super) const RECLAIM: &str = r#"
+/// deliveries, cancelled}, ...}` of the entries taken over, `cancelled` 1
+/// for a job among the cancellations KEYS[3].
+pub(super) const RECLAIM: &str = concat!(
+    cancelled!(),
+    r#"
 local out = {}
+local at = now()
 local stale = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3], '-', '+', ARGV[4])
 for _, p in ipairs(stale) do
   local id, owner, n = p[1], p[2], p[4]
@@ -332,12 +387,13 @@ for _, p in ipairs(stale) do
   else
     local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], id)
     if c[1] and c[1][2] then
-      table.insert(out, {c[1][1], c[1][2], n + 1})
+      table.insert(out, {c[1][1], c[1][2], n + 1, cancelled(KEYS[3], field(c[1][2], 'id'), at)})
     end
   end
 end
 return out
-"#;
+"#
+);
 
 /// Idempotency: the stored result of key KEYS[2] (`{0, result}`); or the
 /// key's lock KEYS[1] taken with value `ARGV[1]` (a token, then the holding

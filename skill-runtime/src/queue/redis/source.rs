@@ -129,6 +129,21 @@ impl RedisSource {
             .map(|(stream, id, fields)| self.delivery(&stream, id, &fields, 1))
             .collect();
         out.sort_by_key(|d| std::cmp::Reverse(d.priority));
+        // What a script's take answers with each entry, asked apart: no
+        // script blocks.
+        let ids: Vec<&str> = out.iter().map(|d| d.job_id().unwrap_or("")).collect();
+        if !ids.is_empty() {
+            let flags = self
+                .run(
+                    &self.backend.inner.scripts.cancelled_among,
+                    &[&keys.cancelled],
+                    &ids,
+                )
+                .await?;
+            for (d, flag) in out.iter_mut().zip(items(&flags)) {
+                d.cancelled = int(flag) == Some(1);
+            }
+        }
         Ok(out)
     }
 
@@ -153,6 +168,7 @@ impl WorkSource for RedisSource {
             let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
             ks.push(&keys.workers);
             ks.push(&keys.alive);
+            ks.push(&keys.cancelled);
             let n = n.to_string();
             let visibility = self.backend.inner.config.visibility.as_millis().to_string();
             let reply = self
@@ -170,11 +186,13 @@ impl WorkSource for RedisSource {
             self.not_streams(&bad);
             let mut taken = Vec::new();
             for e in entries {
-                if let [p, id, fields] = items(e)
+                if let [p, id, fields, cancelled] = items(e)
                     && let (Some(p), Some(id)) = (int(p), text(id))
                 {
                     let stream = &keys.streams[(p as usize).clamp(1, 4) - 1];
-                    taken.push(self.delivery(stream, id, fields, 1));
+                    let mut d = self.delivery(stream, id, fields, 1);
+                    d.cancelled = int(cancelled) == Some(1);
+                    taken.push(d);
                 }
             }
             if taken.is_empty() && !wait.is_zero() {
@@ -198,7 +216,7 @@ impl WorkSource for RedisSource {
                 let reply = match self
                     .run(
                         &b.scripts.reclaim,
-                        &[stream, &b.keys.dead],
+                        &[stream, &b.keys.dead, &b.keys.cancelled],
                         &[GROUP, &self.worker, &idle, &count, &max],
                     )
                     .await
@@ -209,11 +227,13 @@ impl WorkSource for RedisSource {
                     Err(e) => return Err(e),
                 };
                 for e in items(&reply) {
-                    if let [id, fields, deliveries] = items(e)
+                    if let [id, fields, deliveries, cancelled] = items(e)
                         && let Some(id) = text(id)
                     {
                         let n = int(deliveries).unwrap_or(2).max(1) as u64;
-                        taken.push(self.delivery(stream, id, fields, n));
+                        let mut d = self.delivery(stream, id, fields, n);
+                        d.cancelled = int(cancelled) == Some(1);
+                        taken.push(d);
                     }
                 }
             }
@@ -315,7 +335,7 @@ impl WorkSource for RedisSource {
             self.run(
                 &b.scripts.hand_back,
                 &[b.keys.stream(d.priority)],
-                &[GROUP, &d.id, &d.message()],
+                &[GROUP, &d.id, &d.message(), d.job_id().unwrap_or("")],
             )
             .await?;
             Ok(())
