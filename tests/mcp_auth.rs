@@ -628,6 +628,68 @@ fn a_session_belongs_to_the_caller_who_opened_it() {
     assert!(a.body["result"]["tools"].is_array(), "{:?}", a.body);
 }
 
+/// A 2026-07-28 approval answer is bound to the caller it was asked of:
+/// another caller sending it, with the same call, is asked again and runs
+/// nothing.
+#[test]
+fn an_approval_state_answers_only_for_its_caller() {
+    let dir = temp_dir("approval-owner");
+    let file = dir.join("keys.json");
+    let key = |name: &str| {
+        let out = Command::new(app())
+            .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
+            .args([
+                "--role",
+                "orchestrator",
+                "--level",
+                "admin",
+                "--grant",
+                "rag:admin",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (ann, bob) = (key("ann"), key("bob"));
+    let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
+    let addr = &server.addr;
+    let purge = |token: &str, answer: Option<&str>| {
+        let mut params = json!({"name": "ai_cos_rag_cache_purge",
+            "arguments": {"namespace": "knowledge:faq"}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
+        if let Some(state) = answer {
+            params["requestState"] = json!(state);
+            params["inputResponses"] =
+                json!({"approval": {"action": "accept", "content": {"approve": true}}});
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params})
+            .to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: ai_cos_rag_cache_purge\r\n\
+             Authorization: Bearer {token}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        send(addr, &head, &body).body
+    };
+    let asked = purge(&ann, None);
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{asked}"))
+        .to_owned();
+    let stolen = purge(&bob, Some(&state));
+    assert_eq!(stolen["result"]["resultType"], "input_required", "{stolen}");
+    let ran = purge(&ann, Some(&state));
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+}
+
 #[test]
 fn other_machines_are_served_only_with_authentication() {
     let out = Command::new(app())

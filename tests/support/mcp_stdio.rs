@@ -25,10 +25,15 @@ impl McpStdio {
 
     /// `skill-examples mcp ARGS...` with variables `env` set.
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> McpStdio {
-        // The server's caller acts as an executor: most seed skills are
-        // reusable by that role only.
+        // The server's caller acts as an executor unless told otherwise: most
+        // seed skills are reusable by that role only.
+        let role: &[&str] = match args.contains(&"--role") {
+            true => &[],
+            false => &["--role", "executor"],
+        };
         let mut child = Command::new(app())
-            .args(["mcp", "--role", "executor"])
+            .arg("mcp")
+            .args(role)
             .args(args)
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())

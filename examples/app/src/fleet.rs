@@ -474,7 +474,9 @@ fn parse_priority(s: &str) -> Result<Priority, String> {
 
 /// A parser of durations within `bound`: beyond it, the command refuses the
 /// value before it does anything, naming the bound.
-fn within(bound: Bound) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync {
+pub(crate) fn within(
+    bound: Bound,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync {
     move |s| {
         let d = parse_duration(s)?;
         bound.check(d).map_err(|e| e.to_string())

@@ -23,6 +23,11 @@ pub struct McpArgs {
     permission: Option<PermissionLevel>,
     #[command(flatten)]
     runtime: RuntimeArgs,
+    /// How long the user of a client has to answer a question asking them
+    /// to approve a tool (`requires_hitl`, destructive, `requires_review`):
+    /// unanswered past it, the call is denied.
+    #[arg(long, default_value = "10m", value_parser = crate::fleet::within(skill_runtime::queue::api::Bound::APPROVAL), value_name = "DURATION")]
+    approval_timeout: std::time::Duration,
     /// Serve the agents too: one tool per agent, named by its id (see
     /// docs/agents.md).
     #[arg(long)]
@@ -275,6 +280,7 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             // fleet's stream keeps where someone can read them.
             .result_ids(args.runtime.record.is_some() || redis.is_some())
             .ask_approvals(!args.runtime.approve)
+            .approval_timeout(args.approval_timeout)
             .http(http);
         let options = match authenticated(&args, &mode, options).await {
             Ok(o) => o,

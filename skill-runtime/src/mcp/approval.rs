@@ -10,10 +10,14 @@ use rmcp::model::{
     ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rmcp::ErrorData;
+use serde_json::{Value, json};
+
+use crate::mcp::seal::Seals;
 use crate::model::approval::Decision;
+use crate::model::caller::Caller;
 
 /// The key of the approval among a call's input requests.
 const KEY: &str = "approval";
@@ -29,21 +33,35 @@ pub(crate) enum Asked {
     CannotAsk,
 }
 
-/// Ask the user of the client behind `context` whether `request` may run;
-/// `reason` says why it needs approval; `secret` seals the request state of
-/// the 2026-07-28 round trip to this very call.
+/// How a server asks: the seals of its round trips, and how long a person
+/// has to answer.
+pub(crate) struct Asking<'a> {
+    pub(crate) seals: &'a Seals,
+    pub(crate) within: Duration,
+}
+
+/// Ask the user of the client behind `context` whether `request` (from
+/// `caller`) may run; `reason` says why it needs approval.
+///
+/// On 2025-11-25 the question is a request to the client, answered within
+/// [`Asking::within`] or denied. On 2026-07-28 it is an `input_required`
+/// result whose request state is sealed to this call: the caller, the tool
+/// and its arguments, a deadline and a nonce. An answer counts only with
+/// that state, from that caller, before the deadline, and once: the same
+/// answer sent again is denied, so one approval runs the tool once.
 pub(crate) async fn ask(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
+    caller: &Caller,
     reason: &str,
-    secret: &[u8; 32],
-) -> Asked {
+    how: &Asking<'_>,
+) -> Result<Asked, ErrorData> {
     let Some(capability) = context.client_capabilities().and_then(|c| c.elicitation) else {
-        return Asked::CannotAsk;
+        return Ok(Asked::CannotAsk);
     };
     // A capability naming neither mode is the 2025-06-18 form one.
     if capability.form.is_none() && capability.url.is_some() {
-        return Asked::CannotAsk;
+        return Ok(Asked::CannotAsk);
     }
     let who = context
         .client_info()
@@ -55,38 +73,67 @@ pub(crate) async fn ask(
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
     if !stateless {
         // A client that cancels the call while its user ponders ends the
-        // wait: the call is over, nothing runs.
+        // wait: the call is over, nothing runs. So does silence past the
+        // deadline.
         let asked = tokio::select! {
-            answer = context.peer.create_elicitation(params) => answer,
+            answer = tokio::time::timeout(how.within, context.peer.create_elicitation(params)) => answer,
             () = context.ct.cancelled() => {
-                return Asked::Decided(Decision::denied(who, "the call was cancelled while waiting for the answer"));
+                return Ok(Asked::Decided(Decision::denied(who, "the call was cancelled while waiting for the answer")));
             }
         };
-        return match asked {
-            Ok(answer) => Asked::Decided(decision(&answer, who)),
-            Err(e) => Asked::Decided(Decision::denied(
+        return Ok(Asked::Decided(match asked {
+            Ok(Ok(answer)) => decision(&answer, who),
+            Ok(Err(e)) => Decision::denied(
                 who,
                 format!("the client did not answer the approval request: {e}"),
-            )),
-        };
+            ),
+            Err(_) => Decision::denied(who, format!("no answer within {} s", how.within.as_secs())),
+        }));
     }
-    let state = seal(secret, request);
-    if request.request_state.as_deref() == Some(state.as_str())
+    if let Some(state) = request.request_state.as_deref()
         && let Some(answer) = request.input_responses.as_ref().and_then(|r| r.get(KEY))
+        && let Some(opened) = open(state, request, caller, how.seals).await?
     {
-        return Asked::Decided(
-            match serde_json::from_value::<ElicitResult>(answer.clone()) {
-                Ok(answer) => decision(&answer, who),
-                Err(e) => Decision::denied(who, format!("the approval answer is not one: {e}")),
-            },
-        );
+        let decided = match opened {
+            Opened::Late => Decision::denied(
+                who,
+                format!(
+                    "the answer came after its deadline ({} s)",
+                    how.within.as_secs()
+                ),
+            ),
+            Opened::Fresh { nonce, left } => {
+                if !how
+                    .seals
+                    .use_once(&format!("approval:{nonce}"), left)
+                    .await?
+                {
+                    Decision::denied(
+                        who,
+                        "this approval answer was used already; one answer runs a tool once",
+                    )
+                } else {
+                    match serde_json::from_value::<ElicitResult>(answer.clone()) {
+                        Ok(answer) => decision(&answer, who),
+                        Err(e) => {
+                            Decision::denied(who, format!("the approval answer is not one: {e}"))
+                        }
+                    }
+                }
+            }
+        };
+        return Ok(Asked::Decided(decided));
     }
+    let state = seal(request, caller, how).await?;
     let mut requests = InputRequests::new();
     requests.insert(
         KEY.to_owned(),
         InputRequest::Elicitation(ElicitRequest::new(params)),
     );
-    Asked::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))
+    Ok(Asked::InputRequired(InputRequiredResult::new(
+        Some(requests),
+        Some(state),
+    )))
 }
 
 /// The question: the tool, why it needs a person, and its arguments.
@@ -140,16 +187,87 @@ fn decision(answer: &ElicitResult, who: String) -> Decision {
     }
 }
 
-/// The request state of a 2026-07-28 approval: SHA-256 of the server's
-/// secret, the tool and its arguments, so an answer given for one call
-/// approves no other.
-fn seal(secret: &[u8; 32], request: &CallToolRequestParams) -> String {
-    let mut h = Sha256::new();
-    h.update(secret);
-    h.update(request.name.as_bytes());
-    h.update([0]);
-    h.update(
+/// How long a seal is: 128 bits.
+const SEAL_BYTES: usize = 16;
+
+/// The request state of a 2026-07-28 approval: `{nonce}.{deadline, Unix
+/// ms}.{seal}`, the seal binding the nonce and the deadline to the caller,
+/// the tool and its arguments, so an answer given for one call approves no
+/// other.
+async fn seal(
+    request: &CallToolRequestParams,
+    caller: &Caller,
+    how: &Asking<'_>,
+) -> Result<String, ErrorData> {
+    let nonce: String = rand::random::<[u8; 16]>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let deadline = unix_ms(SystemTime::now() + how.within).to_string();
+    let sealed = how
+        .seals
+        .seal(&parts(request, caller, &nonce, &deadline), SEAL_BYTES)
+        .await?;
+    Ok(format!("{nonce}.{deadline}.{sealed}"))
+}
+
+/// What an answer's state says, when it is a state this server sealed for
+/// this call and caller (`None` otherwise: the answer is not one).
+enum Opened {
+    /// Within its deadline: its nonce, and how long is left.
+    Fresh { nonce: String, left: Duration },
+    /// Past its deadline.
+    Late,
+}
+
+async fn open(
+    state: &str,
+    request: &CallToolRequestParams,
+    caller: &Caller,
+    seals: &Seals,
+) -> Result<Option<Opened>, ErrorData> {
+    let mut fields = state.splitn(3, '.');
+    let (Some(nonce), Some(deadline), Some(sealed)) = (fields.next(), fields.next(), fields.next())
+    else {
+        return Ok(None);
+    };
+    let Ok(ms) = deadline.parse::<u64>() else {
+        return Ok(None);
+    };
+    if !seals
+        .opens(sealed, &parts(request, caller, nonce, deadline), SEAL_BYTES)
+        .await?
+    {
+        return Ok(None);
+    }
+    let now = unix_ms(SystemTime::now());
+    Ok(Some(match ms.checked_sub(now) {
+        Some(left) if left > 0 => Opened::Fresh {
+            nonce: nonce.to_owned(),
+            left: Duration::from_millis(left),
+        },
+        _ => Opened::Late,
+    }))
+}
+
+/// What a state's seal covers.
+fn parts<'a>(
+    request: &'a CallToolRequestParams,
+    caller: &Caller,
+    nonce: &'a str,
+    deadline: &'a str,
+) -> [Vec<u8>; 6] {
+    [
+        b"approval".to_vec(),
+        caller.principal().into_bytes(),
+        nonce.as_bytes().to_vec(),
+        deadline.as_bytes().to_vec(),
+        request.name.as_bytes().to_vec(),
         serde_json::to_vec(&request.arguments.clone().unwrap_or_default()).unwrap_or_default(),
-    );
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    ]
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

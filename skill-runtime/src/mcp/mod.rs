@@ -18,6 +18,7 @@ mod http;
 mod limits;
 mod options;
 mod results;
+mod seal;
 mod server;
 #[cfg(feature = "otel")]
 mod spans;

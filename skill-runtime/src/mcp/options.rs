@@ -52,6 +52,10 @@ pub struct McpOptions {
     /// (the example app turns this off with `--approve`: the operator
     /// approved everything).
     pub ask_approvals: bool,
+    /// How long a person has to answer an approval question (10 minutes by
+    /// default): past it, unanswered, the call is denied; a 2026-07-28
+    /// answer that comes later is denied too.
+    pub approval_timeout: std::time::Duration,
     /// Limits of the Streamable HTTP transport.
     pub http: HttpLimits,
     /// Who each HTTP request is from; `None`: every request is the server's
@@ -75,6 +79,7 @@ impl std::fmt::Debug for McpOptions {
             .field("server_version", &self.server_version)
             .field("result_ids", &self.result_ids)
             .field("ask_approvals", &self.ask_approvals)
+            .field("approval_timeout", &self.approval_timeout)
             .field("http", &self.http);
         #[cfg(feature = "mcp-http")]
         d.field("authenticated", &self.authenticator.is_some())
@@ -92,6 +97,7 @@ impl Default for McpOptions {
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
             result_ids: false,
             ask_approvals: true,
+            approval_timeout: std::time::Duration::from_secs(600),
             http: HttpLimits::default(),
             #[cfg(feature = "mcp-http")]
             authenticator: None,
@@ -148,6 +154,13 @@ impl McpOptions {
     /// runs (see [`McpOptions::ask_approvals`]).
     pub fn ask_approvals(mut self, on: bool) -> Self {
         self.ask_approvals = on;
+        self
+    }
+
+    /// How long a person has to answer an approval question (see
+    /// [`McpOptions::approval_timeout`]).
+    pub fn approval_timeout(mut self, within: std::time::Duration) -> Self {
+        self.approval_timeout = within;
         self
     }
 

@@ -25,6 +25,7 @@ use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::options::McpOptions;
 use crate::mcp::results::{error_result, outcome_result, tool_result};
+use crate::mcp::seal::Seals;
 #[cfg(feature = "otel")]
 use crate::mcp::spans;
 use crate::mcp::tasks::{self, Tasks};
@@ -104,9 +105,11 @@ pub struct McpServer {
     tools: Arc<[Listed]>,
     info: Arc<ServerConfig>,
     result_ids: bool,
-    /// Seals the state of a 2026-07-28 approval round trip, when the server
-    /// asks its clients' users for approvals (`McpOptions::ask_approvals`).
-    asks: Option<Arc<[u8; 32]>>,
+    /// Whether the server asks its clients' users for approvals
+    /// (`McpOptions::ask_approvals`), and how long they have to answer.
+    asks: Option<std::time::Duration>,
+    /// What seals task ids and approval states.
+    seals: Arc<Seals>,
     /// Where long calls of clients that declared the tasks extension go.
     tasks: Option<Arc<Tasks>>,
     #[cfg_attr(
@@ -196,12 +199,8 @@ impl McpServer {
                 resource_url: options.resource_url.map(Into::into),
             },
             result_ids: options.result_ids,
-            asks: options.ask_approvals.then(|| {
-                let mut secret = [0u8; 32];
-                secret[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-                secret[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-                Arc::new(secret)
-            }),
+            asks: options.ask_approvals.then_some(options.approval_timeout),
+            seals: Arc::new(Seals::own()),
             agents: None,
             tasks: None,
         })
@@ -219,7 +218,12 @@ impl McpServer {
             .get_or_insert_with(Default::default)
             .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         self.info = Arc::new(info);
-        self.tasks = Some(Arc::new(Tasks { queue }));
+        // Sealed with the queue's secret: any server on it opens them.
+        self.seals = Arc::new(Seals::shared(queue.clone()));
+        self.tasks = Some(Arc::new(Tasks {
+            queue,
+            seals: self.seals.clone(),
+        }));
         self
     }
 
@@ -405,10 +409,14 @@ impl McpServer {
         // tool never puts a question to a person.
         let listed = self.admit(caller, &request.name)?;
         let mut decision = None;
-        if let (Some(reason), Some(secret)) = (listed.approval, &self.asks) {
+        if let (Some(reason), Some(within)) = (listed.approval, self.asks) {
+            let how = approval::Asking {
+                seals: &self.seals,
+                within,
+            };
             // Boxed: asking a person is rare, and its future (2.5 KB) would
             // widen every call's, which the transport copies into its task.
-            match Box::pin(approval::ask(&request, &context, reason, secret)).await {
+            match Box::pin(approval::ask(&request, &context, caller, reason, &how)).await? {
                 Asked::Decided(d) => decision = Some(d),
                 Asked::InputRequired(r) => return Ok(CallToolResponse::InputRequired(r)),
                 Asked::CannotAsk => {}

@@ -9,9 +9,10 @@
 //! Which tools: those whose skill may run past [`TASK_AFTER`] (its
 //! `timeout_ms`), the silence after which clients give up on a call; shorter
 //! tools answer inline. Whose tasks: a task id is the job id, the creation
-//! time and a seal of both with the caller's identity (its `user_id`, the
-//! subject of its credentials), so a caller reaches its own tasks only, with
-//! no state kept by the server.
+//! time and a seal of both with the caller's identity
+//! ([`Caller::principal`]), made with the queue's secret (shared by the
+//! fleet, known to no client), so a caller reaches its own tasks only, no
+//! one can make a task id offline, and no state is kept by the server.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -20,8 +21,8 @@ use rmcp::model::{
     CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskPayload, TaskStatus,
 };
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
+use crate::mcp::seal::Seals;
 use crate::model::approval::Decision;
 use crate::model::caller::Caller;
 use crate::model::envelope::JobEnvelope;
@@ -36,9 +37,10 @@ pub const TASK_AFTER: Duration = Duration::from_secs(60);
 /// How often a client is told to poll.
 const POLL_MS: u64 = 500;
 
-/// The queue tasks run on.
+/// The queue tasks run on, and what seals their ids.
 pub(crate) struct Tasks {
     pub(crate) queue: std::sync::Arc<dyn Queue>,
+    pub(crate) seals: std::sync::Arc<Seals>,
 }
 
 impl Tasks {
@@ -62,7 +64,7 @@ impl Tasks {
                 .await
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         }
-        let task_id = seal(id.as_str(), created, caller);
+        let task_id = seal(&self.seals, id.as_str(), created, caller).await?;
         let at = format_time(created);
         Ok(CreateTaskResult::new(self.kept(Task::new(
             task_id,
@@ -80,7 +82,7 @@ impl Tasks {
         caller: &Caller,
         result: impl Fn(&Outcome) -> CallToolResult,
     ) -> Result<GetTaskResult, ErrorData> {
-        let (job_id, created) = open(task_id, caller)?;
+        let (job_id, created) = open(&self.seals, task_id, caller).await?;
         let outcome = self
             .queue
             .outcome(job_id, Duration::ZERO)
@@ -134,7 +136,7 @@ impl Tasks {
 
     /// Cancel task `task_id` for `caller`.
     pub(crate) async fn cancel(&self, task_id: &str, caller: &Caller) -> Result<(), ErrorData> {
-        let (job_id, _) = open(task_id, caller)?;
+        let (job_id, _) = open(&self.seals, task_id, caller).await?;
         match self.queue.cancel(job_id).await {
             Ok(Cancelled::Requested | Cancelled::AlreadyDone) => Ok(()),
             Ok(Cancelled::Unknown) => Err(unknown(task_id)),
@@ -143,44 +145,50 @@ impl Tasks {
     }
 }
 
-/// `{job id}.{created, Unix ms}.{seal}`: the seal is SHA-256 of both and the
+/// `{job id}.{created, Unix ms}.{seal}`: the seal binds both to the
 /// caller's identity.
-fn seal(job_id: &str, created: SystemTime, caller: &Caller) -> String {
+async fn seal(
+    seals: &Seals,
+    job_id: &str,
+    created: SystemTime,
+    caller: &Caller,
+) -> Result<String, ErrorData> {
     let ms = created
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
-        .as_millis();
-    format!("{job_id}.{ms}.{}", digest(job_id, ms, caller))
+        .as_millis()
+        .to_string();
+    let sealed = seals.seal(&parts(job_id, &ms, caller), 16).await?;
+    Ok(format!("{job_id}.{ms}.{sealed}"))
 }
 
-fn digest(job_id: &str, ms: u128, caller: &Caller) -> String {
-    let mut h = Sha256::new();
-    h.update(b"skill-runtime task\0");
-    h.update(job_id.as_bytes());
-    h.update([0]);
-    h.update(ms.to_string().as_bytes());
-    h.update([0]);
-    h.update(caller.user_id.as_deref().unwrap_or("").as_bytes());
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+fn parts(job_id: &str, ms: &str, caller: &Caller) -> [Vec<u8>; 4] {
+    [
+        b"task".to_vec(),
+        job_id.as_bytes().to_vec(),
+        ms.as_bytes().to_vec(),
+        caller.principal().into_bytes(),
+    ]
 }
 
 /// The job id and creation time of `task_id`, when it is `caller`'s.
-fn open<'a>(task_id: &'a str, caller: &Caller) -> Result<(&'a str, SystemTime), ErrorData> {
-    let mut parts = task_id.splitn(3, '.');
-    let (Some(job_id), Some(ms), Some(seal)) = (parts.next(), parts.next(), parts.next()) else {
+async fn open<'a>(
+    seals: &Seals,
+    task_id: &'a str,
+    caller: &Caller,
+) -> Result<(&'a str, SystemTime), ErrorData> {
+    let mut fields = task_id.splitn(3, '.');
+    let (Some(job_id), Some(ms), Some(sealed)) = (fields.next(), fields.next(), fields.next())
+    else {
         return Err(unknown(task_id));
     };
-    let Ok(ms) = ms.parse::<u128>() else {
+    let Ok(at) = ms.parse::<u64>() else {
         return Err(unknown(task_id));
     };
-    if digest(job_id, ms, caller) != seal {
+    if !seals.opens(sealed, &parts(job_id, ms, caller), 16).await? {
         return Err(unknown(task_id));
     }
-    let created = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    Ok((job_id, created))
+    Ok((job_id, UNIX_EPOCH + Duration::from_millis(at)))
 }
 
 /// The same answer for a task that does not exist and for another caller's.
@@ -195,8 +203,8 @@ fn unknown(task_id: &str) -> ErrorData {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_task_id_opens_for_its_own_caller_only() {
+    #[tokio::test]
+    async fn a_task_id_opens_for_its_own_caller_and_secret_only() {
         let ann = Caller {
             user_id: Some("ann".into()),
             ..Caller::default()
@@ -205,15 +213,27 @@ mod tests {
             user_id: Some("bob".into()),
             ..Caller::default()
         };
+        let seals = Seals::own();
         let at = UNIX_EPOCH + Duration::from_millis(1_764_108_600_123);
-        let id = seal("0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21", at, &ann);
-        let (job, created) = open(&id, &ann).unwrap();
+        let id = seal(&seals, "0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21", at, &ann)
+            .await
+            .unwrap();
+        let (job, created) = open(&seals, &id, &ann).await.unwrap();
         assert_eq!(job, "0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21");
         assert_eq!(created, at);
-        assert!(open(&id, &bob).is_err(), "another caller's task is unknown");
-        assert!(open(&id, &Caller::default()).is_err());
-        assert!(open("not-a-task", &ann).is_err());
+        assert!(
+            open(&seals, &id, &bob).await.is_err(),
+            "another caller's task is unknown"
+        );
+        assert!(open(&seals, &id, &Caller::default()).await.is_err());
+        assert!(open(&seals, "not-a-task", &ann).await.is_err());
         let moved = id.replacen(".1764108600123.", ".1764108600124.", 1);
-        assert!(open(&moved, &ann).is_err(), "the time is sealed too");
+        assert!(
+            open(&seals, &moved, &ann).await.is_err(),
+            "the time is sealed too"
+        );
+        // Without the secret, no id can be made: another server's secret
+        // opens nothing.
+        assert!(open(&Seals::own(), &id, &ann).await.is_err());
     }
 }

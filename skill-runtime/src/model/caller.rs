@@ -57,20 +57,29 @@ impl Caller {
         }
     }
 
-    /// Whether `other` is the same principal as this caller: the same user
-    /// id when both have one (the subject of a token, the name of a key),
-    /// else the same authority (role, level, permissions). What owns an
-    /// MCP session and a task.
-    pub fn same_principal(&self, other: &Caller) -> bool {
-        match (&self.user_id, &other.user_id) {
-            (Some(a), Some(b)) => a == b,
-            (None, None) => {
-                self.agent_role == other.agent_role
-                    && self.permission_level == other.permission_level
-                    && self.permissions == other.permissions
-            }
-            _ => false,
+    /// Who the caller is, as one string: its user id when it has one (the
+    /// subject of a token, the name of a key), else its authority (role,
+    /// level, permissions). What owns an MCP session, a task and an
+    /// approval round trip.
+    pub fn principal(&self) -> String {
+        match &self.user_id {
+            Some(id) => format!("user:{id}"),
+            None => format!(
+                "authority:{}:{}:{}",
+                self.agent_role.map_or("", AgentRole::as_str),
+                self.permission_level.map_or("", PermissionLevel::as_str),
+                match &self.permissions {
+                    None => "*".to_owned(),
+                    Some(p) => p.iter().map(String::as_str).collect::<Vec<_>>().join(" "),
+                }
+            ),
         }
+    }
+
+    /// Whether `other` is the same principal as this caller
+    /// ([`Caller::principal`]).
+    pub fn same_principal(&self, other: &Caller) -> bool {
+        self.principal() == other.principal()
     }
 
     /// The same caller, restricted to exactly `permissions`.

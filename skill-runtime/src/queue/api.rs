@@ -76,6 +76,51 @@ pub trait Queue: Send + Sync {
         id: &'a str,
         decision: Decision,
     ) -> BoxFuture<'a, Result<Decided, QueueError>>;
+
+    /// A secret every caller of this queue shares (on a shared backend, the
+    /// whole fleet's), made the first time it is asked for: what seals the
+    /// ids and states the front doors hand out for jobs on this queue (MCP
+    /// task ids, approval round trips), so that no one without it can make
+    /// or alter one.
+    fn secret(&self) -> BoxFuture<'_, Result<[u8; 32], QueueError>>;
+
+    /// Mark `mark` used for `ttl`: whether it was not used already. One
+    /// caller wins across everything that shares the queue: what makes an
+    /// approval answer count once.
+    fn use_once<'a>(
+        &'a self,
+        mark: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, QueueError>>;
+}
+
+/// Marks used once, in this process, each until its deadline: the
+/// in-process queue's [`Queue::use_once`], and a front door's without a
+/// queue. Bounded: past [`OnceMarks::MAX`] live marks, new ones are refused.
+#[derive(Default)]
+pub struct OnceMarks(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
+
+impl OnceMarks {
+    /// The most marks held at once.
+    pub const MAX: usize = 100_000;
+
+    /// Mark `mark` used for `ttl`; whether it was not used already (and
+    /// there was room).
+    pub fn use_once(&self, mark: &str, ttl: Duration) -> bool {
+        let now = std::time::Instant::now();
+        let mut marks = crate::sync::lock(&self.0);
+        if marks.get(mark).is_some_and(|until| *until > now) {
+            return false;
+        }
+        if marks.len() >= OnceMarks::MAX {
+            marks.retain(|_, until| *until > now);
+            if marks.len() >= OnceMarks::MAX {
+                return false;
+            }
+        }
+        marks.insert(mark.to_owned(), now + ttl);
+        true
+    }
 }
 
 /// What a decision on a job found.

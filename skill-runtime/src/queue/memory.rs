@@ -20,8 +20,8 @@ use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::model::record::Progress;
 use crate::queue::api::{
-    AwaitingApproval, Bound, Cancelled, Decided, JobProgress, Outcome, Queue, QueueError,
-    QueueStatus, check_job, delay_until,
+    AwaitingApproval, Bound, Cancelled, Decided, JobProgress, OnceMarks, Outcome, Queue,
+    QueueError, QueueStatus, check_job, delay_until,
 };
 use crate::queue::source::{Delivery, Parking, WorkSource};
 use crate::queue::worker::{Worker, WorkerOptions, WorkerReport};
@@ -64,6 +64,10 @@ struct State {
     parked: Mutex<HashMap<String, (usize, JobEnvelope, SystemTime)>>,
     /// Decisions on jobs that need approval, until the job ends.
     decisions: Mutex<HashMap<String, Decision>>,
+    /// The queue's secret ([`Queue::secret`]), made when it was.
+    secret: [u8; 32],
+    /// Marks used once ([`Queue::use_once`]).
+    marks: OnceMarks,
 }
 
 /// The worker's side of the queue.
@@ -120,6 +124,8 @@ impl InProcessQueue {
             progress: Mutex::new(HashMap::new()),
             parked: Mutex::new(HashMap::new()),
             decisions: Mutex::new(HashMap::new()),
+            secret: rand::random(),
+            marks: OnceMarks::default(),
         });
         let (tx, rx) = oneshot::channel();
         let mut worker = Worker::new(runtime, Arc::new(Source(state.clone())), options)?;
@@ -349,6 +355,18 @@ impl Queue for InProcessQueue {
 
     fn outcomes_kept(&self) -> Duration {
         self.state.result_ttl
+    }
+
+    fn secret(&self) -> BoxFuture<'_, Result<[u8; 32], QueueError>> {
+        Box::pin(std::future::ready(Ok(self.state.secret)))
+    }
+
+    fn use_once<'a>(
+        &'a self,
+        mark: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, QueueError>> {
+        Box::pin(std::future::ready(Ok(self.state.marks.use_once(mark, ttl))))
     }
 
     fn decide<'a>(

@@ -255,6 +255,53 @@ impl Queue for RedisBackend {
         self.inner.config.result_ttl
     }
 
+    fn secret(&self) -> BoxFuture<'_, Result<[u8; 32], QueueError>> {
+        Box::pin(async move {
+            let key = format!("{}:secret", self.inner.keys.ns);
+            let made: [u8; 32] = rand::random();
+            let hex: String = made.iter().map(|b| format!("{b:02x}")).collect();
+            // The first to ask makes it; everyone reads the same one.
+            let mut pipe = redis::pipe();
+            pipe.cmd("SET").arg(&key).arg(&hex).arg("NX").ignore();
+            pipe.cmd("GET").arg(&key);
+            let (held,): (Option<String>,) = self.inner.pipe(&pipe).await?;
+            let held = held.unwrap_or_default();
+            let mut out = [0u8; 32];
+            if held.len() != 64 || !held.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(self
+                    .inner
+                    .corrupt("the fleet's secret", format!("{} bytes", held.len())));
+            }
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = u8::from_str_radix(&held[2 * i..2 * i + 2], 16).unwrap_or(0);
+            }
+            Ok(out)
+        })
+    }
+
+    fn use_once<'a>(
+        &'a self,
+        mark: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, QueueError>> {
+        Box::pin(async move {
+            let key = format!("{}:once:{mark}", self.inner.keys.ns);
+            let ms = ttl.as_millis().clamp(1, u128::from(u64::MAX)) as u64;
+            let set: Value = self
+                .inner
+                .query(
+                    redis::cmd("SET")
+                        .arg(&key)
+                        .arg(1)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(ms),
+                )
+                .await?;
+            Ok(matches!(set, Value::Okay))
+        })
+    }
+
     fn decide<'a>(
         &'a self,
         id: &'a str,
