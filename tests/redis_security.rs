@@ -62,7 +62,13 @@ fn an_acl_user_with_a_password_runs_the_fleet() {
     let url = format!("redis://fleet:fleet-secret@127.0.0.1:{port}/0");
     let data = data_copy("acl");
     let d = data.display().to_string();
-    let _worker = WorkerProcess::start(&url, &["--data", &d]);
+    let worker = WorkerProcess::start(&url, &["--data", &d]);
+    // Its first line names the Redis it serves, without the password.
+    assert!(
+        worker.first.contains("redis://fleet:***@127.0.0.1") && !worker.first.contains("fleet-secret"),
+        "{}",
+        worker.first
+    );
     let out = echo_through(&["--redis", &url]);
     assert!(out.contains("through"), "{out}");
     let status = ok(&cli(&["queue", "status", "--redis", &url]));
@@ -76,7 +82,7 @@ fn an_acl_user_with_a_password_runs_the_fleet() {
         !said.contains("not-the-secret") && !said.contains("fleet-secret"),
         "{said}"
     );
-    assert!(said.contains("***@127.0.0.1"), "{said}");
+    assert!(said.contains("fleet:***@127.0.0.1"), "{said}");
 }
 
 #[test]

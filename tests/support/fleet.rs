@@ -233,6 +233,8 @@ pub struct WorkerProcess {
     child: Option<Child>,
     /// Its name in the fleet, as its first line of standard error says.
     pub name: String,
+    /// That line.
+    pub first: String,
     /// The lines of standard error after the first.
     said: Arc<Mutex<Vec<String>>>,
 }
@@ -268,7 +270,7 @@ impl WorkerProcess {
         // Warnings may come before the line that says it serves (a key of
         // the wrong type, found while it sets up): kept with the rest.
         let mut before = Vec::new();
-        let name = loop {
+        let (name, first) = loop {
             let mut line = String::new();
             let n = err
                 .read_line(&mut line)
@@ -278,7 +280,7 @@ impl WorkerProcess {
                 .strip_prefix("worker ")
                 .and_then(|r| r.split(':').next())
             {
-                break name.to_owned();
+                break (name.to_owned(), line.trim_end().to_owned());
             }
             before.push(line.trim_end().to_owned());
         };
@@ -296,6 +298,7 @@ impl WorkerProcess {
         WorkerProcess {
             child: Some(child),
             name,
+            first,
             said,
         }
     }

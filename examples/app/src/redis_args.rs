@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use skill_runtime::queue::SecretUrl;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 
 /// Where the fleet's Redis is.
@@ -10,9 +11,9 @@ use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 pub struct RedisArgs {
     /// The fleet's Redis (redis://HOST:PORT/DB): the queue commands use its
     /// queue; every command shares idempotency, rate limits and run records
-    /// with the fleet there.
-    #[arg(long = "redis", env = "SKILL_REDIS_URL", value_name = "URL")]
-    redis: Option<String>,
+    /// with the fleet there. Its password is never printed.
+    #[arg(long = "redis", env = "SKILL_REDIS_URL", value_name = "URL", hide_env_values = true)]
+    redis: Option<SecretUrl>,
     /// The prefix of the fleet's keys on that Redis.
     #[arg(long, default_value = "skill", value_name = "NS")]
     namespace: String,
@@ -26,16 +27,17 @@ pub struct RedisArgs {
 }
 
 impl RedisArgs {
-    pub fn url(&self) -> Option<&str> {
-        self.redis.as_deref()
+    /// The URL given, which prints with its password masked.
+    pub fn url(&self) -> Option<&SecretUrl> {
+        self.redis.as_ref()
     }
 
-    pub fn config(&self, url: &str) -> RedisConfig {
+    pub fn config(&self, url: &SecretUrl) -> RedisConfig {
         RedisConfig {
             namespace: self.namespace.clone(),
             queue: self.queue.clone(),
             tls_ca: self.redis_ca.clone(),
-            ..RedisConfig::new(url)
+            ..RedisConfig::new(url.clone())
         }
     }
 

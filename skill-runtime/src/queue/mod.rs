@@ -12,4 +12,7 @@ pub mod memory;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 pub mod source;
+mod url;
 pub mod worker;
+
+pub use self::url::SecretUrl;

@@ -12,6 +12,7 @@ use redis::{
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::model::caller::Priority;
+use crate::queue::SecretUrl;
 use crate::queue::api::{Bound, QueueError};
 use crate::queue::redis::scripts;
 use crate::sync::lock;
@@ -25,8 +26,9 @@ const IDLE_WAITERS: usize = 256;
 /// How to reach Redis and what to keep there.
 #[derive(Clone, Debug)]
 pub struct RedisConfig {
-    /// `redis://host:port/db` (or `rediss://`, `unix://`).
-    pub url: String,
+    /// `redis://host:port/db` (or `rediss://`, `unix://`); shown with its
+    /// password masked wherever it is printed.
+    pub url: SecretUrl,
     /// The prefix of every key, so deployments can share a server.
     pub namespace: String,
     /// The queue's name: one set of priority streams and one consumer group.
@@ -83,7 +85,7 @@ impl RedisConfig {
     /// `url` with the defaults: namespace `skill`, queue `default`, a 30 s
     /// visibility timeout, 5 deliveries, outcomes kept one hour, 100,000 run
     /// records, the seed's idempotency defaults.
-    pub fn new(url: impl Into<String>) -> RedisConfig {
+    pub fn new(url: impl Into<SecretUrl>) -> RedisConfig {
         RedisConfig {
             url: url.into(),
             namespace: "skill".to_owned(),
@@ -211,7 +213,7 @@ impl Conn {
     /// exist. An unreachable server is an error that names the URL.
     pub(super) async fn open(config: RedisConfig) -> Result<Conn, QueueError> {
         config.check()?;
-        let shown = without_password(&config.url);
+        let shown = config.url.shown();
         let fail = |message: String| QueueError::Store {
             store: format!("Redis at {shown}"),
             message,
@@ -220,7 +222,7 @@ impl Conn {
         // chose one already.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = match &config.tls_ca {
-            None => Client::open(config.url.as_str()),
+            None => Client::open(config.url.expose()),
             Some(ca) => {
                 let pem = std::fs::read(ca).map_err(|e| {
                     fail(format!(
@@ -229,7 +231,7 @@ impl Conn {
                     ))
                 })?;
                 Client::build_with_tls(
-                    config.url.as_str(),
+                    config.url.expose(),
                     redis::TlsCertificates {
                         client_tls: None,
                         root_cert: Some(pem),
@@ -437,33 +439,5 @@ fn message(e: &QueueError) -> String {
     match e {
         QueueError::Store { message, .. } => message.clone(),
         other => other.to_string(),
-    }
-}
-
-/// `url` without a password (`redis://:secret@host` -> `redis://***@host`).
-pub(super) fn without_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::without_password;
-
-    #[test]
-    fn passwords_stay_out_of_messages() {
-        assert_eq!(
-            without_password("redis://127.0.0.1:6379/0"),
-            "redis://127.0.0.1:6379/0"
-        );
-        assert_eq!(
-            without_password("redis://:hunter2@db:6379"),
-            "redis://***@db:6379"
-        );
-        assert_eq!(without_password("rediss://u:p@h/1"), "rediss://***@h/1");
     }
 }
