@@ -334,7 +334,7 @@ fn envelope_of(args: &EnqueueArgs) -> Result<JobEnvelope, String> {
             } else {
                 format!("@{}", path.display())
             })
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            .map_err(|e| e.to_string())?;
             serde_json::from_str::<JobEnvelope>(&text)
                 .map_err(|e| format!("{} is not a job envelope: {e}", path.display()))?
         }

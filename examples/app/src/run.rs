@@ -387,13 +387,18 @@ pub fn build_runtime(
 }
 
 /// An argument that is JSON text itself, `@FILE`, or `-` for standard input.
+/// A file is read as the runtime reads an operator's files: a regular file
+/// (not a FIFO or a device), within a size and a time, as JSON with no key
+/// repeated in an object.
 pub fn read_input(arg: &str) -> std::io::Result<String> {
     if arg == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
         Ok(s)
     } else if let Some(path) = arg.strip_prefix('@') {
-        std::fs::read_to_string(path)
+        skill_runtime::registry::read_json_file(std::path::Path::new(path))
+            .map(|v| v.to_string())
+            .map_err(std::io::Error::other)
     } else {
         Ok(arg.to_owned())
     }

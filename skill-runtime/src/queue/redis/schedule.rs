@@ -105,9 +105,8 @@ fn last_of(cron: &Cron, at: SystemTime) -> Option<SystemTime> {
 impl Schedules {
     /// The schedules of file `path` (`{"schedules": [...]}`).
     pub fn load(path: &Path) -> Result<Schedules, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Schedules::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let doc = crate::files::read_json(path)?;
+        Schedules::parse(&doc.to_string()).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The schedules of `text`, checked.
