@@ -122,6 +122,33 @@ fn validate_json_reports_validity_counts_and_each_problem() {
         problems.contains("timeout_ms") && problems.contains("retries"),
         "{problems}"
     );
+
+    // An export that lost a field the export's format requires, or spells
+    // one wrong, is a broken export, not a valid Brain OS registry.
+    for (what, edit) in [
+        ("no execution", &(|s: &mut Value| {
+            s.as_object_mut().unwrap().remove("execution");
+        }) as &dyn Fn(&mut Value)),
+        ("no mcp", &|s: &mut Value| {
+            s.as_object_mut().unwrap().remove("mcp");
+        }),
+        ("no reusable_by", &|s: &mut Value| {
+            s.as_object_mut().unwrap().remove("reusable_by");
+        }),
+        ("postcgnditions", &|s: &mut Value| {
+            let o = s.as_object_mut().unwrap();
+            let p = o.remove("postconditions").unwrap();
+            o.insert("postcgnditions".into(), p);
+        }),
+    ] {
+        let mut broken = registry.clone();
+        edit(&mut broken["skills"][0]);
+        let file = write(&dir, "broken-export.json", &broken);
+        let (code, out, _) = registry_cli(&["validate", &file, "--json"]);
+        assert_eq!(code, 1, "{what}: {out}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report["format"], "export", "{what}: {out}");
+    }
 }
 
 #[test]

@@ -209,7 +209,9 @@ pub struct Read {
 /// (`export_schema`) first; each problem prefixed with `path`.
 pub fn read(path: &str, doc: &Value, list: &str, export_schema: &str) -> Read {
     let export = problems(path, doc, list, export_schema, None);
-    if export.is_empty() {
+    // A file that says it is an export is held to the export's format: a
+    // broken export is not a valid Brain OS registry by accident.
+    if export.is_empty() || exported(doc, list) {
         return Read {
             format: Format::Export,
             problems: export,
@@ -228,6 +230,28 @@ pub fn read(path: &str, doc: &Value, list: &str, export_schema: &str) -> Read {
             problems: export,
         }
     }
+}
+
+/// The fields only an export writes: no Brain OS runtime writes them (its
+/// format allows them, so that an export reads as Brain OS too).
+const EXPORT_ONLY: [&str; 6] = [
+    "execution",
+    "mcp",
+    "reusable_by",
+    "constraints",
+    "side_effect_details",
+    "ambient_allowances",
+];
+
+/// Whether `doc` says it is an export: an entry run by the runtime itself
+/// (`entrypoint.runtime: native`, which no Brain OS runtime is), or an
+/// entry with a field only an export writes.
+fn exported(doc: &Value, list: &str) -> bool {
+    let entries = doc.get(list).and_then(Value::as_array);
+    entries.into_iter().flatten().any(|v| {
+        v.pointer("/entrypoint/runtime").and_then(Value::as_str) == Some("native")
+            || EXPORT_ONLY.iter().any(|k| v.get(*k).is_some())
+    })
 }
 
 /// `doc` against `schema_text` (its `$defs/definition` when given), then
