@@ -144,3 +144,86 @@ fn the_endpoint_serves_beside_the_apps_routes() {
     let (status, _) = request(addr, "GET", "/healthz", "", "");
     assert!(status.contains(" 200 "), "{status}");
 }
+
+/// The limits docs/deploy.md prescribes, in the mounted app too: a client
+/// that trickles its headers is cut off at the header timeout, idle
+/// connections past the cap give their place to a new one (an authenticated
+/// call is served among 40 idle ones with a cap of 8), and the example runs
+/// from any folder, finding its data, or saying which folder it lacks.
+#[test]
+fn the_mounted_app_keeps_the_connection_limits_and_runs_from_anywhere() {
+    let dir = temp_dir("mounted-limits");
+    let m = Command::new(binary())
+        .args(["--listen", "127.0.0.1:0", "--max-connections", "8"])
+        .args(["--header-timeout-ms", "1000"])
+        .current_dir(&dir)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the example starts outside the repository");
+    let mut m = Mounted(m, String::new());
+    let mut err = BufReader::new(m.0.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    m.1 = line
+        .trim()
+        .strip_prefix("serving at http://")
+        .unwrap_or_else(|| panic!("unexpected: {line}"))
+        .to_owned();
+    std::thread::spawn(move || for _ in err.lines() {});
+    let addr = m.1.clone();
+
+    // Headers at one byte a second: closed at the timeout.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut closed = false;
+    for b in b"GET /healthz HTTP/1.1\r\nHost: x\r\n".iter() {
+        if slow.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        if started.elapsed() > Duration::from_secs(4) {
+            break;
+        }
+    }
+    let mut rest = Vec::new();
+    let read = slow.read_to_end(&mut rest);
+    assert!(
+        closed || read.is_ok_and(|n| n == 0 || String::from_utf8_lossy(&rest).contains("408")),
+        "a trickling client was held: {:?}",
+        String::from_utf8_lossy(&rest)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Forty idle connections, a cap of eight: a request is still served.
+    let idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, body) = request(&addr, "GET", "/healthz", "", "");
+    assert!(
+        status.contains(" 200 ") && body.contains("ok"),
+        "{status} {body}"
+    );
+    drop(idle);
+
+    // A data folder that is not there: the error names it.
+    let out = Command::new(binary())
+        .args(["--listen", "127.0.0.1:0", "--data", "no/such/data"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("no/such/data") && said.contains("not a folder"),
+        "{said}"
+    );
+}

@@ -65,7 +65,8 @@ fn an_acl_user_with_a_password_runs_the_fleet() {
     let worker = WorkerProcess::start(&url, &["--data", &d]);
     // Its first line names the Redis it serves, without the password.
     assert!(
-        worker.first.contains("redis://fleet:***@127.0.0.1") && !worker.first.contains("fleet-secret"),
+        worker.first.contains("redis://fleet:***@127.0.0.1")
+            && !worker.first.contains("fleet-secret"),
         "{}",
         worker.first
     );

@@ -126,9 +126,12 @@ fn validate_json_reports_validity_counts_and_each_problem() {
     // An export that lost a field the export's format requires, or spells
     // one wrong, is a broken export, not a valid Brain OS registry.
     for (what, edit) in [
-        ("no execution", &(|s: &mut Value| {
-            s.as_object_mut().unwrap().remove("execution");
-        }) as &dyn Fn(&mut Value)),
+        (
+            "no execution",
+            &(|s: &mut Value| {
+                s.as_object_mut().unwrap().remove("execution");
+            }) as &dyn Fn(&mut Value),
+        ),
         ("no mcp", &|s: &mut Value| {
             s.as_object_mut().unwrap().remove("mcp");
         }),

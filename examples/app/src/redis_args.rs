@@ -12,7 +12,12 @@ pub struct RedisArgs {
     /// The fleet's Redis (redis://HOST:PORT/DB): the queue commands use its
     /// queue; every command shares idempotency, rate limits and run records
     /// with the fleet there. Its password is never printed.
-    #[arg(long = "redis", env = "SKILL_REDIS_URL", value_name = "URL", hide_env_values = true)]
+    #[arg(
+        long = "redis",
+        env = "SKILL_REDIS_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     redis: Option<SecretUrl>,
     /// The prefix of the fleet's keys on that Redis.
     #[arg(long, default_value = "skill", value_name = "NS")]

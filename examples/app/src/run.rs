@@ -298,30 +298,12 @@ pub fn async_runtime(
     })
 }
 
-/// The example data: `given`, else [`seed_skills::DATA_DIR`] under the
-/// working directory, else under each folder above this program's file (so a
-/// checkout's binary finds it from anywhere). Found at run time, never a path
-/// of the machine that built the program.
+/// The example data ([`seed_skills::data_dir`]).
 fn data_dir(given: Option<&std::path::Path>) -> Result<PathBuf, ExitCode> {
-    if let Some(dir) = given {
-        return Ok(dir.to_path_buf());
-    }
-    let mut tried = vec![PathBuf::from(seed_skills::DATA_DIR)];
-    if let Ok(exe) = std::env::current_exe() {
-        tried.extend(
-            exe.ancestors()
-                .skip(1)
-                .map(|a| a.join(seed_skills::DATA_DIR)),
-        );
-    }
-    if let Some(found) = tried.iter().find(|d| d.is_dir()) {
-        return Ok(found.clone());
-    }
-    eprintln!(
-        "error: no example data found (looked for {} under the working directory and above this program); pass --data DIR (or set SKILL_DATA_DIR)",
-        seed_skills::DATA_DIR
-    );
-    Err(ExitCode::FAILURE)
+    seed_skills::data_dir(given).map_err(|e| {
+        eprintln!("error: {e} (or set SKILL_DATA_DIR)");
+        ExitCode::FAILURE
+    })
 }
 
 /// The example runtime: the seed skills' resources and rollback actions, an

@@ -2,7 +2,11 @@
 //! `/healthz` (the process is up), `/ready` (the runtime is built, and the
 //! fleet's Redis answers when one is configured), `/mcp` (the seed skills as
 //! MCP tools, through the same service `skill-examples mcp --http` serves),
-//! and the protected resource metadata its 401s point at.
+//! and the protected resource metadata its 401s point at. Served by
+//! `skill_runtime::mcp::serve_app`, with the connection limits
+//! docs/deploy.md prescribes (a connection cap with eviction of idle
+//! connections, a header timeout that closes idle kept-alive connections
+//! too, `TCP_NODELAY`), which axum's own `serve` does not set.
 //!
 //! ```sh
 //! cargo run -p mounted -- --listen 127.0.0.1:8080 --api-keys keys.json
@@ -16,12 +20,12 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use clap::Parser;
 use serde_json::json;
 use skill_runtime::Registry;
 use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
-use skill_runtime::mcp::{McpOptions, McpServer};
+use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer, serve_app};
+use skill_runtime::queue::SecretUrl;
 use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 
@@ -41,12 +45,21 @@ struct Args {
     issuer: Option<String>,
     #[arg(long)]
     audience: Option<String>,
-    /// The fleet's Redis: /ready answers 503 while it does not.
+    /// The fleet's Redis: /ready answers 503 while it does not. Its
+    /// password is never printed.
     #[arg(long, value_name = "URL")]
-    redis: Option<String>,
-    /// The example data.
-    #[arg(long, default_value = seed_skills::DATA_DIR)]
-    data: PathBuf,
+    redis: Option<SecretUrl>,
+    /// The example data (by default found under the working directory or
+    /// above this program).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Connections served at once; past it, the one idle longest is closed.
+    #[arg(long, value_name = "N", default_value_t = HttpLimits::default().max_connections)]
+    max_connections: usize,
+    /// A connection that sends no request's headers in this time (an idle
+    /// kept-alive one too) is closed.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    header_timeout_ms: u64,
 }
 
 #[derive(Clone)]
@@ -77,8 +90,16 @@ async fn ready(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<serde_jso
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = Args::parse();
     let registry = Arc::new(Registry::from_inventory()?);
-    let runtime = seed_skills::runtime_builder(registry, &args.data)?.build()?;
-    let mut options = McpOptions::new().server_info("mounted", env!("CARGO_PKG_VERSION"));
+    let data = seed_skills::data_dir(args.data.as_deref())?;
+    let runtime = seed_skills::runtime_builder(registry, &data)
+        .map_err(|e| format!("cannot load example data from {}: {e}", data.display()))?
+        .build()?;
+    let limits = HttpLimits::default()
+        .max_connections(args.max_connections)
+        .header_timeout(std::time::Duration::from_millis(args.header_timeout_ms));
+    let mut options = McpOptions::new()
+        .server_info("mounted", env!("CARGO_PKG_VERSION"))
+        .http(limits.clone());
     match (&args.api_keys, &args.jwks) {
         (Some(file), _) => options = options.authenticate(ApiKeys::open(file)?),
         (None, Some(jwks)) => {
@@ -108,16 +129,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_state(Arc::new(App { redis }));
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     eprintln!("serving at http://{}", listener.local_addr()?);
-    // A response's head and body go out at once: without TCP_NODELAY, every
-    // call on a kept-alive connection waits out the client's delayed ACK
-    // (40 ms), and axum's `serve` does not set it.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    tokio::select! {
+        () = serve_app(listener, app, limits) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
     Ok(())
 }

@@ -37,6 +37,34 @@ use skill_runtime::{Registry, Resources, Runtime, RuntimeBuilder};
 /// build machine's: a binary copied elsewhere takes `--data DIR`.
 pub const DATA_DIR: &str = "examples/seed-skills/data";
 
+/// The example data: `given`, else [`DATA_DIR`] under the working
+/// directory, else under each folder above this program's file (so a
+/// checkout's binary finds it from anywhere). Found at run time, never a
+/// path of the machine that built the program; the error says where it
+/// looked and how to say where it is.
+pub fn data_dir(given: Option<&Path>) -> Result<std::path::PathBuf, String> {
+    if let Some(dir) = given {
+        return match dir.is_dir() {
+            true => Ok(dir.to_path_buf()),
+            false => Err(format!(
+                "the example data folder {} is not a folder here (working directory {})",
+                dir.display(),
+                std::env::current_dir()
+                    .map_or_else(|_| "unknown".into(), |d| d.display().to_string())
+            )),
+        };
+    }
+    let mut tried = vec![std::path::PathBuf::from(DATA_DIR)];
+    if let Ok(exe) = std::env::current_exe() {
+        tried.extend(exe.ancestors().skip(1).map(|a| a.join(DATA_DIR)));
+    }
+    tried.iter().find(|d| d.is_dir()).cloned().ok_or_else(|| {
+        format!(
+            "no example data found (looked for {DATA_DIR} under the working directory and above this program); pass --data DIR"
+        )
+    })
+}
+
 /// Every resource the seed skills' capabilities grant, over the data in `dir`,
 /// and the script ops' root, `ops/` beside it (`examples/seed-skills/ops`),
 /// when there is one: without it the script op refuses to run, saying so,

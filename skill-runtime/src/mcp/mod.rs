@@ -28,7 +28,7 @@ mod watched;
 
 pub use self::error::ToolError;
 #[cfg(feature = "mcp-http")]
-pub use self::http::McpService;
+pub use self::http::{McpService, serve_app};
 pub use self::limits::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
 pub use self::options::McpOptions;
 pub use self::server::McpServer;

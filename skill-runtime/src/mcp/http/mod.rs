@@ -22,14 +22,13 @@ mod reply;
 mod service;
 mod sessions;
 
-use std::sync::Arc;
-
 use hyper::Request;
 use hyper::body::Incoming;
 use tower_service::Service;
 
 use self::conns::Conns;
 pub use self::service::McpService;
+use crate::mcp::limits::HttpLimits;
 use crate::mcp::server::McpServer;
 
 impl McpServer {
@@ -65,13 +64,38 @@ impl McpServer {
 /// Serve `server` on `listener` until the process ends (see
 /// [`McpServer::serve_http`]).
 pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) {
-    let (limits, lowered) = (*server.http).clone().fitted();
+    let limits = (*server.http).clone();
+    serve_app(listener, server.into_service(), limits).await;
+}
+
+/// Serve `app` (an axum `Router`, or any tower service of HTTP requests) on
+/// `listener` until the process ends, with the connection limits of
+/// `limits` that an app mounting [`McpService`] needs as much as
+/// [`McpServer::serve_http`] does: at most
+/// [`HttpLimits::max_connections`] connections (fitted under the process's
+/// descriptor limit; past the cap, the connection idle longest is closed to
+/// admit a new one, never one running an MCP call), each closed when it
+/// does not send a request's headers within [`HttpLimits::header_timeout`]
+/// (an idle kept-alive connection too), `TCP_NODELAY` on every connection.
+/// A failed `accept` (out of descriptors, a connection reset before it was
+/// taken) is logged and serving goes on.
+///
+/// [`HttpLimits::max_connections`]: crate::mcp::HttpLimits::max_connections
+/// [`HttpLimits::header_timeout`]: crate::mcp::HttpLimits::header_timeout
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp-http")))]
+pub async fn serve_app<S, B>(listener: tokio::net::TcpListener, app: S, limits: HttpLimits)
+where
+    S: Service<Request<Incoming>, Response = hyper::Response<B>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (limits, lowered) = limits.fitted();
     if let Some(why) = lowered {
         tracing::warn!("{why}");
     }
-    let mut server = server;
-    server.http = Arc::new(limits.clone());
-    let service = server.into_service();
     let conns = Conns::new(limits.max_connections);
     loop {
         // Accepted first, always: the cap is kept by closing an idle
@@ -79,7 +103,7 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(e) => {
-                tracing::warn!("MCP HTTP accept failed: {e}");
+                tracing::warn!("HTTP accept failed: {e}");
                 // Out of descriptors clears only as connections close.
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 continue;
@@ -89,15 +113,19 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
         // (Nagle's algorithm waiting on the client's delayed ACK).
         let _ = stream.set_nodelay(true);
         let admitted = conns.admit().await;
-        let service = service.clone();
+        let app = app.clone();
         let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
             let slot = admitted.slot();
             let handler = hyper::service::service_fn(move |mut request: Request<Incoming>| {
-                // The service marks the connection busy while it runs a call.
+                // The MCP service marks the connection busy while it runs a
+                // call.
                 request.extensions_mut().insert(slot.clone());
-                let mut service = service.clone();
-                async move { Service::call(&mut service, request).await }
+                let mut app = app.clone();
+                async move {
+                    std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
+                    app.call(request).await
+                }
             });
             let io = hyper_util::rt::TokioIo::new(stream);
             let serving = hyper::server::conn::http1::Builder::new()
@@ -107,11 +135,11 @@ pub(super) async fn serve(server: McpServer, listener: tokio::net::TcpListener) 
             tokio::select! {
                 served = serving => {
                     if let Err(e) = served {
-                        tracing::debug!("MCP HTTP connection ended: {e}");
+                        tracing::debug!("HTTP connection ended: {e}");
                     }
                 }
                 () = admitted.evicted() => {
-                    tracing::debug!("MCP HTTP connection closed to admit a newer one");
+                    tracing::debug!("HTTP connection closed to admit a newer one");
                 }
             }
         });
