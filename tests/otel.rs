@@ -470,7 +470,9 @@ fn a_collector_down_or_silent_loses_spans_not_jobs() {
         format!("http://127.0.0.1:{port}"),
         format!("http://127.0.0.1:{}", silent.port),
     ] {
-        let out = Command::new(app())
+        let binary = app();
+        let started = std::time::Instant::now();
+        let out = Command::new(binary)
             .args(["invoke", "echo", r#"{"message": "still here"}"#])
             .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
             .env("OTEL_BSP_SCHEDULE_DELAY", "50")
@@ -478,6 +480,13 @@ fn a_collector_down_or_silent_loses_spans_not_jobs() {
             .unwrap();
         succeeded(&out);
         assert!(String::from_utf8_lossy(&out.stdout).contains("still here"));
+        // What is left is flushed within a short bound at exit, not the
+        // SDK's five seconds for traces and five more for metrics.
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(6),
+            "{endpoint}: the command took {took:?}"
+        );
     }
 }
 

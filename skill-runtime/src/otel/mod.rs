@@ -266,12 +266,38 @@ impl Otel {
     }
 }
 
+/// The longest dropping an [`Otel`] waits for what is left to be sent: a
+/// collector that takes connections and never answers holds a command's
+/// exit no longer than this.
+pub const FLUSH_WITHIN: Duration = Duration::from_secs(2);
+
 impl Drop for Otel {
+    /// Send what is left, traces and metrics at once, waiting at most
+    /// [`FLUSH_WITHIN`]: the SDK's own shutdowns wait up to five seconds
+    /// each, which a one-shot command would pay at every exit.
     fn drop(&mut self) {
         crate::exec::trace::otel::EXPORTING.store(false, Ordering::Relaxed);
         crate::exec::trace::otel::set_tracer(None);
-        let _ = self.traces.shutdown();
-        let _ = self.metrics.shutdown();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (traces, metrics) = (self.traces.clone(), self.metrics.clone());
+        let done = tx.clone();
+        let spawned = [
+            std::thread::Builder::new().spawn(move || {
+                let _ = traces.shutdown_with_timeout(FLUSH_WITHIN);
+                let _ = done.send(());
+            }),
+            std::thread::Builder::new().spawn(move || {
+                let _ = metrics.shutdown();
+                let _ = tx.send(());
+            }),
+        ];
+        let deadline = std::time::Instant::now() + FLUSH_WITHIN;
+        for _ in spawned.iter().filter(|s| s.is_ok()) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if rx.recv_timeout(left).is_err() {
+                break;
+            }
+        }
     }
 }
 
