@@ -290,6 +290,31 @@ fn queueing_the_same_job_twice_queues_it_once() {
         1,
         "{status}"
     );
+    // An envelope that leaves its stamps (traceId, createdAt) to the queue,
+    // read anew each time it is sent: the same job too.
+    let text = r#"{"jobId": "3f1e2d4c-5b6a-4789-8abc-def012345678", "intent": "seo_audit",
+        "scope": {"entityType": "page", "limit": 10},
+        "payload": {"urls": ["https://shop.example.com/freinage"]},
+        "context": {"source": "cron"}}"#;
+    let read = || serde_json::from_str::<JobEnvelope>(text).unwrap();
+    let (first, second) = (read(), read());
+    assert_ne!(
+        first.trace_id, second.trace_id,
+        "each read makes its own trace id"
+    );
+    let (a, c) = rt.block_on(async {
+        (
+            b.enqueue(first).await.unwrap(),
+            b.enqueue(second).await.unwrap(),
+        )
+    });
+    assert_eq!(
+        (a.as_str(), c.as_str()),
+        (
+            "3f1e2d4c-5b6a-4789-8abc-def012345678",
+            "3f1e2d4c-5b6a-4789-8abc-def012345678"
+        )
+    );
 }
 
 /// A job id names one job: another job brought with an id the queue holds

@@ -469,22 +469,27 @@ impl JobEnvelope {
         ))
     }
 
-    /// What makes this job the job it is, whenever it was sealed: SHA-256 of
-    /// the envelope as queued, without `createdAt`. A queue that holds job
+    /// What makes this job the job it is, whenever it was sealed and
+    /// wherever it was sent from: SHA-256 of the envelope as queued, without
+    /// `createdAt`, `traceId` and `traceparent`. A queue that holds job
     /// `job_id` takes the same envelope sent again (a lost reply, a retried
-    /// request) as the same job, and refuses another with that id.
+    /// request, an envelope that leaves its stamps to the queue, which makes
+    /// them anew each time) as the same job, and refuses another with that
+    /// id.
     ///
-    /// The two stamps are taken out while the rest is written, and put back:
+    /// The stamps are taken out while the rest is written, and put back:
     /// the envelope is not copied.
     pub(crate) fn digest(&mut self) -> String {
         let mut h = Hasher::new();
         let created_at = self.created_at.take();
         // Where it was sent from is not what the job is: a retry from
-        // another span is the same job.
+        // another span, or in another trace, is the same job.
         let traceparent = self.traceparent.take();
+        let trace_id = std::mem::take(&mut self.trace_id);
         let _ = serde_json::to_writer(&mut h, &*self);
         self.created_at = created_at;
         self.traceparent = traceparent;
+        self.trace_id = trace_id;
         h.key()
     }
 
