@@ -287,3 +287,40 @@ fn a_skill_tagged_requires_review_waits_for_a_person() {
     );
     assert_eq!(json_of(&out)["data"]["results"][0], "rust-ownership.md");
 }
+
+/// A validation rule of severity error rejects seo_role_audit's output (a
+/// router page with expert content): the audit log entry the job wrote is
+/// taken back out by its rollback action, so the rejected output leaves no
+/// write behind; a passing audit keeps its entry.
+#[tokio::test]
+async fn an_error_rule_that_rejects_an_output_leaves_no_write_behind() {
+    let data = data_copy("fidelity-audit-rollback");
+    let rt = runtime(&data);
+    let log = || {
+        rt.resources()
+            .get::<seed_skills::stores::SeoDb>()
+            .map(|db| db.audit_log.lock().unwrap().len())
+            .unwrap()
+    };
+    let rejected = rt
+        .invoke_json(
+            "seo_role_audit",
+            json!({"urls": ["https://shop.example.com/freinage/plaquettes"]}),
+            Caller::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        rejected.to_string().contains("no_r1_expert_content"),
+        "{rejected}"
+    );
+    assert_eq!(log(), 0, "the rejected audit's entry stays in the log");
+    rt.invoke_json(
+        "seo_role_audit",
+        json!({"urls": ["https://shop.example.com/freinage"]}),
+        Caller::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(log(), 1);
+}

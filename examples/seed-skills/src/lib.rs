@@ -90,5 +90,6 @@ pub fn runtime_builder(registry: Arc<Registry>, dir: &Path) -> std::io::Result<R
     Ok(Runtime::builder(registry)
         .resources(demo_resources(dir)?)
         .rollback("rollback_to_previous_version", rollback_to_previous_version)
-        .rollback("revert_route_changes", revert_route_changes))
+        .rollback("revert_route_changes", revert_route_changes)
+        .rollback("remove_audit_entry", remove_audit_entry))
 }

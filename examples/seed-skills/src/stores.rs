@@ -36,6 +36,9 @@ pub struct RouteRow {
 /// A row of the `__seo_audit_log` table.
 #[derive(Clone, Debug, Serialize)]
 pub struct AuditLogEntry {
+    /// The job that wrote it, which the `remove_audit_entry` rollback
+    /// action finds it by.
+    pub job_id: String,
     pub trace_id: String,
     pub audited: usize,
     pub violations: usize,

@@ -28,6 +28,41 @@ pub fn all(cx: &Errors, args: &SkillArgs, func: &SkillFn) {
     check_idempotency(cx, args);
     check_condition_arity(cx, args);
     check_no_runner(cx, args, func);
+    check_rejection_undone(cx, args);
+}
+
+/// A postcondition or an error-severity validation rule rejects a skill's
+/// output after its handler ran, its side effects done: a skill with side
+/// effects says how to undo them (a rollback action), or a rejected output
+/// would leave its writes behind.
+fn check_rejection_undone(cx: &Errors, args: &SkillArgs) {
+    if args.side_effects.is_empty() || args.postconditions.iter().any(|p| p.rollback.is_some()) {
+        return;
+    }
+    let effects: Vec<String> = args
+        .side_effects
+        .iter()
+        .map(|s| crate::args::path_text(&s.capability))
+        .collect();
+    let effects = effects.join("`, `");
+    for p in &args.postconditions {
+        cx.error_at(
+            p.span,
+            format!(
+                "a postcondition rejects the output after the skill's side effects (`{effects}`) happened; add `rollback = \"action\"` naming the action that undoes them"
+            ),
+        );
+    }
+    for r in &args.validation_rules {
+        if r.severity.as_ref().is_some_and(|s| s.variant == "Error") {
+            cx.error_at(
+                r.span,
+                format!(
+                    "a validation rule of severity \"error\" rejects the output after the skill's side effects (`{effects}`) happened; declare the action that undoes them (`postcondition(check = ..., rollback = \"action\")`), or make the rule's severity \"warning\""
+                ),
+            );
+        }
+    }
 }
 
 /// A skill's body (and its conditions) runs other skills through its

@@ -6,7 +6,8 @@ use skill_runtime::prelude::*;
 
 use crate::caps::*;
 use crate::defaults::yes;
-use crate::stores::{AuditLogEntry, lock};
+use crate::stores::{AuditLogEntry, SeoDb, lock};
+use skill_runtime::policy::{RollbackError, RollbackRequest};
 
 // ---------------------------------------------------------------- seo_role_audit
 
@@ -75,7 +76,8 @@ pub enum AuditError {
     side_effects(DatabaseWrite(target = "__seo_audit_log", reversible = true, description = "Log audit results")),
     precondition(code = "EMPTY_INPUT", message = "At least one URL is required", check = |i: &AuditInput| !i.urls.is_empty()),
     precondition(code = "TOO_MANY_URLS", message = "Maximum 1000 URLs per audit", check = |i: &AuditInput| i.urls.len() <= 1000),
-    postcondition(check = |i: &AuditInput, o: &AuditOutput| o.audited as usize == i.urls.len()),
+    postcondition(check = |i: &AuditInput, o: &AuditOutput| o.audited as usize == i.urls.len(),
+                  rollback = "remove_audit_entry"),
     validation_rule(
         id = "no_r1_expert_content",
         severity = "error",
@@ -140,6 +142,7 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
     if logged {
         let mut log = lock(&ctx.resource::<DatabaseWrite>().audit_log);
         log.push(AuditLogEntry {
+            job_id: ctx.job_id().to_owned(),
             trace_id: ctx.trace_id().to_owned(),
             audited: input.urls.len(),
             violations: violations.len(),
@@ -159,6 +162,17 @@ pub async fn seo_role_audit(ctx: Ctx, input: AuditInput) -> Result<AuditOutput, 
         summary,
         logged,
     })
+}
+
+/// `remove_audit_entry` (seo_role_audit): take the audit log's entry the
+/// job wrote back out, when its output was rejected.
+pub fn remove_audit_entry(r: RollbackRequest<'_>) -> Result<(), RollbackError> {
+    let db = r
+        .resources
+        .get::<SeoDb>()
+        .ok_or("no SEO database is registered")?;
+    lock(&db.audit_log).retain(|e| e.job_id != r.job_id);
+    Ok(())
 }
 
 // ---------------------------------------------------------------- vlevel_calculator

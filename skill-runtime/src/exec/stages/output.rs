@@ -135,7 +135,11 @@ pub(crate) fn after(
     match e.checks.after(input.as_ref(), output, &mut failed_rules) {
         Ok(()) => {}
         Err(f @ CheckFailed::Postcondition(p)) => {
-            let action = skill.conditions.postconditions[p].rollback_action;
+            // Its own action, else the skill's: `#[skill]` refuses a skill
+            // with side effects that declares none.
+            let action = skill.conditions.postconditions[p]
+                .rollback_action
+                .or_else(|| rollback_action(skill));
             return Ok(After::Broke { failed: f, action });
         }
         Err(f @ CheckFailed::Rule(_)) => {
