@@ -324,3 +324,34 @@ async fn an_error_rule_that_rejects_an_output_leaves_no_write_behind() {
     .unwrap();
     assert_eq!(log(), 1);
 }
+
+/// Seed 002's `defaultIdempotency.keyFields` (`intent`, `scope.entityType`,
+/// `idempotencyKey`): two envelopes with the same key, one for pages and one
+/// for articles, are two jobs; the same key for pages again is the first.
+#[tokio::test]
+async fn a_callers_key_names_one_job_per_intent_and_entity_type() {
+    use skill_runtime::envelope::Scope;
+    use skill_runtime::manifest::EntityType;
+    let data = data_copy("fidelity-composite-key");
+    let rt = runtime(&data);
+    let job = |entity| {
+        JobEnvelope::for_intent(
+            "seo_audit",
+            Scope::new(entity),
+            json!({"urls": ["https://shop.example.com/freinage"]}),
+        )
+        .with_idempotency_key("nightly-2026-12-06")
+    };
+    let pages = rt.invoke(job(EntityType::Page)).await.unwrap();
+    let articles = rt.invoke(job(EntityType::Article)).await.unwrap();
+    let again = rt.invoke(job(EntityType::Page)).await.unwrap();
+    assert!(
+        !pages.replayed && !articles.replayed,
+        "two entity types, two jobs"
+    );
+    assert!(
+        again.replayed,
+        "the same key, intent and entity type: the first job"
+    );
+    assert_eq!(again.job_id, pages.job_id);
+}

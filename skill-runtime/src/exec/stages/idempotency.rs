@@ -15,9 +15,19 @@ use crate::model::hash::stable_hash;
 use crate::model::record::{Stage, StageOutcome};
 use crate::model::result::SkillResult;
 
+/// The seed's `defaultIdempotency.keyFields`: a caller's key names one job
+/// per intent and entity type, so two envelopes with the same key but for
+/// `page`s and for `article`s are two jobs.
+const CALLER_KEY: IdempotencyKey = IdempotencyKey {
+    strategy: KeyStrategy::Composite,
+    fields: &["intent", "scope.entityType", "idempotencyKey"],
+};
+
 /// The job's slot in the idempotency store, by the first that applies:
 ///
-/// 1. the caller's key: a caller can always ask for a run of its own;
+/// 1. the caller's key, composed as the seed's default says
+///    ([`CALLER_KEY`]: intent, entity type and the key): a caller can
+///    always ask for a run of its own;
 /// 2. the skill's declared strategy (`idempotency(key = ...)`): the seed's
 ///    stable hash of intent, scope and payload, or the values of the fields
 ///    it lists;
@@ -50,40 +60,60 @@ pub(crate) fn slot(
     if st.target.idempotency_key.is_none() && (m.idempotency.is_some() || st.inv.intent.is_some()) {
         let _ = st.parse_params();
     }
-    let key = match (&st.target.idempotency_key, m.idempotency, &st.inv.intent) {
-        (Some(k), _, _) => k.clone(),
-        (None, Some(strategy), intent) => strategy_key(
-            strategy,
-            intent.as_deref(),
-            st.inv.scope.as_deref(),
-            &st.target.params,
-        ),
-        (None, None, Some(intent)) => {
-            intent_key(intent, st.inv.scope.as_deref(), &st.target.params)
+    let (key, slot) = match (&st.target.idempotency_key, m.idempotency, &st.inv.intent) {
+        // The record keeps the key the caller gave; the store, its slot.
+        (Some(k), _, intent) => {
+            let slot = strategy_key(
+                CALLER_KEY,
+                intent.as_deref(),
+                st.inv.scope.as_deref(),
+                &Value::Null,
+                Some(k),
+            );
+            (k.clone(), slot)
         }
-        (None, None, None) if effectful && st.target.delivered => format!("job:{}", st.inv.job_id),
+        (None, Some(strategy), intent) => {
+            let k = strategy_key(
+                strategy,
+                intent.as_deref(),
+                st.inv.scope.as_deref(),
+                &st.target.params,
+                None,
+            );
+            (k.clone(), k)
+        }
+        (None, None, Some(intent)) => {
+            let k = intent_key(intent, st.inv.scope.as_deref(), &st.target.params);
+            (k.clone(), k)
+        }
+        (None, None, None) if effectful && st.target.delivered => {
+            let k = format!("job:{}", st.inv.job_id);
+            (k.clone(), k)
+        }
         (None, None, None) => {
             st.skip(Stage::Idempotency);
             return Ok(None);
         }
     };
-    st.key = Some(key.clone());
+    st.key = Some(key);
     // A dry run and a real run of the same params are different jobs.
     Ok(Some(if st.inv.constraints.dry_run {
-        format!("dry:{key}")
+        format!("dry:{slot}")
     } else {
-        key
+        slot
     }))
 }
 
-/// The key a skill's declared strategy gives a job: SHA-256 of the canonical
-/// JSON of `{intent, scope, payload}` (`hash`), or of each listed field's
-/// value by its path (`composite`; a field the job lacks is `null`).
+/// The key a strategy gives a job: SHA-256 of the canonical JSON of
+/// `{intent, scope, payload}` (`hash`), or of each listed field's value by
+/// its path (`composite`; a field the job lacks is `null`), the caller's
+/// key among them as `idempotencyKey`.
 fn strategy_key(
     k: IdempotencyKey,
     intent: Option<&str>,
     scope: Option<&Scope>,
     payload: &Value,
+    caller_key: Option<&str>,
 ) -> String {
     let scope = serde_json::to_value(scope).unwrap_or(Value::Null);
     let intent = intent.map_or(Value::Null, |i| Value::String(i.to_owned()));
@@ -94,7 +124,8 @@ fn strategy_key(
             "payload": payload,
         })),
         KeyStrategy::Composite => {
-            let job = json!({"intent": intent, "scope": scope, "payload": payload});
+            let job = json!({"intent": intent, "scope": scope, "payload": payload,
+                "idempotencyKey": caller_key});
             let values: Map<String, Value> = k
                 .fields
                 .iter()
