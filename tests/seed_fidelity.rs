@@ -355,3 +355,21 @@ async fn a_callers_key_names_one_job_per_intent_and_entity_type() {
     );
     assert_eq!(again.job_id, pages.job_id);
 }
+
+/// Seed 002's JobEnvelope requires a scope: an envelope for an intent that
+/// says nothing of what to process is refused, by the runtime and by a
+/// queue, saying so.
+#[tokio::test]
+async fn an_envelope_for_an_intent_needs_its_scope() {
+    let data = data_copy("fidelity-scope");
+    let rt = runtime(&data);
+    let job: JobEnvelope = serde_json::from_str(
+        r#"{"intent": "seo_audit", "payload": {"urls": ["https://shop.example.com/freinage"]},
+            "context": {"source": "cron"}}"#,
+    )
+    .unwrap();
+    assert!(job.readable().unwrap_err().contains("needs its `scope`"));
+    let e = rt.invoke(job).await.unwrap_err();
+    assert_eq!(e.code(), "invalid_envelope", "{e}");
+    assert!(e.to_string().contains("needs its `scope`"), "{e}");
+}

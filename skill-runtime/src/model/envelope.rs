@@ -511,6 +511,7 @@ impl JobEnvelope {
             Id::uuid(id).map_err(|e| e.to_string())?;
         }
         key_rule(self.idempotency_key.as_deref())?;
+        scope_rule(self.intent.as_deref(), self.scope.as_deref())?;
         self.constraints.readable()?;
         if let Some(scope) = &self.scope {
             limit_rule(u64::from(scope.limit))?;
@@ -533,6 +534,18 @@ impl JobEnvelope {
             (Some(intent), true) => format!("intent `{intent}`"),
             _ => reference(&self.skill, self.version.as_deref()),
         }
+    }
+}
+
+/// An envelope that says what it is for (an intent) says what to process
+/// (a scope): seed 002's JobEnvelope requires both, and a job for an intent
+/// over nothing in particular is not one its consumers can run.
+pub(crate) fn scope_rule(intent: Option<&str>, scope: Option<&Scope>) -> Result<(), String> {
+    match (intent, scope) {
+        (Some(intent), None) => Err(format!(
+            "an envelope for intent `{intent}` needs its `scope` (what to process: `{{\"entityType\": \"page\", ...}}`), as seed 002's JobEnvelope requires"
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -8,6 +8,7 @@ use skill_core::manifest::{Sandbox, Status, TargetKind};
 use skill_core::names::did_you_mean;
 
 use crate::exec::state::State;
+use crate::model::envelope::scope_rule;
 use crate::model::error::InvokeError;
 use crate::model::record::{Stage, StageOutcome};
 use crate::registry::index::Registry;
@@ -15,6 +16,13 @@ use crate::registry::index::Registry;
 /// The index in `registry` of the skill the job names.
 #[inline]
 pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
+    if let Err(message) = scope_rule(st.inv.intent.as_deref(), st.inv.scope.as_deref()) {
+        st.step(Stage::Resolve, StageOutcome::Failed, None);
+        return Err(InvokeError::InvalidEnvelope {
+            skill: st.target.reference(None),
+            message,
+        });
+    }
     if st.target.skill.is_empty() {
         return by_intent(registry, st);
     }
