@@ -373,3 +373,30 @@ async fn an_envelope_for_an_intent_needs_its_scope() {
     assert_eq!(e.code(), "invalid_envelope", "{e}");
     assert!(e.to_string().contains("needs its `scope`"), "{e}");
 }
+
+/// Seed 002's `human_required == true` trigger: when an agent's own output
+/// asks for a person, the hand-over waits for one, even for an escalation
+/// whose `human_required` flag is false (agent.seo.vlevel's).
+#[test]
+fn a_human_required_trigger_asks_a_person() {
+    let out = run(&[
+        "agent",
+        "agent.seo.vlevel",
+        r#"{"urls": ["https://shop.example.com/freinage/plaquettes"], "options": {"check_content": true}}"#,
+    ]);
+    let first: Value = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .next()
+        .expect("a result")
+        .expect("JSON");
+    assert_eq!(first["data"]["human_required"], true, "{first}");
+    assert_eq!(first["escalation"]["human_required"], true, "{first}");
+    assert!(
+        first.get("escalated").is_none(),
+        "ran without a person: {first}"
+    );
+    assert!(
+        first["notes"].to_string().contains("waits for a person"),
+        "{first}"
+    );
+}

@@ -264,13 +264,22 @@ fn fitted(params: &Value, schema: &Value) -> Value {
     }
 }
 
-/// The triggers of `c` that hold for a run, each as text.
-pub(super) fn triggered(c: &AgentContract, run: &Finished) -> Vec<String> {
+/// The triggers of `c` that hold for a run, each as text, and whether one
+/// of them is `human_required == true`: the run's own output asks for a
+/// person, so the hand-over waits for one whatever the escalation's flag.
+pub(super) fn triggered(c: &AgentContract, run: &Finished) -> (Vec<String>, bool) {
     let Some(esc) = &c.escalation else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     let output = run.output.as_ref().ok();
-    esc.triggers
+    let person = esc.triggers.iter().any(|t| match *t {
+        Trigger::HumanRequired { field } => {
+            output.and_then(|o| o.pointer(field)) == Some(&Value::Bool(true))
+        }
+        _ => false,
+    });
+    let reasons = esc
+        .triggers
         .iter()
         .filter_map(|t| match *t {
             Trigger::ErrorCountAbove { count } => {
@@ -283,5 +292,6 @@ pub(super) fn triggered(c: &AgentContract, run: &Finished) -> Vec<String> {
             Trigger::HumanRequired { field } => (output?.pointer(field)? == &Value::Bool(true))
                 .then(|| format!("human_required == true (at {field})")),
         })
-        .collect()
+        .collect();
+    (reasons, person)
 }

@@ -373,8 +373,8 @@ impl AgentRunner {
             },
             _ => finished,
         };
-        let mut reasons = if cancelled {
-            Vec::new()
+        let (mut reasons, person) = if cancelled {
+            (Vec::new(), false)
         } else {
             triggered(c, &finished)
         };
@@ -394,7 +394,7 @@ impl AgentRunner {
             .filter(|_| !reasons.is_empty())
             .map(|e| EscalationDecision {
                 target_agent: e.target_agent,
-                human_required: e.human_required,
+                human_required: e.human_required || person,
                 timeout_hours: e.timeout_hours,
                 reasons,
             });
