@@ -457,13 +457,19 @@ fn a_state_saved_by_another_version_of_the_pipeline_is_not_resumed() {
     // (steps 1-3 done).
     rt.block_on(runtime.invoke(job.clone())).unwrap();
     let mut old = rt.block_on(runs.load(&run)).unwrap().unwrap();
-    old.job.skill = "durable_tally@0.9.0".to_owned();
+    old.job.version = Some("0.9.0".into());
     old.visited_nodes.truncate(3);
     old.status = GraphStatus::Running;
     rt.block_on(runs.save(&old)).unwrap();
     rt.block_on(runtime.invoke(job)).unwrap();
     let state = rt.block_on(runs.load(&run)).unwrap().unwrap();
-    assert_eq!(state.job.skill, "durable_tally@1.0.0");
+    assert_eq!(state.job.reference(), "durable_tally@1.0.0");
+    // The run's job is its whole envelope, as seed 002's GraphState keeps
+    // it: its payload, constraints and caller with it.
+    let whole = serde_json::to_value(&state.job).unwrap();
+    for field in ["jobId", "traceId", "payload", "constraints", "context"] {
+        assert!(whole.get(field).is_some(), "{field}: {whole}");
+    }
     assert_eq!(state.retry_count, 0, "a new run, not a resumed one");
     assert_eq!(state.visited_nodes, ["n1", "n2", "n3", "n4", "n5"]);
 }

@@ -213,6 +213,10 @@ async fn a_script_op_without_a_root_refuses_to_run() {
             "revert_route_changes",
             |_: skill_runtime::policy::RollbackRequest<'_>| Ok(()),
         )
+        .rollback(
+            "remove_audit_entry",
+            |_: skill_runtime::policy::RollbackRequest<'_>| Ok(()),
+        )
         .build()
         .expect("runtime starts");
     let mut job = JobEnvelope::new("word_count", json!({"text": "one"}));

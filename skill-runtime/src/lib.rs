@@ -160,9 +160,7 @@ pub mod envelope {
 pub mod record {
     pub use crate::exec::sink::{FanOut, JsonLinesSink, MemorySink, RecordSink};
     pub use crate::exec::stats::{SkillStats, stats_from_records};
-    pub use crate::model::graph::{
-        GraphBudget, GraphError, GraphJob, GraphState, GraphStatus, NodeRun,
-    };
+    pub use crate::model::graph::{GraphBudget, GraphError, GraphState, GraphStatus, NodeRun};
     pub use crate::model::record::{
         AttemptOutcome, AttemptRecord, Attempts, ErrorRecord, Progress, RuleNote, RunRecord,
         RunStatus, Stage, StageOutcome, StageRecord, Stages, StepRun,

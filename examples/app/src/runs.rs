@@ -118,7 +118,7 @@ fn line(s: &GraphState) -> String {
     format!(
         "{} {} {status} visited [{}]{}{}",
         s.job.job_id,
-        s.job.skill,
+        s.job.reference(),
         s.visited_nodes.join(", "),
         s.current_node
             .as_ref()

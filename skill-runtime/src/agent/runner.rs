@@ -26,10 +26,9 @@ use crate::exec::policy::limits::{kept_in_record, measure, truncated};
 use crate::exec::runtime::Runtime;
 use crate::model::caller::Caller;
 use crate::model::data::Data;
-use crate::model::envelope::{JobConstraints, JobEnvelope, new_id};
-use crate::model::graph::{GraphJob, GraphState, GraphStatus};
+use crate::model::envelope::{JobConstraints, JobEnvelope};
+use crate::model::graph::{GraphState, GraphStatus};
 use crate::model::handover::Handover;
-use crate::model::id::Id;
 use crate::model::record::{ErrorRecord, RuleNote, RunRecord, RunStatus};
 use crate::model::result::NextAction;
 use crate::sync::lock;
@@ -42,7 +41,10 @@ struct Call {
     caller: Caller,
     dry_run: bool,
     from: Option<Handover>,
-    ids: Option<(Id, Id)>,
+    /// The envelope the run came in (its payload moved to `params`), for a
+    /// job a queue delivered: its ids are the run's, and its state is the
+    /// job's saved one.
+    job: Option<JobEnvelope>,
     decided: Option<RuleNote>,
     /// Stops the run: its body is dropped at its next await, and no skill
     /// call starts after it.
@@ -192,16 +194,17 @@ impl AgentRunner {
             }
             decided = Some(said);
         }
+        let id = job.skill.clone();
         let call = Call {
-            params: job.params,
-            caller: job.caller,
+            params: std::mem::take(&mut job.params),
+            caller: job.caller.clone(),
             dry_run: job.constraints.dry_run,
             from,
-            ids: Some((job.job_id, job.trace_id)),
+            job: Some(job),
             decided,
             cancel,
         };
-        self.run_once(&job.skill, call).await
+        self.run_once(&id, call).await
     }
 
     fn run_linked<'a>(
@@ -217,7 +220,7 @@ impl AgentRunner {
             caller,
             dry_run,
             from,
-            ids: None,
+            job: None,
             decided: None,
             cancel: None,
         };
@@ -230,7 +233,7 @@ impl AgentRunner {
             caller,
             dry_run,
             from,
-            ids,
+            job: delivered,
             decided,
             cancel,
         } = call;
@@ -246,8 +249,17 @@ impl AgentRunner {
             });
         };
         let c = agent.contract();
-        let resumable = ids.is_some();
-        let (job_id, trace_id) = ids.unwrap_or_else(|| (new_id(), new_id()));
+        let resumable = delivered.is_some();
+        // The run's job: the envelope it came in, or one made for it.
+        let mut job = delivered.unwrap_or_else(|| {
+            let mut j = JobEnvelope::new(c.id, Value::Null).with_caller(caller.clone());
+            j.constraints.dry_run = dry_run;
+            j
+        });
+        job.skill = c.id.into();
+        job.version = Some(c.version.into());
+        job.params = params.clone();
+        let (job_id, trace_id) = (job.job_id.clone(), job.trace_id.clone());
         let started_at = SystemTime::now();
         let clock = Instant::now();
         // Params come from outside (a CLI, an MCP client): the runtime's
@@ -267,19 +279,13 @@ impl AgentRunner {
             None => agent.validator.violations(&params),
         };
         // The run's state: the body notes each skill call in it.
-        let job = GraphJob {
-            job_id: job_id.clone(),
-            trace_id: trace_id.clone(),
-            skill: format!("{}@{}", c.id, c.version),
-            intent: None,
-        };
         let max_tokens = JobConstraints::default().max_tokens;
         // A job's run taken up again (its worker died, the queue delivered
         // it once more) resumes from its saved state: the calls it made are
         // replayed from there, not run again.
         let saved = match (resumable, self.runtime.run_state(job_id.as_str()).await) {
             (true, Ok(Some(mut s)))
-                if s.job.skill == job.skill && s.status == GraphStatus::Running =>
+                if s.job.reference() == job.reference() && s.status == GraphStatus::Running =>
             {
                 s.retry_count += 1;
                 Some(s)

@@ -153,6 +153,8 @@ impl Fence {
 pub(crate) struct PipelineRun {
     pub(crate) jobs: Box<dyn JobRunner>,
     pub(crate) steps: Mutex<Vec<StepRun>>,
+    /// The job's envelope, as its run's state keeps it.
+    pub(crate) envelope: JobEnvelope,
 }
 
 /// Runs a job through every stage: the execution layer's runtime, seen

@@ -282,9 +282,11 @@ impl Runtime {
 
         if skill.entry.manifest.kind == Kind::Pipeline {
             // Set before the handler starts, which is the only reader.
+            let envelope = st.envelope();
             let _ = st.inv.pipeline.set(Box::new(PipelineRun {
                 jobs: Box::new(self.clone()),
                 steps: Default::default(),
+                envelope,
             }));
         }
         let output = execute::execute(inner.retry_base, skill, input, st).await;

@@ -23,7 +23,7 @@ use crate::contract::skill::Skill;
 use crate::model::data::Data;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
-use crate::model::graph::{GraphJob, GraphState, GraphStatus};
+use crate::model::graph::{GraphState, GraphStatus};
 use crate::model::id::Id;
 use crate::model::record::{RunStatus, StepRun};
 use crate::model::result::{NextAction, SkillResult};
@@ -56,14 +56,19 @@ where
 }
 
 async fn run_steps(inv: &Invocation, m: &Manifest, input: Value) -> Result<Value, PipelineFailed> {
-    let Some(PipelineRun { jobs, steps }) = inv.pipeline.get().map(|p| &**p) else {
+    let Some(PipelineRun {
+        jobs,
+        steps,
+        envelope,
+    }) = inv.pipeline.get().map(|p| &**p)
+    else {
         return Err(failed(format!(
             "pipeline `{}` runs through a runtime (`Runtime::invoke`), not as a direct call",
             m.name
         )));
     };
     let run = inv.job_id.to_string();
-    let mut state = resumed(inv, m, &input, jobs.load_run(&run).await);
+    let mut state = resumed(inv, envelope, m, &input, jobs.load_run(&run).await);
     let plan = plan(m);
     let flow: Vec<usize> = (0..m.steps.len())
         .filter(|&i| !m.steps[i].is_handler())
@@ -289,7 +294,7 @@ async fn handle(
     m: &Manifest,
     failures: &[(usize, String, InvokeError)],
 ) -> Vec<(&'static str, Result<(), String>)> {
-    let Some(PipelineRun { jobs, steps }) = inv.pipeline.get().map(|p| &**p) else {
+    let Some(PipelineRun { jobs, steps, .. }) = inv.pipeline.get().map(|p| &**p) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -469,6 +474,7 @@ async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
 /// still deduplicate what ran).
 fn resumed(
     inv: &Invocation,
+    envelope: &JobEnvelope,
     m: &Manifest,
     input: &Value,
     saved: Result<Option<GraphState>, String>,
@@ -477,7 +483,7 @@ fn resumed(
     match saved {
         // Only a state of this very pipeline: another version's steps may
         // have other ids and other outputs.
-        Ok(Some(mut s)) if s.job.skill == skill => {
+        Ok(Some(mut s)) if s.job.reference() == skill => {
             s.retry_count += 1;
             s.status = GraphStatus::Running;
             s.current_node = s.errors.last().map(|e| e.node.clone()).or(s.current_node);
@@ -489,16 +495,14 @@ fn resumed(
                     tracing::warn!(run = %inv.job_id, error = %e, "the run store cannot be read; the run starts from its first step")
                 }
                 Ok(Some(s)) => {
-                    tracing::warn!(run = %inv.job_id, saved = %s.job.skill, now = %skill, "the run's saved state is another pipeline's; the run starts from its first step")
+                    tracing::warn!(run = %inv.job_id, saved = %s.job.reference(), now = %skill, "the run's saved state is another pipeline's; the run starts from its first step")
                 }
                 Ok(None) => {}
             }
-            let job = GraphJob {
-                job_id: inv.job_id.clone(),
-                trace_id: inv.trace_id.clone(),
-                skill,
-                intent: inv.intent.clone(),
-            };
+            // The envelope as the run's job, named by the pipeline it runs.
+            let mut job = envelope.clone();
+            job.skill = m.name.into();
+            job.version = Some(m.version.into());
             let mut state = GraphState::new(job, input.clone(), inv.constraints.max_tokens);
             state.current_node = m.steps.first().map(|s| s.id.to_owned());
             state.rag_context = inv

@@ -135,6 +135,35 @@ impl Target {
 }
 
 impl State {
+    /// The job's envelope, put back together from its state and its
+    /// invocation (its params parsed, when they came as text).
+    pub(crate) fn envelope(&mut self) -> JobEnvelope {
+        let _ = self.parse_params();
+        let inv = &self.inv;
+        let t = &self.target;
+        JobEnvelope {
+            job_id: inv.job_id.clone(),
+            trace_id: inv.trace_id.clone(),
+            parent_job_id: inv.parent_job_id.clone(),
+            intent: inv.intent.clone(),
+            scope: inv.scope.clone(),
+            skill: t.skill.clone(),
+            kind: t.kind,
+            version: t.version.clone(),
+            params: t.params.clone(),
+            constraints: inv.constraints.clone(),
+            caller: inv.caller.clone(),
+            idempotency_key: t.idempotency_key.clone(),
+            created_at: t.created_at,
+            expires_at: t.expires_at,
+            rag_context: inv.rag_context.clone(),
+            traceparent: None,
+            escalated_from: None,
+            minted: false,
+            delivered: t.delivered,
+        }
+    }
+
     /// The job's state, on the heap: the job's future holds a pointer to it,
     /// not the state itself (see [`Runtime::run`](crate::exec::runtime::Runtime)).
     pub(crate) fn new(

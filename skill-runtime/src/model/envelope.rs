@@ -54,7 +54,7 @@ use crate::model::trace::TraceParent;
 /// assert_eq!(seed.intent.as_deref(), Some("rag_reindex"));
 /// assert!(seed.constraints.dry_run);
 /// ```
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobEnvelope {
     /// Unique per job: a UUID, a fresh v4 unless the caller brings its own.

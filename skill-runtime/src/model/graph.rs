@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
 use crate::model::result::{NextAction, SkillResult};
@@ -21,8 +22,10 @@ use crate::model::time::format_time;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphState {
-    /// The job the run is (its id is the run's id).
-    pub job: GraphJob,
+    /// The job the run is (its id is the run's id): its whole envelope, as
+    /// seed 002's GraphState keeps it.
+    #[serde(deserialize_with = "job_of_any_version")]
+    pub job: JobEnvelope,
     /// The node running now, or about to; `None` once the run ended.
     pub current_node: Option<String>,
     /// The nodes completed, in the order they completed.
@@ -30,7 +33,8 @@ pub struct GraphState {
     /// How many times the run was taken up again after it stopped part way
     /// (its worker died, or it was retried).
     pub retry_count: u32,
-    /// The run's input.
+    /// The run's input (the envelope's payload, as the run was started
+    /// with it).
     pub input: Value,
     /// Each completed node's output, by node id.
     pub intermediate: Map<String, Value>,
@@ -52,18 +56,43 @@ pub struct GraphState {
     pub nodes: Vec<NodeRun>,
 }
 
-/// The job a run is.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What states saved before runs kept their whole envelope held: the ids,
+/// `name@version` and the intent. Read as an envelope of those, so a run
+/// saved by an earlier version still resumes.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GraphJob {
-    /// The run's id: its job's id.
-    pub job_id: Id,
-    /// The trace the run belongs to.
-    pub trace_id: Id,
-    /// The pipeline (`name@version`).
-    pub skill: String,
-    /// What the job is for, when the caller said.
-    pub intent: Option<String>,
+struct JobBefore {
+    job_id: Id,
+    trace_id: Id,
+    skill: String,
+    intent: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum AnyJob {
+    Envelope(Box<JobEnvelope>),
+    Before(JobBefore),
+}
+
+fn job_of_any_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<JobEnvelope, D::Error> {
+    Ok(match AnyJob::deserialize(d)? {
+        AnyJob::Envelope(job) => *job,
+        AnyJob::Before(b) => {
+            let (name, version) = crate::model::envelope::split_reference(&b.skill);
+            let mut job = JobEnvelope::of(
+                name.to_owned().into(),
+                version.map(|v| v.to_owned().into()),
+                Value::Object(Map::new()),
+                crate::model::caller::Caller::default(),
+            );
+            job.job_id = b.job_id;
+            job.trace_id = b.trace_id;
+            job.intent = b.intent;
+            job.minted = false;
+            job
+        }
+    })
 }
 
 /// What a run has spent (the seed's `budget`): `tokensRemaining` counts down
@@ -133,7 +162,7 @@ pub struct NodeRun {
 impl GraphState {
     /// A run's state before its first node: nothing done, the job's whole
     /// `maxTokens` left.
-    pub(crate) fn new(job: GraphJob, input: Value, max_tokens: u64) -> GraphState {
+    pub(crate) fn new(job: JobEnvelope, input: Value, max_tokens: u64) -> GraphState {
         GraphState {
             job,
             current_node: None,
@@ -216,5 +245,29 @@ impl GraphState {
             status,
             replayed,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GraphState;
+
+    #[test]
+    fn a_state_saved_before_runs_kept_their_envelope_still_reads() {
+        let before = r#"{"job": {"jobId": "0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21",
+            "traceId": "1c5f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21", "skill": "durable_tally@1.0.0",
+            "intent": null}, "currentNode": "n2", "visitedNodes": ["n1"], "retryCount": 0,
+            "input": {}, "intermediate": {}, "output": null, "ragContext": null,
+            "budget": {"tokensUsed": 0, "tokensRemaining": 10, "docsRetrieved": 0, "apiCalls": 1},
+            "errors": [], "artifacts": [], "status": "running", "nodes": []}"#;
+        let state: GraphState = serde_json::from_str(before).unwrap();
+        assert_eq!(state.job.reference(), "durable_tally@1.0.0");
+        assert_eq!(
+            state.job.job_id.as_str(),
+            "0b4f8a62-2f1e-4b7e-9a43-5d8c1e0f7a21"
+        );
+        let again: GraphState =
+            serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+        assert_eq!(again, state, "written whole, read back the same");
     }
 }
