@@ -278,12 +278,18 @@ fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
         run_ok(std::process::Command::new(app()).args(["run", "artifact", key, "--redis", &url]));
     let graph: Value = serde_json::from_slice(&out.stdout).expect("graph.json is JSON");
     assert!(graph.is_object(), "{graph}");
-    // The run that escalated kept its own, on Redis too (no --artifacts).
+    // The run that escalated kept its own, on Redis too (no --artifacts):
+    // artifacts as the worker's result has them, the same shape.
     let own = result["artifacts"].as_array().unwrap();
     assert_eq!(own.len(), 3, "{own:?}");
     assert!(
-        own.iter()
-            .all(|k| k.as_str().unwrap().contains(":artifact:agent.seo.vlevel."))
+        own.iter().all(|a| a["uri"]
+            .as_str()
+            .unwrap()
+            .contains(":artifact:agent.seo.vlevel.")
+            && a["name"].as_str().unwrap().starts_with("agent.seo.vlevel.")
+            && a["kind"].is_string()),
+        "{own:?}"
     );
 }
 
@@ -341,20 +347,20 @@ fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
     // R3: three files, named after the agent, each readable.
     assert_eq!(result.artifacts.len(), 3, "{:?}", result.artifacts);
     let file = |suffix: &str| {
-        let path = result
+        let a = result
             .artifacts
             .iter()
-            .find(|p| p.ends_with(suffix))
+            .find(|a| a.name.ends_with(suffix))
             .unwrap_or_else(|| panic!("no {suffix} in {:?}", result.artifacts));
-        assert!(
-            std::path::Path::new(path)
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("agent.seo.vlevel."),
-            "{path}"
-        );
+        assert!(a.name.starts_with("agent.seo.vlevel."), "{a:?}");
+        let kind = if suffix.ends_with(".md") {
+            "text/markdown"
+        } else {
+            "application/json"
+        };
+        assert_eq!(a.kind, kind, "{a:?}");
+        let path = a.uri.as_deref().unwrap();
+        assert!(path.ends_with(&a.name), "{a:?}");
         std::fs::read_to_string(path).unwrap()
     };
     let audit = file(".audit.md");
@@ -409,7 +415,12 @@ fn an_agent_run_leaves_its_r3_files_and_runs_its_escalation() {
         .expect("the agent run's state");
     assert_eq!(state.visited_nodes, nodes);
     assert_eq!(state.budget.api_calls, 3);
-    assert!(state.artifacts.iter().any(|a| a.ends_with(".graph.json")));
+    assert!(
+        state
+            .artifacts
+            .iter()
+            .any(|a| a.name.ends_with(".graph.json"))
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::agent::run::{AgentFailure, EscalationDecision};
 use crate::exec::policy::BoxFuture;
 use crate::model::graph::{GraphError, GraphState, GraphStatus};
 use crate::model::id::Id;
+use crate::model::result::Artifact;
 use crate::model::time::format_time;
 
 /// One finished agent run, as the artifacts describe it.
@@ -58,8 +59,9 @@ pub(crate) fn finished(s: &RunSummary<'_>, mut state: GraphState) -> GraphState 
 /// Where a run's R3 files are kept: a directory ([`DirArtifacts`]), or a
 /// store the fleet shares (the Redis backend's `artifact_store`).
 pub trait ArtifactStore: Send + Sync {
-    /// Keep `text` as the file `name`; where it is now (a path, a key).
-    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<String, String>>;
+    /// Keep `text` as the file `name`: the artifact it is now, named
+    /// `name`, its `uri` where it is (a path, a key).
+    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<Artifact, String>>;
 }
 
 /// R3 files as files of a directory, created when missing.
@@ -76,13 +78,13 @@ impl DirArtifacts {
 }
 
 impl ArtifactStore for DirArtifacts {
-    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<String, String>> {
+    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<Artifact, String>> {
         let written = std::fs::create_dir_all(&self.dir)
             .and_then(|()| {
                 let path = self.dir.join(name);
                 std::fs::write(&path, text).map(|()| path)
             })
-            .map(|p| p.display().to_string())
+            .map(|p| Artifact::file(name, p.display().to_string()))
             .map_err(|e| format!("{}: {e}", self.dir.display()));
         Box::pin(std::future::ready(written))
     }

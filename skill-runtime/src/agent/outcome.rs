@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::agent::run::{AgentFailure, EscalationDecision};
 use crate::model::id::Id;
 use crate::model::record::RuleNote;
+use crate::model::result::Artifact;
 use crate::model::result::NextAction;
 
 /// What running an agent gives.
@@ -45,9 +46,10 @@ pub struct AgentResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<RuleNote>,
     /// The R3 files the run wrote (`audit.md`, `backlog.json`,
-    /// `graph.json`), when the runner has a directory for them.
+    /// `graph.json`), when the runner keeps them: artifacts as a skill's
+    /// result has them, `uri` where each is (a path, a store's key).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<String>,
+    pub artifacts: Vec<Artifact>,
 }
 
 /// What a run cost.

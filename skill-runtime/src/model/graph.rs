@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
-use crate::model::result::{NextAction, SkillResult};
+use crate::model::result::{Artifact, NextAction, SkillResult};
 use crate::model::time::format_time;
 
 /// One run's state.
@@ -46,9 +46,10 @@ pub struct GraphState {
     pub budget: GraphBudget,
     /// What failed, node by node.
     pub errors: Vec<GraphError>,
-    /// What the nodes produced besides their outputs (their artifacts' URIs
-    /// or names).
-    pub artifacts: Vec<String>,
+    /// What the nodes produced besides their outputs (seed 002's
+    /// `artifacts`: name, kind, where).
+    #[serde(deserialize_with = "artifacts_of_any_version")]
+    pub artifacts: Vec<Artifact>,
     /// `running`, `succeeded` or `failed`.
     pub status: GraphStatus,
     /// Each node's runs: when, as which job, and whether its result was
@@ -73,6 +74,29 @@ struct JobBefore {
 enum AnyJob {
     Envelope(Box<JobEnvelope>),
     Before(JobBefore),
+}
+
+/// Artifacts as states saved before they kept whole artifacts wrote them
+/// (each its URI or name, a string) or as they are now.
+fn artifacts_of_any_version<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<Artifact>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum AnyArtifact {
+        Now(Artifact),
+        Before(String),
+    }
+    Ok(Vec::<AnyArtifact>::deserialize(d)?
+        .into_iter()
+        .map(|a| match a {
+            AnyArtifact::Now(a) => a,
+            AnyArtifact::Before(at) => {
+                let name = at.rsplit(['/', ':']).next().unwrap_or(&at).to_owned();
+                Artifact::file(name, at)
+            }
+        })
+        .collect())
 }
 
 fn job_of_any_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<JobEnvelope, D::Error> {
@@ -216,11 +240,7 @@ impl GraphState {
                 self.budget.tokens_used += tokens;
                 self.budget.tokens_remaining = self.budget.tokens_remaining.saturating_sub(tokens);
                 self.budget.docs_retrieved += r.metrics.docs_retrieved.unwrap_or(0);
-                let artifacts = r
-                    .artifacts
-                    .iter()
-                    .map(|a| a.uri.clone().unwrap_or_else(|| a.name.clone()));
-                self.artifacts.extend(artifacts);
+                self.artifacts.extend(r.artifacts.iter().cloned());
                 // Parsed once and kept: a pipeline reads the same output next.
                 self.intermediate
                     .insert(node.to_owned(), r.data.value().clone());

@@ -82,6 +82,25 @@ pub struct Artifact {
     pub uri: Option<String>,
 }
 
+impl Artifact {
+    /// A file kept at `uri` (a path, a store's key) under its `name`, its
+    /// kind read from the name's extension (`.md` Markdown, `.json` JSON,
+    /// else bytes).
+    pub fn file(name: impl Into<String>, uri: impl Into<String>) -> Artifact {
+        let name = name.into();
+        let kind = match name.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("md") => "text/markdown",
+            Some("json") => "application/json",
+            _ => "application/octet-stream",
+        };
+        Artifact {
+            kind: kind.to_owned(),
+            name,
+            uri: Some(uri.into()),
+        }
+    }
+}
+
 /// What the caller should do next (the seed's `nextAction`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

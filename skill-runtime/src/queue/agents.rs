@@ -18,7 +18,7 @@ use crate::exec::policy::BoxFuture;
 use crate::model::envelope::JobEnvelope;
 use crate::model::error::InvokeError;
 use crate::model::id::Id;
-use crate::model::result::{Artifact, Metrics, SkillResult};
+use crate::model::result::{Metrics, SkillResult};
 use crate::queue::api::Queue;
 
 impl<Q: Queue + ?Sized> Enqueue for Q {
@@ -86,20 +86,7 @@ pub(super) fn outcome(
         trace_id: r.trace_id,
         skill: Arc::from(r.agent),
         data: r.data.into(),
-        artifacts: r
-            .artifacts
-            .into_iter()
-            .map(|path| Artifact {
-                name: path.rsplit('/').next().unwrap_or(&path).to_owned(),
-                kind: if path.ends_with(".md") {
-                    "text/markdown"
-                } else {
-                    "application/json"
-                }
-                .to_owned(),
-                uri: Some(path),
-            })
-            .collect(),
+        artifacts: r.artifacts,
         metrics: Metrics {
             duration_ms: r.metrics.duration_ms,
             attempts: 1,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::agent::artifacts::ArtifactStore;
 use crate::exec::policy::BoxFuture;
+use crate::model::result::Artifact;
 use crate::queue::api::QueueError;
 use crate::queue::redis::backend::RedisBackend;
 
@@ -43,7 +44,7 @@ impl RedisArtifacts {
 }
 
 impl ArtifactStore for RedisArtifacts {
-    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<String, String>> {
+    fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<Artifact, String>> {
         Box::pin(async move {
             let key = format!("{}:artifact:{name}", self.backend.inner.keys.ns);
             self.backend
@@ -57,7 +58,7 @@ impl ArtifactStore for RedisArtifacts {
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-            Ok(key)
+            Ok(Artifact::file(name, key))
         })
     }
 }
