@@ -824,3 +824,47 @@ fn a_hand_over_waits_at_most_thirty_days() {
     let e = serde_json::from_value::<JobEnvelope>(envelope(4_000_000_000)).unwrap_err();
     assert!(e.to_string().contains("at most 720 hours"), "{e}");
 }
+
+/// While an agent's job runs on a worker, its state says where it is: the
+/// skill call running now is its `currentNode` (what `run show` prints).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_agent_jobs_state_names_its_current_node() {
+    use skill_runtime::JobEnvelope;
+    use skill_runtime::queue::api::Queue;
+    use skill_runtime::queue::memory::InProcessQueue;
+    use skill_runtime::queue::worker::WorkerOptions;
+    use std::time::Duration;
+
+    let registry = Arc::new(Registry::from_inventory().expect("skills"));
+    let runtime = Runtime::builder(registry).build().expect("runtime");
+    let agents = Arc::new(AgentRegistry::from_inventory().expect("agents"));
+    let serving = AgentRunner::new(runtime.clone(), agents);
+    let queue = InProcessQueue::start_with_agents(
+        runtime.clone(),
+        WorkerOptions::default(),
+        Duration::from_secs(60),
+        serving,
+    )
+    .unwrap();
+    let id = queue
+        .enqueue(JobEnvelope::new("agent.test.slow", json!({"n": 5})))
+        .await
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..300 {
+        if let Ok(Some(state)) = runtime.run_state(id.as_str()).await
+            && let Some(node) = state.current_node
+        {
+            seen.insert(node);
+        }
+        if seen.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        seen.contains("slow_step#1") && seen.contains("slow_step#2"),
+        "{seen:?}"
+    );
+    queue.cancel(id.as_str()).await.unwrap();
+}

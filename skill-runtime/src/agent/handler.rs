@@ -174,6 +174,16 @@ impl<A: Agent> AgentCtx<A> {
         job.trace_id = self.trace_id.clone();
         job.constraints.dry_run = self.dry_run;
         let job_id = job.job_id.clone();
+        // Where the run is, for whoever looks while the call runs (`run
+        // show`): this node.
+        let running = {
+            let mut state = crate::sync::lock(&self.graph);
+            state.current_node = Some(node.clone());
+            self.durable.then(|| state.clone())
+        };
+        if let Some(state) = running {
+            self.save(&state).await;
+        }
         let result = match &self.cancel {
             None => self.runtime.invoke(job).await,
             Some(c) if c.is_cancelled() => Err(InvokeError::Cancelled {
@@ -190,15 +200,20 @@ impl<A: Agent> AgentCtx<A> {
         self.note(&node, job_id, started_at, &result);
         // Saved after each call, so a run taken over resumes after it (a run
         // no worker can take up, `AgentRunner::run`'s, is saved once, at
-        // its end); a store that refuses costs the run its resumability,
-        // not its result.
+        // its end).
         if self.durable {
             let state = crate::sync::lock(&self.graph).clone();
-            if let Err(e) = self.runtime.save_run(&state).await {
-                tracing::warn!(run = %self.job_id, error = %e, "the agent run's state was not saved");
-            }
+            self.save(&state).await;
         }
         result
+    }
+
+    /// Save the run's state; a store that refuses it costs the run its
+    /// resumability and its visibility, not its result.
+    async fn save(&self, state: &crate::model::graph::GraphState) {
+        if let Err(e) = self.runtime.save_run(state).await {
+            tracing::warn!(run = %self.job_id, error = %e, "the agent run's state was not saved");
+        }
     }
 
     /// The result of call `node` (of skill `name`) as the run's saved state
