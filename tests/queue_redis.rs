@@ -1297,6 +1297,16 @@ fn a_job_that_needs_a_person_waits_for_one() {
     assert_eq!(approval["outcome"], "passed");
     let detail = approval["detail"].as_str().unwrap();
     assert!(detail.starts_with("approved by alice at 20"), "{detail}");
+    // `result` shows who approved, as the record does.
+    let shown = Command::new(app())
+        .args(["result", &ids[0], "--redis", &url])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("\"decision\": \"approved\"") && shown.contains("\"by\": \"alice\""),
+        "{shown}"
+    );
     // Decided once: a second answer is refused.
     assert_eq!(
         decide(&["deny", &ids[0], "--reason", "late"]).status.code(),

@@ -285,7 +285,11 @@ fn a_skill_tagged_requires_review_waits_for_a_person() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(json_of(&out)["data"]["results"][0], "rust-ownership.md");
+    let result = json_of(&out);
+    assert_eq!(result["data"]["results"][0], "rust-ownership.md");
+    // The result says who approved, as the record does.
+    assert_eq!(result["approval"]["decision"], "approved", "{result}");
+    assert!(result["approval"]["by"].is_string(), "{result}");
 }
 
 /// A validation rule of severity error rejects seo_role_audit's output (a

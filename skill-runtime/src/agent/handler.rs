@@ -238,6 +238,7 @@ impl<A: Agent> AgentCtx<A> {
             started_at: std::time::SystemTime::now(),
             replayed: true,
             pipeline_steps: Vec::new(),
+            approval: None,
         })
     }
 

@@ -70,6 +70,8 @@ pub(crate) struct State {
     pub(crate) executed: Option<Instant>,
     /// A pipeline's steps as they ran.
     pub(crate) pipeline_steps: Vec<StepRun>,
+    /// The decision that let the job run, when it needed one.
+    pub(crate) approval: Option<Box<crate::model::approval::Decision>>,
     /// Where the handler's future runs, when it fits: the state is a heap
     /// block already, which the job's future cannot widen for it (see
     /// `Runtime::run`).
@@ -271,6 +273,7 @@ impl State {
                 replayed: false,
                 executed: None,
                 pipeline_steps: Vec::new(),
+                approval: None,
                 room: HandlerRoom::new(),
             },
         )

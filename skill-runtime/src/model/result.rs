@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::approval::Decision;
 use crate::model::data::Data;
 use crate::model::id::Id;
 use crate::model::record::{RuleNote, StepRun};
@@ -47,6 +48,11 @@ pub struct SkillResult {
     /// A pipeline's steps, in the order they ran, with their outputs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pipeline_steps: Vec<StepRun>,
+    /// The decision that let the job run, when it needed a person's
+    /// (`requires_hitl`, destructive, `requires_review`): who approved, and
+    /// when. What its record's approval step says too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Box<Decision>>,
 }
 
 /// What the job cost.

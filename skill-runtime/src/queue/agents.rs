@@ -97,5 +97,6 @@ pub(super) fn outcome(
         started_at,
         replayed: false,
         pipeline_steps: Vec::new(),
+        approval: None,
     })
 }

@@ -40,6 +40,7 @@ pub(crate) async fn approval(
                 StageOutcome::Passed,
                 Some(format!("approved by {by}")),
             );
+            st.approval = Some(Box::new(Decision::approved(by)));
             Ok(())
         }
         Approval::Denied { reason: detail } => {
@@ -66,6 +67,7 @@ fn decided(
     match decision {
         Decision::Approved { .. } => {
             st.step(Stage::Approval, StageOutcome::Passed, Some(detail));
+            st.approval = Some(Box::new(decision));
             Ok(())
         }
         Decision::Denied { .. } => {

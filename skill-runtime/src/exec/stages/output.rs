@@ -263,5 +263,6 @@ pub(crate) fn result(
         } else {
             st.pipeline_steps.clone()
         },
+        approval: st.approval.clone(),
     }
 }
