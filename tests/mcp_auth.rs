@@ -864,3 +864,47 @@ for auth in [True, True, True, False]:
         "three calls on one connection by a non-loopback name, then one without credentials"
     );
 }
+
+/// A refusal is read by a client still sending its body: the server reads
+/// the body (within the same limits as any) before it answers 401, so the
+/// client's writes all go through and it reads the challenge, not a broken
+/// pipe.
+#[test]
+fn a_client_still_sending_reads_its_challenge() {
+    let key = Key::ed25519("ed-body");
+    let jwks = JwksServer::start(&[&key]);
+    let server = jwt_server(&jwks);
+    let addr = &server.addr;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{}"}}}}}}"#,
+        "x".repeat(2 << 20)
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    for chunk in body.as_bytes().chunks(64 << 10) {
+        stream
+            .write_all(chunk)
+            .expect("the server reads what is sent");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 401 "),
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+    assert!(
+        answer.to_lowercase().contains("www-authenticate: bearer"),
+        "{answer}"
+    );
+}
