@@ -41,6 +41,14 @@ fn skill(name: &str, version: &str) -> Value {
     })
 }
 
+/// `s` as another runtime writes it: a Python entry point, none of the
+/// fields only an export writes (a file with them is read as an export).
+fn brainos(mut s: Value) -> Value {
+    s["entrypoint"] = json!({"runtime": "python", "module": "notes.search", "handler": "run"});
+    s.as_object_mut().unwrap().remove("mcp");
+    s
+}
+
 fn registry(skills: Vec<Value>) -> Value {
     json!({"registry_version": "2.0.0", "skills": skills})
 }
@@ -311,7 +319,10 @@ fn text(out: &Output) -> String {
 
 #[test]
 fn validate_reports_one_line_per_problem_and_exits_non_zero() {
-    let good = temp("good.json", &registry(vec![skill("search_notes", "1.0.0")]));
+    let good = temp(
+        "good.json",
+        &registry(vec![brainos(skill("search_notes", "1.0.0"))]),
+    );
     // A file without a command is a usage error.
     let out = run(&[good.as_os_str()]);
     assert_eq!(out.status.code(), Some(2));
@@ -320,12 +331,12 @@ fn validate_reports_one_line_per_problem_and_exits_non_zero() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("valid Brain OS registry (1 skills, 0 pipelines)"));
 
-    let mut broken = skill("search_notes", "1.0.0");
+    let mut broken = brainos(skill("search_notes", "1.0.0"));
     broken["side_effects"] = json!(["vault.write"]);
     broken["call_targets"] = json!([{"kind": "skill", "name": "missing_skill"}]);
     let bad = temp(
         "bad.json",
-        &registry(vec![broken, skill("search_notes", "1.0.0")]),
+        &registry(vec![broken, brainos(skill("search_notes", "1.0.0"))]),
     );
     let out = bin().arg("validate").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -338,7 +349,7 @@ fn validate_reports_one_line_per_problem_and_exits_non_zero() {
         assert!(lines.contains(expected), "{expected}: {lines}");
     }
 
-    let mut wrong = registry(vec![skill("search_notes", "1.0.0")]);
+    let mut wrong = registry(vec![brainos(skill("search_notes", "1.0.0"))]);
     wrong["skills"][0]["version"] = json!("one");
     let wrong = temp("wrong.json", &wrong);
     let out = bin().arg("validate").arg(&wrong).output().unwrap();
