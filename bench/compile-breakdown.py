@@ -51,7 +51,7 @@ spec = importlib.util.spec_from_file_location("compile_time", HERE / "compile-ti
 ct = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ct)
 
-P = "::skill_runtime::__private_v1"
+P = "::skill_runtime::__private_v2"
 # This repository (the benchmark builds against `ct.ROOT`, pointed at a copy
 # for the runtime variants).
 REPO = ct.ROOT

@@ -396,15 +396,17 @@ pub async fn metered(ctx: Ctx, input: Num) -> Doubled {
     Doubled { doubled: input.n }
 }
 
-/// A task of its own reports the tokens while the handler waits.
+/// One branch of the call reports the tokens while another waits (work in
+/// a call runs within it: a context cannot go to a task of its own).
 #[skill(version = "1.0.0")]
 pub async fn metered_elsewhere(ctx: Ctx, input: Num) -> Doubled {
-    let reporter = ctx.clone();
     let n = input.n;
-    tokio::spawn(async move {
-        let _ = reporter.report_tokens(u64::from(n));
-    });
-    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    let report = async {
+        tokio::task::yield_now().await;
+        let _ = ctx.report_tokens(u64::from(n));
+    };
+    let wait = tokio::time::sleep(std::time::Duration::from_secs(30));
+    tokio::join!(report, wait);
     Doubled { doubled: 0 }
 }
 

@@ -274,7 +274,7 @@ pub struct Doubled {
 
 pub struct Double;
 
-impl Skill for Double {
+unsafe impl Skill for Double {
     type Input = Num;
     type Output = Doubled;
     type Error = Never;
@@ -293,7 +293,7 @@ impl Skill for Double {
         },
         ..Manifest::DEFAULT
     };
-    async fn run(_ctx: Ctx<Self>, input: Num) -> Result<Doubled, Never> {
+    async fn run(_ctx: Ctx<'_, Self>, input: Num) -> Result<Doubled, Never> {
         Ok(Doubled {
             doubled: input.n * 2,
         })
@@ -302,7 +302,7 @@ impl Skill for Double {
 
 pub struct Broken;
 
-impl Skill for Broken {
+unsafe impl Skill for Broken {
     type Input = Num;
     type Output = Vec<i64>;
     type Error = Never;
@@ -327,7 +327,7 @@ impl Skill for Broken {
         }],
         ..Manifest::DEFAULT
     };
-    async fn run(_ctx: Ctx<Self>, input: Num) -> Result<Vec<i64>, Never> {
+    async fn run(_ctx: Ctx<'_, Self>, input: Num) -> Result<Vec<i64>, Never> {
         Ok(vec![input.n])
     }
 }
@@ -341,7 +341,7 @@ pub struct AliasedNum {
 
 pub struct Aliased;
 
-impl Skill for Aliased {
+unsafe impl Skill for Aliased {
     type Input = AliasedNum;
     type Output = Doubled;
     type Error = Never;
@@ -350,7 +350,7 @@ impl Skill for Aliased {
         version: "1.0.0",
         ..*Double::MANIFEST
     };
-    async fn run(_ctx: Ctx<Self>, input: AliasedNum) -> Result<Doubled, Never> {
+    async fn run(_ctx: Ctx<'_, Self>, input: AliasedNum) -> Result<Doubled, Never> {
         Ok(Doubled { doubled: input.n })
     }
 }

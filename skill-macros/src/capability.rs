@@ -104,7 +104,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
         return quote!(#item);
     };
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::skill_runtime));
-    let p = quote!(#krate::__private_v1);
+    let p = quote!(#krate::__private_v2);
     let resource = resource.unwrap_or_else(|| syn::parse_quote!(()));
     let resource_name = quote!(#resource).to_string().replace(' ', "");
     let effect = syn::Ident::new(effect.variant, Span::call_site());

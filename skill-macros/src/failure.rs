@@ -78,7 +78,7 @@ pub fn expand(input: DeriveInput) -> TokenStream {
     // the skills using the type get no second error about it.
     let errors = cx.into_result().err().map(syn::Error::into_compile_error);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let p = quote!(::skill_runtime::__private_v1);
+    let p = quote!(::skill_runtime::__private_v2);
     let entries = modes.iter().map(|(_, code, description, retryable)| {
         quote!(#p::FailureMode { code: #code, description: #description, retryable: #retryable })
     });

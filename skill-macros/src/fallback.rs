@@ -20,7 +20,7 @@ pub fn skill(errors: syn::Error, args: Option<&SkillArgs>, func: Option<&SkillFn
     let default = SkillArgs::default();
     let args = args.unwrap_or(&default);
     let krate = expand::tokens::runtime_path(args);
-    let p = quote!(#krate::__private_v1);
+    let p = quote!(#krate::__private_v2);
     let marker = expand::marker(func);
     let grants = expand::grants(args, func, &krate);
     // The body still type checks, where only the runtime would reach it; the

@@ -288,12 +288,12 @@ pub mod prelude {
 /// Paths the generated code uses. Not public API. Its name carries the
 /// generation of the contract between this crate and `skill-macros`: a
 /// macro crate of another generation names a module that is not here, and
-/// the skill fails to compile ("could not find `__private_v1` in
+/// the skill fails to compile ("could not find `__private_v2` in
 /// `skill_runtime`") instead of misbehaving. Use the same version of both
 /// (the facade re-exports the macros, so depending on `skill-runtime` alone
 /// does).
 #[doc(hidden)]
-pub mod __private_v1 {
+pub mod __private_v2 {
     pub use crate::agent::audit::audit_targets;
     pub use crate::agent::contract::{
         AgentContract, AgentSkill, AgentTool, ConditionText, Escalation, Kpi, KpiSource, Memory,
@@ -309,7 +309,7 @@ pub mod __private_v1 {
     };
     pub use crate::contract::conditions::{One, PostconditionFn, PreconditionFn, RuleFn, Two};
     pub use crate::contract::direct::{
-        AnyType, Authority, NotASkill, Probe, TypeProbe, infallible,
+        AnyType, Authority, NotASkill, Probe, TypeProbe, infallible, run_called,
     };
     pub use crate::contract::entry::SkillEntry;
     pub use crate::exec::op::{OpFailed, run as run_external_op};

@@ -1,7 +1,7 @@
 //! What the audit reads: the rlibs of one `cargo build` (the user's own
 //! target directory and profile, so a warm build is reused), and the
 //! targets a small probe linked against them prints
-//! (`skill_runtime::__private_v1::audit_targets`).
+//! (`skill_runtime::__private_v2::audit_targets`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -205,7 +205,7 @@ fn probe_in(dir: &Path, build: &Build, runtime: &Rlib, deps: &Path) -> Result<Va
         source.push_str(&format!("use {} as _;\n", r.krate));
     }
     source.push_str(
-        "fn main() {\n    match skill_runtime::__private_v1::audit_targets() {\n        Ok(json) => print!(\"{json}\"),\n        Err(e) => {\n            eprintln!(\"{e}\");\n            std::process::exit(2);\n        }\n    }\n}\n",
+        "fn main() {\n    match skill_runtime::__private_v2::audit_targets() {\n        Ok(json) => print!(\"{json}\"),\n        Err(e) => {\n            eprintln!(\"{e}\");\n            std::process::exit(2);\n        }\n    }\n}\n",
     );
     let main = dir.join("probe.rs");
     std::fs::write(&main, source)

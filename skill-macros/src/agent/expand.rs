@@ -22,7 +22,7 @@ use crate::source_text::source_text;
 
 pub fn agent(args: &Args, func: &SkillFn) -> TokenStream {
     let ident = &func.item.sig.ident;
-    let p = quote!(::skill_runtime::__private_v1);
+    let p = quote!(::skill_runtime::__private_v2);
     let body = crate::expand::body_fn(func);
     let body_ident = crate::expand::body_ident(ident);
     let marker = marker(func);
@@ -74,7 +74,7 @@ pub fn agent(args: &Args, func: &SkillFn) -> TokenStream {
                 const PRE_CONDITIONS: &'static [#p::PreCondition<#input>] = &[#(#pre),*];
                 const POST_CONDITIONS: &'static [#p::PostCondition<#input, #output>] = &[#(#post),*];
                 fn execute(
-                    ctx: #p::AgentCtx<Self>,
+                    ctx: #p::AgentCtx<'_, Self>,
                     input: #input,
                 ) -> impl ::core::future::Future<Output = ::core::result::Result<#output, #error>> + ::core::marker::Send {
                     #execute

@@ -142,9 +142,11 @@ impl SkillFn {
             && let PathArguments::AngleBracketed(a) = &last.arguments
         {
             let own = sig.ident.to_string();
+            // The call's lifetime aside (`Ctx<'_, own>`).
             let named: Vec<String> = a
                 .args
                 .iter()
+                .filter(|g| !matches!(g, syn::GenericArgument::Lifetime(_)))
                 .map(|g| g.to_token_stream().to_string())
                 .collect();
             if named != [own.clone()] {

@@ -48,24 +48,24 @@ pub fn caller_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
     let outer = attrs
         .iter()
         .filter(|a| is_outer(a) || a.path().is_ident("cfg"));
-    let run = quote!(<#ident as #p::Skill>::run(#p::Authority::__enter(ctx), input));
+    let run = quote!(#p::run_called::<#ident>(ctx, input));
     let future = if func.error.is_some() {
         run
     } else {
         quote!(#p::infallible(#run))
     };
     let doc = format!(
-        " Call it as `{ident}(&ctx, input)`: from a skill that lists `{ident}` in `calls(...)`, with its own context; from code that owns a runtime, with `runtime.context()`."
+        " Call it as `{ident}(&ctx, input)`: from a skill that lists `{ident}` in `calls(...)`, with its own context (the future lives as long as that call); from code that owns a runtime, with `runtime.context()`."
     );
     quote! {
         #(#outer)*
         #[doc = ""]
         #[doc = #doc]
         #[inline]
-        #vis fn #ident(
-            ctx: &dyn #p::Authority<#ident>,
+        #vis fn #ident<'__call>(
+            ctx: &(dyn #p::Authority<'__call, #ident> + '__call),
             input: #input,
-        ) -> impl ::core::future::Future<Output = #ret> + ::core::marker::Send + use<> {
+        ) -> impl ::core::future::Future<Output = #ret> + ::core::marker::Send + use<'__call> {
             #future
         }
     }
@@ -96,8 +96,9 @@ pub fn body_ident(ident: &Ident) -> Ident {
     Ident::new(&format!("__skill_body_{ident}"), ident.span())
 }
 
-/// The signature with a bare `Ctx` completed to `Ctx<marker>`, so the
-/// user's import stays used and the type they named is the one they get.
+/// The signature with a bare `Ctx` completed to `Ctx<'_, marker>` (the
+/// call's lifetime, and the skill), so the user's import stays used and the
+/// type they named is the one they get; a lifetime they wrote is kept.
 pub fn completed_sig(func: &SkillFn) -> syn::Signature {
     let mut sig = func.item.sig.clone();
     let ident = &func.item.sig.ident;
@@ -109,7 +110,16 @@ pub fn completed_sig(func: &SkillFn) -> syn::Signature {
             && let Type::Path(path) = &mut *t.ty
             && let Some(last) = path.path.segments.last_mut()
         {
-            last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#ident>));
+            let lifetime = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                    syn::GenericArgument::Lifetime(l) => Some(l.clone()),
+                    _ => None,
+                }),
+                _ => None,
+            }
+            .unwrap_or_else(|| syn::Lifetime::new("'_", Span::call_site()));
+            last.arguments =
+                syn::PathArguments::AngleBracketed(syn::parse_quote!(<#lifetime, #ident>));
         }
     }
     sig
@@ -130,7 +140,7 @@ pub fn marker(func: &SkillFn) -> TokenStream {
     let ident = &func.item.sig.ident;
     let vis = &func.item.vis;
     let doc = format!(
-        "The skill marker of [`{ident}()`]: the type to name in `Ctx<{ident}>`, `calls({ident})` and typed calls."
+        "The skill marker of [`{ident}()`]: the type to name in `Ctx<'_, {ident}>`, `calls({ident})` and typed calls."
     );
     quote! {
         #[doc = #doc]
@@ -144,7 +154,7 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     let ident = &func.item.sig.ident;
     let caps = args.capabilities.iter().map(|c| {
         respan(
-            quote!(unsafe impl #krate::__private_v1::Declares<#c> for #ident {}),
+            quote!(unsafe impl #krate::__private_v2::Declares<#c> for #ident {}),
             // At the capability for errors, in the macro's context so that
             // `unsafe_code` (even forbidden) does not flag the macro's own impl.
             c.span().resolved_at(Span::call_site()),
@@ -154,23 +164,23 @@ pub fn grants(args: &SkillArgs, func: &SkillFn, krate: &Path) -> TokenStream {
     // capabilities; checked here, at the `calls(...)` entry, even before any call.
     let calls = args.calls.iter().map(|t| {
         let check = respan(
-            quote!(#krate::__private_v1::Probe(::core::marker::PhantomData::<#t>).__skill_callable::<#ident>();),
+            quote!(#krate::__private_v2::Probe(::core::marker::PhantomData::<#t>).__skill_callable::<#ident>();),
             t.span(),
         );
         quote! {
-            unsafe impl #krate::__private_v1::Calls<#t> for #ident {}
+            unsafe impl #krate::__private_v2::Calls<#t> for #ident {}
             const _: fn() = || {
                 #[allow(unused_imports)]
-                use #krate::__private_v1::NotASkill as _;
+                use #krate::__private_v2::NotASkill as _;
                 #check
             };
         }
     });
     let caps_list = &args.capabilities;
     let callable = quote! {
-        unsafe impl<__S> #krate::__private_v1::CallableBy<__S> for #ident
+        unsafe impl<__S> #krate::__private_v2::CallableBy<__S> for #ident
         where
-            #(__S: #krate::__private_v1::Declares<#caps_list>,)*
+            #(__S: #krate::__private_v2::Declares<#caps_list>,)*
         {}
     };
     quote!(#(#caps)* #(#calls)* #callable)
@@ -207,7 +217,7 @@ fn no_wider(args: &SkillArgs, func: &SkillFn, p: &TokenStream) -> TokenStream {
 
 pub fn skill(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
-    let p = quote!(#krate::__private_v1);
+    let p = quote!(#krate::__private_v2);
     let ident = &func.item.sig.ident;
     let caller = caller_fn(func, &p);
     let body = body_fn(func);
@@ -381,8 +391,10 @@ fn impl_skill(
     conditions: TokenStream,
     (ctx, run_body): (TokenStream, TokenStream),
 ) -> TokenStream {
+    // `unsafe`: the trait's promise (no ambient authority the manifest does
+    // not declare) is what the checks this macro emits hold it to.
     quote! {
-        impl #p::Skill for #ident {
+        unsafe impl #p::Skill for #ident {
             type Input = #input;
             type Output = #output;
             type Error = #error;
@@ -390,7 +402,7 @@ fn impl_skill(
             #conditions
 
             fn run(
-                #ctx: #p::Ctx<Self>,
+                #ctx: #p::Ctx<'_, Self>,
                 input: #input,
             ) -> impl ::core::future::Future<
                 Output = ::core::result::Result<#output, #error>,
@@ -408,7 +420,7 @@ fn impl_skill(
 /// whose handler runs the steps, or calls the op where it runs.
 pub fn declared(args: &SkillArgs, func: &SkillFn) -> TokenStream {
     let krate = runtime_path(args);
-    let p = quote!(#krate::__private_v1);
+    let p = quote!(#krate::__private_v2);
     let (error, run): (Type, _) = if args.op.is_some() {
         (
             syn::parse_quote!(#p::OpFailed),

@@ -47,7 +47,7 @@ pub trait Agent: Sized + Send + Sync + 'static {
 
     /// The agent's body. Its skill calls go through the runtime as the agent.
     fn execute(
-        ctx: AgentCtx<Self>,
+        ctx: AgentCtx<'_, Self>,
         input: Self::Input,
     ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
 }
@@ -75,8 +75,10 @@ pub(crate) mod sealed {
 /// The context of one agent run. Every skill it runs goes through the
 /// runtime's stages of a job with the agent's role and `execute` level as the
 /// caller, and the run's job id as the parent: a skill whose `reusable_by`
-/// does not admit the agent is refused, as for any caller.
-pub struct AgentCtx<A> {
+/// does not admit the agent is refused, as for any caller. Bound to the run,
+/// as a skill's [`Ctx`](crate::Ctx) is to its call: nothing that outlives
+/// the run (a `static`, a thread-local, a spawned task) can keep it.
+pub struct AgentCtx<'call, A> {
     pub(crate) runtime: Runtime,
     pub(crate) caller: Caller,
     pub(crate) job_id: Id,
@@ -91,9 +93,10 @@ pub struct AgentCtx<A> {
     /// The run's cancellation: each call carries it, and none starts after it.
     pub(crate) cancel: Option<crate::contract::watch::Cancel>,
     pub(crate) _agent: PhantomData<fn() -> A>,
+    pub(crate) _call: PhantomData<fn(&'call ()) -> &'call ()>,
 }
 
-impl<A: Agent> AgentCtx<A> {
+impl<A: Agent> AgentCtx<'_, A> {
     /// Run skill `S`, one the agent's contract lists (checked when the code
     /// compiles), on a typed input.
     ///
@@ -185,13 +188,17 @@ impl<A: Agent> AgentCtx<A> {
             self.save(&state).await;
         }
         let result = match &self.cancel {
-            None => self.runtime.invoke(job).await,
+            None => {
+                self.runtime
+                    .invoke_nested(job, crate::contract::watch::Watch::new())
+                    .await
+            }
             Some(c) if c.is_cancelled() => Err(InvokeError::Cancelled {
                 skill: name.to_owned(),
             }),
             Some(c) => {
                 let watch = crate::contract::watch::Watch::new().cancel_with(c.clone());
-                self.runtime.invoke_watched(job, watch).await
+                self.runtime.invoke_nested(job, watch).await
             }
         };
         if result.is_err() {

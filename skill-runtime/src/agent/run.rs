@@ -145,6 +145,7 @@ async fn run_checked<A: Agent>(
         durable: s.durable,
         cancel: s.cancel,
         _agent: PhantomData,
+        _call: PhantomData,
     };
     let out = match Handler(Box::pin(A::execute(ctx, input))).await {
         Ok(out) => out,

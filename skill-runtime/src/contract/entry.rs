@@ -187,10 +187,9 @@ fn typed<S: Skill>(op: Op<'_>) -> Answer<'_> {
         Op::Run(inv, input, room) => {
             Answer::Running(match input.take(const { TypeId::of::<S::Input>() }) {
                 Some(input) => {
-                    let ctx = Ctx {
-                        inv: Arc::clone(inv),
-                        _skill: PhantomData,
-                    };
+                    // Bound to this call: the future lives in `room`, which
+                    // the caller holds for `'a`.
+                    let ctx = Ctx::<'_, S>::new(Arc::clone(inv));
                     // SAFETY: the box held a live input of this type (same
                     // `TypeId`), now marked taken: this is its one owner.
                     let input = unsafe { std::ptr::read(input as *const S::Input) };
@@ -343,8 +342,8 @@ fn display(e: &dyn std::fmt::Display) -> String {
 #[macro_export]
 macro_rules! register_skill {
     ($skill:ty) => {
-        $crate::__private_v1::inventory::submit! {
-            $crate::__private_v1::SkillEntry::of::<$skill>()
+        $crate::__private_v2::inventory::submit! {
+            $crate::__private_v2::SkillEntry::of::<$skill>()
         }
     };
 }
@@ -375,7 +374,7 @@ mod tests {
     /// A hand-written skill with a precondition, a postcondition and a rule.
     struct Checked;
 
-    impl Skill for Checked {
+    unsafe impl Skill for Checked {
         type Input = In;
         type Output = Out;
         type Error = Never;
@@ -398,19 +397,19 @@ mod tests {
             message: "n is large",
             check: OutputCheck::Output(|o: &Out| o.n < 10),
         }];
-        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+        async fn run(_ctx: Ctx<'_, Self>, input: In) -> Result<Out, Never> {
             Ok(Out { n: input.n })
         }
     }
 
     struct Bare;
 
-    impl Skill for Bare {
+    unsafe impl Skill for Bare {
         type Input = In;
         type Output = Out;
         type Error = Never;
         const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+        async fn run(_ctx: Ctx<'_, Self>, input: In) -> Result<Out, Never> {
             Ok(Out { n: input.n })
         }
     }
@@ -430,12 +429,12 @@ mod tests {
     /// across the await decide where its future goes.
     struct Waits<const BIG: usize>;
 
-    impl<const BIG: usize> Skill for Waits<BIG> {
+    unsafe impl<const BIG: usize> Skill for Waits<BIG> {
         type Input = In;
         type Output = Out;
         type Error = Never;
         const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-        async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+        async fn run(_ctx: Ctx<'_, Self>, input: In) -> Result<Out, Never> {
             let held = (Held, [input.n; BIG]);
             std::future::pending::<()>().await;
             drop(held);

@@ -263,12 +263,12 @@ const _: () = {
     use crate::contract::skill::{Ctx, InputCheck, OutputCheck};
 
     struct Probe;
-    impl Skill for Probe {
+    unsafe impl Skill for Probe {
         type Input = ();
         type Output = ();
         type Error = Never;
         const MANIFEST: &'static Manifest = &Manifest::DEFAULT;
-        async fn run(_: Ctx<Self>, (): ()) -> Result<(), Never> {
+        async fn run(_: Ctx<'_, Self>, (): ()) -> Result<(), Never> {
             Ok(())
         }
     }

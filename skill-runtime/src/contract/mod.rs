@@ -13,5 +13,6 @@ pub(crate) mod evaluate;
 pub(crate) mod field;
 pub mod invocation;
 pub(crate) mod ordered;
+pub(crate) mod scoped;
 pub mod skill;
 pub mod watch;

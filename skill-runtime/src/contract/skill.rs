@@ -31,6 +31,16 @@ use crate::sync::lock;
 /// by hand for dynamic or generated skills and submit it with
 /// [`register_skill!`](crate::register_skill).
 ///
+/// # Safety
+///
+/// The handler reaches no ambient authority (files, network, processes, the
+/// environment, a database) that its manifest does not declare, and runs no
+/// skill it does not list in its call targets. `#[skill]` checks this where
+/// the type checker and its scan can (the declared capabilities, the calls,
+/// the body's ambient uses); an implementation written by hand promises it,
+/// and `skill-registry audit` checks its compiled code as it checks the
+/// macro's.
+///
 /// ```
 /// use skill_runtime::prelude::*;
 /// use skill_runtime::manifest::*;
@@ -42,7 +52,8 @@ use crate::sync::lock;
 ///
 /// pub struct Double;
 ///
-/// impl Skill for Double {
+/// // SAFETY: the handler doubles a number: it reaches nothing outside.
+/// unsafe impl Skill for Double {
 ///     type Input = In;
 ///     type Output = Out;
 ///     type Error = Never;
@@ -54,7 +65,7 @@ use crate::sync::lock;
 ///         location: Location { file: file!(), line: line!(), column: column!() },
 ///         ..Manifest::DEFAULT
 ///     };
-///     async fn run(_ctx: Ctx<Self>, input: In) -> Result<Out, Never> {
+///     async fn run(_ctx: Ctx<'_, Self>, input: In) -> Result<Out, Never> {
 ///         Ok(Out { doubled: input.n * 2 })
 ///     }
 /// }
@@ -65,7 +76,7 @@ use crate::sync::lock;
     label = "not a skill",
     note = "name a skill by its function, the marker type `#[skill]` defines (`calls(my_skill)`, `Ctx<my_skill>`); ops are named the same way"
 )]
-pub trait Skill: Sized + Send + Sync + 'static {
+pub unsafe trait Skill: Sized + Send + Sync + 'static {
     /// What the skill takes.
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// What it returns.
@@ -83,9 +94,10 @@ pub trait Skill: Sized + Send + Sync + 'static {
     const VALIDATION_RULES: &'static [ValidationRule<Self>] = &[];
 
     /// Run the handler. Policies (schemas, conditions, timeouts) are applied by the
-    /// caller of this method, never inside it.
+    /// caller of this method, never inside it. The context lives as long as
+    /// the call, and the handler's future no longer ([`Ctx`]).
     fn run(
-        ctx: Ctx<Self>,
+        ctx: Ctx<'_, Self>,
         input: Self::Input,
     ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
 }
@@ -177,23 +189,36 @@ pub struct ValidationRule<S: Skill> {
     pub check: OutputCheck<S::Input, S::Output>,
 }
 
-/// The context of skill `S`. It hands out a capability's resource only when `S`
-/// declares that capability, and calls only the skills `S` declares as call targets.
-pub struct Ctx<S> {
+/// The context of skill `S` in one call. It hands out a capability's resource
+/// only when `S` declares that capability, and calls only the skills `S`
+/// declares as call targets.
+///
+/// It is bound to the call it was handed to: `'call` is a lifetime the
+/// runtime chooses for each call (the handler is generic over it), invariant,
+/// so nothing that outlives the call can hold the context or what it hands
+/// out. A `static`, a `OnceLock`, a `thread_local!`, `Box::leak`,
+/// `tokio::spawn` and `std::thread::spawn` all ask for `'static`, which no
+/// context is: keeping one is a compile error, whatever the syntax, and the
+/// authority a skill was given ends with its call. Concurrent work inside a
+/// call runs within it: `join!`, `select!`, or [`Ctx::all`], which the call
+/// awaits before it returns.
+pub struct Ctx<'call, S> {
     pub(crate) inv: Arc<Invocation>,
     pub(crate) _skill: PhantomData<fn() -> S>,
+    pub(crate) _call: PhantomData<fn(&'call ()) -> &'call ()>,
 }
 
-impl<S> Clone for Ctx<S> {
+impl<S> Clone for Ctx<'_, S> {
     fn clone(&self) -> Self {
         Ctx {
             inv: self.inv.clone(),
             _skill: PhantomData,
+            _call: PhantomData,
         }
     }
 }
 
-impl<S> fmt::Debug for Ctx<S> {
+impl<S> fmt::Debug for Ctx<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ctx")
             .field("skill", &std::any::type_name::<S>())
@@ -203,13 +228,14 @@ impl<S> fmt::Debug for Ctx<S> {
     }
 }
 
-impl<S> Ctx<S> {
+impl<'call, S> Ctx<'call, S> {
     /// Only the runtime builds contexts, after checking that every resource the
-    /// skill's capabilities grant is registered.
+    /// skill's capabilities grant is registered; `'call` is the call's.
     pub(crate) fn new(inv: Arc<Invocation>) -> Self {
         Ctx {
             inv,
             _skill: PhantomData,
+            _call: PhantomData,
         }
     }
 
@@ -248,11 +274,24 @@ impl<S> Ctx<S> {
     pub fn call<T: Skill>(
         &self,
         input: T::Input,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<T::Output, T::Error>> + Send>>
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<T::Output, T::Error>> + Send + 'call>>
     where
         S: Calls<T>,
     {
-        Box::pin(T::run(Ctx::new(self.inv.clone()), input))
+        Box::pin(T::run(Ctx::<'call, T>::new(self.inv.clone()), input))
+    }
+
+    /// Run `futures` at once, within this call: the call waits for all of
+    /// them before it goes on, in the order given. The scoped form of
+    /// parallel work in a handler (`tokio::spawn` cannot take a context: a
+    /// task may outlive the call). For work bound to threads, hand owned
+    /// data (never the context) to `tokio::task::spawn_blocking`.
+    pub async fn all<F>(&self, futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        crate::contract::scoped::all(futures).await
     }
 
     /// Who started the job.

@@ -50,7 +50,7 @@ impl Runtime {
         &self,
         job: JobEnvelope,
     ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
-        self.run(self.state(job, None, None), result_of)
+        self.run(self.outside(job, None, None), result_of)
     }
 
     /// [`Runtime::invoke`], watched: the handler's progress reports go to
@@ -63,7 +63,26 @@ impl Runtime {
         job: JobEnvelope,
         watch: Watch,
     ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
-        let mut st = self.state(job, None, None);
+        let st = self.outside(job, None, None);
+        self.watched(st, watch)
+    }
+
+    /// A job a handler starts through the runtime's own path (an agent's
+    /// skill call): not refused for being inside a handler.
+    pub(crate) fn invoke_nested(
+        &self,
+        job: JobEnvelope,
+        watch: Watch,
+    ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
+        let st = self.state(job, None, None);
+        self.watched(st, watch)
+    }
+
+    fn watched(
+        &self,
+        mut st: Box<State>,
+        watch: Watch,
+    ) -> impl Future<Output = Result<SkillResult, InvokeError>> + Send + '_ {
         let cancel = watch.cancel.clone();
         // The state was made just now: nothing else holds its invocation.
         if let Some(inv) = Arc::get_mut(&mut st.inv) {
@@ -107,7 +126,7 @@ impl Runtime {
             // (`exec/spare.rs`).
             false => (Some(spare::params_text(text)), None),
         };
-        let mut st = self.state(job, None, text);
+        let mut st = self.outside(job, None, text);
         st.text_len = Some(len);
         st.refused = refused;
         self.run(st, result_of)
@@ -160,13 +179,23 @@ impl Runtime {
             params,
             caller,
         );
-        let mut st = self.state(job, Some(Boxed::new(input)), None);
+        let mut st = self.outside(job, Some(Boxed::new(input)), None);
         st.refused = refused;
         self.run(st, typed_output::<S>)
     }
 
     fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<String>) -> Box<State> {
         State::new(&self.inner.resources, job, typed, text)
+    }
+
+    /// The state of a job started through a public entry point: marked when
+    /// a handler runs on this thread (a runtime reached from a handler, a
+    /// static or a helper, would run any skill with no `calls(...)`
+    /// checked), and then refused when it resolves.
+    fn outside(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<String>) -> Box<State> {
+        let mut st = self.state(job, typed, text);
+        st.from_handler = crate::contract::invocation::in_handler();
+        st
     }
 
     /// The whole job, boxed: the future and the job's state ([`State::new`])

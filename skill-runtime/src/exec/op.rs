@@ -75,7 +75,7 @@ impl ScriptRoot {
 }
 
 /// The handler `#[op]` generates for an op without a body.
-pub async fn run<S: Skill>(ctx: Ctx<S>, input: S::Input) -> Result<S::Output, OpFailed>
+pub async fn run<S: Skill>(ctx: Ctx<'_, S>, input: S::Input) -> Result<S::Output, OpFailed>
 where
     S::Input: Serialize,
     S::Output: DeserializeOwned,

@@ -38,7 +38,7 @@ fn failed(message: String) -> PipelineFailed {
 }
 
 /// The handler `#[pipeline]` generates: run the steps of `S`'s manifest.
-pub async fn run<S: Skill>(ctx: Ctx<S>, input: S::Input) -> Result<S::Output, PipelineFailed>
+pub async fn run<S: Skill>(ctx: Ctx<'_, S>, input: S::Input) -> Result<S::Output, PipelineFailed>
 where
     S::Input: Serialize,
     S::Output: DeserializeOwned,

@@ -274,10 +274,12 @@ impl Runtime {
 
     /// The context of code that owns this runtime: it runs any skill
     /// directly with the runtime's resources, outside any job,
-    /// `skill(&runtime.context(), input)` (see [`AppCtx`]).
-    pub fn context(&self) -> AppCtx {
+    /// `skill(&runtime.context(), input)` (see [`AppCtx`]). It borrows the
+    /// runtime, and runs nothing while a handler runs.
+    pub fn context(&self) -> AppCtx<'_> {
         AppCtx {
             resources: self.inner.resources.clone(),
+            _runtime: std::marker::PhantomData,
         }
     }
 
@@ -291,8 +293,14 @@ impl Runtime {
         self.inner.limits
     }
 
-    /// The resources the runtime's skills reach through their capabilities.
+    /// The resources the runtime's skills reach through their capabilities:
+    /// for the application and its tests. Asked for while a handler runs,
+    /// it panics, naming the rule (a handler reaches the resources its
+    /// capabilities grant through its context, and no others).
     pub fn resources(&self) -> &Resources {
+        crate::contract::direct::refuse_inside_handler(
+            "a runtime's resources (`Runtime::resources`)",
+        );
         &self.inner.resources
     }
 

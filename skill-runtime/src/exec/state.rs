@@ -72,6 +72,9 @@ pub(crate) struct State {
     pub(crate) pipeline_steps: Vec<StepRun>,
     /// The decision that let the job run, when it needed one.
     pub(crate) approval: Option<Box<crate::model::approval::Decision>>,
+    /// The job was started through the runtime's own entry points while a
+    /// handler ran on this thread: refused when it resolves.
+    pub(crate) from_handler: bool,
     /// Where the handler's future runs, when it fits: the state is a heap
     /// block already, which the job's future cannot widen for it (see
     /// `Runtime::run`).
@@ -274,6 +277,7 @@ impl State {
                 executed: None,
                 pipeline_steps: Vec::new(),
                 approval: None,
+                from_handler: false,
                 room: HandlerRoom::new(),
             },
         )

@@ -16,6 +16,13 @@ use crate::registry::index::Registry;
 /// The index in `registry` of the skill the job names.
 #[inline]
 pub(crate) fn resolve(registry: &Registry, st: &mut State) -> Result<usize, InvokeError> {
+    if st.from_handler {
+        st.step(Stage::Resolve, StageOutcome::Failed, None);
+        return Err(InvokeError::Denied {
+            skill: st.target.reference(st.inv.intent.as_deref()),
+            reason: "the job was started through a runtime while a skill's handler runs: a handler runs other skills through its own context (`other(&ctx, input)`, for the skills it lists in `calls(...)`), never through a runtime, which would run any skill with no `calls(...)` checked".to_owned(),
+        });
+    }
     if let Err(message) = scope_rule(st.inv.intent.as_deref(), st.inv.scope.as_deref()) {
         st.step(Stage::Resolve, StageOutcome::Failed, None);
         return Err(InvokeError::InvalidEnvelope {

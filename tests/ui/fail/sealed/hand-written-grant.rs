@@ -30,6 +30,6 @@ pub async fn writer(input: In) -> Out {
 }
 
 impl skill_runtime::capability::Declares<LedgerWrite> for reader {}
-impl skill_runtime::__private_v1::Calls<writer> for reader {}
+impl skill_runtime::__private_v2::Calls<writer> for reader {}
 
 fn main() {}
