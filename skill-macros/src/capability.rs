@@ -2,6 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use syn::spanned::Spanned;
 use syn::{ItemStruct, LitStr, Path, Type};
 
 use skill_core::capability::{EffectType, Operation};
@@ -105,6 +106,24 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     };
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::skill_runtime));
     let p = quote!(#krate::__private_v2);
+    // A resource is handed out by reference, for the call: one that is
+    // `Clone` could be copied out of it (into a static, a task), and what
+    // the capability grants with it.
+    let not_clone = resource.as_ref().map(|r| {
+        let name = quote!(#r).to_string().replace(' ', "");
+        let msg = format!(
+            "the resource of capability `{ident}`, `{name}`, is `Clone`: a clone would carry what the capability grants out of the call it was handed to (into a static, a task); make it a type that is not `Clone` (wrap a cloneable client in a struct of your own), and share state through fields it keeps private"
+        );
+        let check = quote!(if #p::TypeProbe::<#r>::IS_CLONE { ::core::panic!(#msg) });
+        let check = crate::expand::tokens::respan(check, r.span());
+        quote! {
+            const _: () = {
+                #[allow(unused_imports)]
+                use #p::AnyType as _;
+                #check
+            };
+        }
+    });
     let resource = resource.unwrap_or_else(|| syn::parse_quote!(()));
     let resource_name = quote!(#resource).to_string().replace(' ', "");
     let effect = syn::Ident::new(effect.variant, Span::call_site());
@@ -136,6 +155,7 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             #p::inventory::submit! {
                 #p::CapabilityEntry(<#ident as #p::Capability>::INFO)
             }
+            #not_clone
         };
     }
 }

@@ -63,7 +63,7 @@ pub fn caller_fn(func: &SkillFn, p: &TokenStream) -> TokenStream {
         #[doc = #doc]
         #[inline]
         #vis fn #ident<'__call>(
-            ctx: &(dyn #p::Authority<'__call, #ident> + '__call),
+            ctx: &dyn #p::Authority<'__call, #ident>,
             input: #input,
         ) -> impl ::core::future::Future<Output = #ret> + ::core::marker::Send + use<'__call> {
             #future

@@ -84,4 +84,13 @@ pub enum AgentError {
         /// What the person said.
         detail: String,
     },
+    #[error(
+        "agent `{id}` was started through a runner while a skill's handler runs: a handler runs the skills it lists in `calls(...)` through its own context, never agents through a runner, which would run any skill with nothing checked"
+    )]
+    /// A runner was used while a handler ran on this thread (kept in a
+    /// static, handed to a helper): refused.
+    InsideHandler {
+        /// The agent asked for.
+        id: String,
+    },
 }

@@ -228,6 +228,14 @@ impl AgentRunner {
     }
 
     async fn run_once(&self, id: &str, call: Call) -> Result<AgentResult, AgentError> {
+        // A run started from inside a handler would run skills with no
+        // `calls(...)` checked (the runner is the one reached, not a
+        // context): refused. Polled inside a handler here means it was
+        // called from one; the runner's own runs are polled by a worker or
+        // a front door.
+        if crate::contract::invocation::in_handler() {
+            return Err(AgentError::InsideHandler { id: id.to_owned() });
+        }
         let Call {
             params,
             caller,

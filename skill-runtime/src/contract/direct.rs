@@ -67,7 +67,7 @@ where
 /// does. The future lives as long as that call, and no longer.
 #[doc(hidden)]
 pub fn run_called<'call, T: Skill>(
-    ctx: &(dyn Authority<'call, T> + 'call),
+    ctx: &dyn Authority<'call, T>,
     input: T::Input,
 ) -> impl Future<Output = Result<T::Output, T::Error>> + Send + use<'call, T> {
     let entered = ctx.__enter();
@@ -188,10 +188,18 @@ impl<T, E> TypeProbe<Result<T, E>> {
     pub const IS_RESULT: bool = true;
 }
 
+impl<T: Clone> TypeProbe<T> {
+    /// A capability's resource that is `Clone`, as `#[capability]` checks
+    /// it: a clone would carry what the capability grants out of the call.
+    #[doc(hidden)]
+    pub const IS_CLONE: bool = true;
+}
+
 /// The answer for every other type.
 #[doc(hidden)]
 pub trait AnyType {
     const IS_RESULT: bool = false;
+    const IS_CLONE: bool = false;
 }
 
 impl<T> AnyType for TypeProbe<T> {}

@@ -66,6 +66,12 @@ pub(super) fn outcome(
                 hint: format!("; {e}"),
             });
         }
+        Err(e @ AgentError::InsideHandler { .. }) => {
+            return Err(InvokeError::Denied {
+                skill: skill.to_owned(),
+                reason: e.to_string(),
+            });
+        }
     };
     if let Some(f) = r.error {
         // The job's own cancellation, not a code an agent might also use.
