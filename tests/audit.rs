@@ -128,6 +128,66 @@ fn expected() -> BTreeMap<&'static str, (&'static str, Vec<&'static str>, bool)>
                 false,
             ),
         ),
+        // A field's `deserialize_with`, run by the runtime's decoding of the
+        // input: the runtime's generic code made for the skill's type is read
+        // as the skill's.
+        (
+            "hidden_decode",
+            (
+                "file_read",
+                vec![
+                    "hidden_decode",
+                    "skill_runtime::contract::de::<impl serde_core::de::Deserializer for skill_runtime::contract::ordered::Params>::deserialize_struct",
+                    "<audit_fixture::_::<impl serde_core::de::Deserialize for audit_fixture::LoadedIn>::deserialize::__Visitor as serde_core::de::Visitor>::visit_seq",
+                    "serde_core::de::SeqAccess::next_element",
+                    "<skill_runtime::contract::ordered::Ordered as serde_core::de::SeqAccess>::next_element_seed",
+                    "<core::marker::PhantomData<T> as serde_core::de::DeserializeSeed>::deserialize",
+                    "<<audit_fixture::_::<impl serde_core::de::Deserialize for audit_fixture::LoadedIn>::deserialize::__Visitor as serde_core::de::Visitor>::visit_seq::__DeserializeWith as serde_core::de::Deserialize>::deserialize",
+                    "audit_fixture::load",
+                    "std::fs::read_to_string",
+                ],
+                false,
+            ),
+        ),
+        // The runtime's own I/O, called with no context: its effect is named.
+        (
+            "hidden_runtime_io",
+            (
+                "file_write",
+                vec![
+                    "hidden_runtime_io",
+                    "audit_fixture::append_log",
+                    "skill_runtime::exec::sink::JsonLinesSink::append",
+                ],
+                false,
+            ),
+        ),
+        // A runtime kept in a static, running skills the manifest does not
+        // list: no manifest can declare that.
+        (
+            "hidden_runner",
+            (
+                "runner",
+                vec![
+                    "hidden_runner",
+                    "audit_fixture::run_elsewhere",
+                    "skill_runtime::exec::job::<impl skill_runtime::exec::runtime::Runtime>::invoke_json",
+                ],
+                false,
+            ),
+        ),
+        // A skill implemented by hand (`unsafe impl Skill`) is audited too.
+        (
+            "hand_made",
+            (
+                "file_write",
+                vec![
+                    "<audit_fixture::HandMade as skill_runtime::contract::skill::Skill>::run",
+                    fs_write,
+                ],
+                false,
+            ),
+        ),
         // A capability whose resource's code does what its effect does not say.
         (
             "notes.read",
@@ -292,6 +352,6 @@ fn a_person_reads_the_skill_the_kind_and_the_path() {
         "{out}"
     );
     assert!(out.contains("binary `skills_in_main` defines a handler in its own crate (in_main), which the audit cannot read"), "{out}");
-    assert!(out.ends_with("13 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason); 1 binary holds handlers the audit cannot read\n"), "{out}");
+    assert!(out.ends_with("17 reach beyond their manifest; declare the capability (or an `ambient(...)` allowance with its reason); 1 binary holds handlers the audit cannot read\n"), "{out}");
     assert!(!out.contains("clean_"), "{out}");
 }

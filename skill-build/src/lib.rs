@@ -329,6 +329,14 @@ pub fn clippy_toml() -> String {
             "    {{ path = \"{path}\", reason = \"ambient {kind}: declare a capability for it on the skill and say which in an #[expect] reason\"{invalid} }},\n"
         ));
     }
+    // The runtime's own functions that reach the outside world, held to the
+    // same rule (a crate may not enable the features that define them).
+    for (path, _, kind) in skill_runtime::capability::RUNTIME_AMBIENT {
+        out.push_str(&format!(
+            "    {{ path = \"{path}\", reason = \"ambient {}: the runtime's own I/O; declare a capability for it on the skill and say which in an #[expect] reason\", allow-invalid = true }},\n",
+            kind.as_str().replace('_', " ")
+        ));
+    }
     out.push_str("]\n");
     out
 }

@@ -143,3 +143,92 @@ impl fmt::Debug for CapabilityInfo {
             .finish_non_exhaustive()
     }
 }
+
+/// The runtime's own public functions that reach the outside world, each
+/// with the path a user writes, the path it is defined at (what the
+/// compiled code names it), and the ambient authority it reaches. A skill
+/// reaching one needs what `std::fs` would need: `#[skill]`'s scan, the
+/// `clippy.toml` backstop and the audit of the compiled code all read this
+/// list; nothing is trusted for being the runtime's.
+pub const RUNTIME_AMBIENT: &[(&str, &str, Ambient)] = &[
+    (
+        "skill_runtime::record::JsonLinesSink::append",
+        "skill_runtime::exec::sink::JsonLinesSink::append",
+        Ambient::FileWrite,
+    ),
+    (
+        "skill_runtime::agents::DirArtifacts::new",
+        "skill_runtime::agent::artifacts::DirArtifacts::new",
+        Ambient::FileWrite,
+    ),
+    (
+        "skill_runtime::agents::ArtifactStore::put",
+        "skill_runtime::agent::artifacts::DirArtifacts::put",
+        Ambient::FileWrite,
+    ),
+    (
+        "skill_runtime::registry::read_json_file",
+        "skill_runtime::files::read_json",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::registry::Contract::from_file",
+        "skill_runtime::registry::contract::Contract::from_file",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::registry::Contract::overlay_file",
+        "skill_runtime::registry::contract::Contract::overlay_file",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::mcp::auth::ApiKeys::open",
+        "skill_runtime::mcp::auth::keys::ApiKeys::open",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::mcp::auth::ApiKeys::add",
+        "skill_runtime::mcp::auth::keys::ApiKeys::add",
+        Ambient::FileWrite,
+    ),
+    (
+        "skill_runtime::mcp::auth::JwtAuth::connect",
+        "skill_runtime::mcp::auth::jwt::JwtAuth::connect",
+        Ambient::Network,
+    ),
+    (
+        "skill_runtime::queue::redis::Schedules::load",
+        "skill_runtime::queue::redis::schedule::Schedules::load",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::queue::redis::RedisBackend::connect",
+        "skill_runtime::queue::redis::backend::RedisBackend::connect",
+        Ambient::Database,
+    ),
+    (
+        "skill_runtime::mcp::serve_app",
+        "skill_runtime::mcp::http::serve_app",
+        Ambient::Network,
+    ),
+    (
+        "skill_runtime::mcp::McpServer::serve_http",
+        "skill_runtime::mcp::http::McpServer::serve_http",
+        Ambient::Network,
+    ),
+    (
+        "skill_runtime::op::McpClient::spawn",
+        "skill_runtime::exec::op::McpClient::spawn",
+        Ambient::Process,
+    ),
+    (
+        "skill_runtime::op::ScriptRoot::new",
+        "skill_runtime::exec::op::ScriptRoot::new",
+        Ambient::FileRead,
+    ),
+    (
+        "skill_runtime::otel::Otel::start",
+        "skill_runtime::otel::Otel::start",
+        Ambient::Network,
+    ),
+];

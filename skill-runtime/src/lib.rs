@@ -124,7 +124,9 @@ pub mod agents {
 /// capabilities to skills at compile time.
 pub mod capability {
     pub use crate::contract::capability::{CallableBy, Calls, CapabilityEntry, Declares, catalog};
-    pub use skill_core::capability::{Ambient, CapabilityInfo, EffectType, Operation};
+    pub use skill_core::capability::{
+        Ambient, CapabilityInfo, EffectType, Operation, RUNTIME_AMBIENT,
+    };
     pub use skill_core::names::is_capability_id;
 }
 

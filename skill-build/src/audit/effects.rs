@@ -70,6 +70,34 @@ const CRATES: &[(&str, &str)] = &[
     ("sled", "database"),
 ];
 
+/// The runtime's entry points that run skills (or agents, or jobs) with
+/// nothing checked against the caller's `calls(...)`: a handler reaching
+/// one reaches every skill. Reported as `runner`, which no manifest can
+/// declare (a skill runs others through its context).
+const RUNNERS: &[&str] = &[
+    "skill_runtime::exec::runtime::Runtime::invoke",
+    "skill_runtime::exec::runtime::Runtime::invoke_watched",
+    "skill_runtime::exec::runtime::Runtime::invoke_json",
+    "skill_runtime::exec::runtime::Runtime::invoke_text",
+    "skill_runtime::exec::runtime::Runtime::call",
+    "skill_runtime::exec::runtime::Runtime::call_with",
+    "skill_runtime::exec::runtime::Runtime::context",
+    "skill_runtime::exec::runtime::Runtime::resources",
+    "skill_runtime::exec::runtime::RuntimeBuilder::build",
+    "skill_runtime::agent::runner::AgentRunner::run",
+    "skill_runtime::agent::runner::AgentRunner::run_job",
+    "skill_runtime::queue::memory::InProcessQueue::enqueue",
+    "skill_runtime::queue::memory::InProcessQueue::enqueue_at",
+    "skill_runtime::queue::redis::backend::RedisBackend::enqueue",
+    "skill_runtime::queue::redis::backend::RedisBackend::enqueue_at",
+    "skill_runtime::mcp::server::McpServer::call",
+    "skill_runtime::mcp::server::McpServer::call_as",
+    "skill_runtime::mcp::server::McpServer::call_watched",
+];
+
+/// The kind the audit reports a runner entry point as.
+pub const RUNNER: &str = "runner";
+
 /// C library functions (undefined symbols without a Rust path).
 const LIBC: &[(&str, &str)] = &[
     ("open", "file_read"),
@@ -127,6 +155,17 @@ pub fn classify_as(name: &str, path: &str) -> Option<&'static str> {
     {
         return Some("network");
     }
+    // The runtime's own: its I/O entry points and the ones that run
+    // skills, before anything of it is trusted.
+    if let Some((_, _, kind)) = skill_runtime::capability::RUNTIME_AMBIENT
+        .iter()
+        .find(|(_, defined, _)| under(path, defined))
+    {
+        return Some(kind.as_str());
+    }
+    if RUNNERS.iter().any(|r| under(path, r)) {
+        return Some(RUNNER);
+    }
     let listed = DISALLOWED_METHODS
         .iter()
         .map(|(p, k)| (*p, kind_of(k)))
@@ -140,14 +179,29 @@ pub fn classify_as(name: &str, path: &str) -> Option<&'static str> {
 }
 
 /// Whether the audit stops at the function named by `path` (a [`subject`])
-/// without reading it: the runtime's own code, whose effects are the
-/// runtime's (a skill reaches them through its context, which the type
-/// checks hold to its capabilities).
+/// without reading it. The runtime's code, once its entry points that reach
+/// the outside world or run skills are classified (`RUNTIME_AMBIENT`,
+/// [`RUNNERS`]: checked before this): what else of it a handler reaches is
+/// what its context hands out, the resources its capabilities grant and the
+/// skills its `calls(...)` lists, each held to the manifest by the type
+/// checker. Not trusted: `typed`, which runs a skill's own code for the
+/// runtime (its input's decoding, its handler, its output's encoding), read
+/// as the skill's.
 pub fn trusted(path: &str) -> bool {
-    ["skill_runtime::", "skill_core::", "inventory::"]
-        .iter()
-        .any(|p| path.starts_with(p))
+    if path.starts_with(TYPED) {
+        return false;
+    }
+    RUNTIME_CRATES.iter().any(|c| {
+        path.strip_prefix(c)
+            .is_some_and(|rest| rest.starts_with("::"))
+    })
 }
+
+/// The crates whose code the audit trusts (see [`trusted`]).
+pub const RUNTIME_CRATES: &[&str] = &["skill_runtime", "skill_core", "inventory"];
+
+/// The runtime's function that runs one skill's typed code.
+pub const TYPED: &str = "skill_runtime::contract::entry::typed";
 
 /// The path a function is named by: for `<T as Trait>::method` and
 /// `<impl Trait for T>::method`, `T::method` (the receiver's crate decides);
@@ -165,8 +219,38 @@ pub fn subject(name: &str) -> String {
         out.push_str(&strip_generics(ty));
         rest = &inner[close + 1..];
     }
+    // An inherent impl's method: `module::<impl Type>::method` is named by
+    // `Type::method`, wherever its impl block is written.
+    if out.is_empty()
+        && let Some(at) = inherent_impl(rest)
+    {
+        let inner = &rest[at + "::<impl ".len()..];
+        let close = matching(inner);
+        let ty = &inner[..close];
+        if !ty.contains(" for ") {
+            out.push_str(&strip_generics(ty));
+            rest = &inner[(close + 1).min(inner.len())..];
+        }
+    }
     out.push_str(&strip_generics(rest));
     out
+}
+
+/// Where `::<impl ` opens a segment of `path` itself (not of its generic
+/// arguments).
+fn inherent_impl(path: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in path.char_indices() {
+        match c {
+            '<' if depth == 0 && path[..i].ends_with("::") && path[i..].starts_with("<impl ") => {
+                return Some(i - 2);
+            }
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn matching(s: &str) -> usize {
@@ -289,5 +373,20 @@ mod tests {
         ));
         assert_eq!(subject("<a::B<c::D> as e::F>::g"), "a::B::g");
         assert_eq!(subject("<impl e::F for a::B<c::D>>::g"), "a::B::g");
+        assert_eq!(
+            subject("a::job::<impl a::rt::Runtime>::invoke::{{closure}}"),
+            "a::rt::Runtime::invoke::{{closure}}"
+        );
+        assert_eq!(
+            classify(
+                "skill_runtime::exec::job::<impl skill_runtime::exec::runtime::Runtime>::invoke_json::{{closure}}"
+            ),
+            Some(RUNNER)
+        );
+        assert!(!trusted_name(TYPED));
+        assert_eq!(
+            subject("core::ptr::drop_in_place<a::job::<impl a::rt::Runtime>::invoke::{{closure}}>"),
+            "core::ptr::drop_in_place"
+        );
     }
 }

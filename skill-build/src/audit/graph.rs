@@ -97,6 +97,11 @@ pub struct Program {
     pub nodes: Vec<Node>,
     /// How many object files the rlibs hold.
     pub objects: usize,
+    /// The rlibs of the runtime's own crates: only code they hold is
+    /// trusted. Their generic code instantiated for a user's types lies in
+    /// the user's rlib and is read like the user's (it may run the user's
+    /// code: a field's `deserialize_with`, a `Display`).
+    own: HashSet<usize>,
 }
 
 /// An effect a walk reached: its kind and the path from a root to it.
@@ -146,6 +151,12 @@ impl Program {
             });
         }
         Ok(program)
+    }
+
+    /// Trust the runtime's code the rlib at `archive` holds (see
+    /// [`trusted`]).
+    pub fn trust(&mut self, archive: usize) {
+        self.own.insert(archive);
     }
 
     /// Read every object of the rlib at `archive` and give its nodes.
@@ -292,6 +303,12 @@ impl Program {
         Ok(resolved)
     }
 
+    /// Whether node `n` refers to one of `nodes` (calls it, takes its
+    /// address).
+    pub fn refers_to(&mut self, n: NodeId, nodes: &[NodeId]) -> Result<bool, String> {
+        Ok(self.targets(n)?.iter().any(|t| nodes.contains(t)))
+    }
+
     /// Walk from `roots`, breadth first, to every effectful function: one
     /// shortest path per kind. The walk does not enter the runtime's code,
     /// nor nodes `stop` names (other handlers, audited on their own), nor
@@ -338,7 +355,9 @@ impl Program {
                     .strip_prefix(r.as_str())
                     .is_some_and(|rest| rest.starts_with("::"))
             });
-            if facts.trusted || (stop.contains(&n) && !roots.contains(&n)) || own_resource {
+            let trusted =
+                facts.trusted && self.nodes[n].archive.is_none_or(|a| self.own.contains(&a));
+            if trusted || (stop.contains(&n) && !roots.contains(&n)) || own_resource {
                 continue;
             }
             for next in self.targets(n)? {

@@ -150,21 +150,27 @@ impl Audit {
             };
             if v.missing {
                 out.push_str(&format!(
-                    "{who}: no compiled code found for `{}`; cannot verify it\n",
+                    "{who}: no compiled code found for `{}` (a `Skill` implemented by hand, or a handler the build did not keep); cannot verify it, so it is not passed\n",
                     v.handler
                 ));
             }
             for e in v.undeclared() {
-                out.push_str(&format!(
-                    "{who}: reaches {}{} and declares nothing covering it\n    {}\n",
-                    e.kind,
-                    if e.possible {
-                        " (possibly, through a vtable or function table)"
-                    } else {
-                        ""
-                    },
-                    e.path.join(" -> ")
-                ));
+                let possibly = if e.possible {
+                    " (possibly, through a vtable or function table)"
+                } else {
+                    ""
+                };
+                let what = if e.kind == effects::RUNNER {
+                    format!(
+                        "runs skills through the runtime{possibly}, with nothing checked against its `calls(...)`; a skill runs the skills it lists through its own context"
+                    )
+                } else {
+                    format!(
+                        "reaches {}{possibly} and declares nothing covering it",
+                        e.kind
+                    )
+                };
+                out.push_str(&format!("{who}: {what}\n    {}\n", e.path.join(" -> ")));
             }
         }
         for (bin, handlers) in &self.unaudited {
@@ -284,6 +290,11 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
         .unwrap_or_default();
     let paths: Vec<PathBuf> = build.rlibs.iter().map(|r| r.path.clone()).collect();
     let mut program = Program::open(&paths).map_err(AuditError::Read)?;
+    for (i, r) in build.rlibs.iter().enumerate() {
+        if effects::RUNTIME_CRATES.contains(&r.krate.as_str()) {
+            program.trust(i);
+        }
+    }
     let resources: Vec<String> = capabilities
         .iter()
         .filter_map(|c| c["resource"].as_str())
@@ -303,7 +314,7 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
             local.extend(program.load_all(i).map_err(AuditError::Read)?);
         }
     }
-    let roots: Vec<Vec<NodeId>> = targets
+    let mut roots: Vec<Vec<NodeId>> = targets
         .iter()
         .map(|t| {
             let module = t["module"].as_str().unwrap_or_default();
@@ -319,6 +330,21 @@ pub fn audit(options: &Options) -> Result<Audit, AuditError> {
                 .collect()
         })
         .collect();
+    // Each skill's typed code, which the runtime runs for it (its input
+    // decoded, with any `deserialize_with` of its fields; its output
+    // encoded), is the skill's too: found by what it calls, the handler.
+    let typed: Vec<NodeId> = local
+        .iter()
+        .copied()
+        .filter(|n| program.nodes[*n].subject() == effects::TYPED)
+        .collect();
+    for own in roots.iter_mut().filter(|r| !r.is_empty()) {
+        for &n in &typed {
+            if program.refers_to(n, own).map_err(AuditError::Read)? {
+                own.push(n);
+            }
+        }
+    }
     let all_roots: HashSet<NodeId> = roots.iter().flatten().copied().collect();
     let mut verdicts = Vec::new();
     for (t, roots) in targets.iter().zip(&roots) {
@@ -414,13 +440,16 @@ fn effects_of(
 
 /// The names of the functions that are the handler `module::handler`: its
 /// body (`#[skill]` moves it to `module::_::__skill_body_handler`), the
-/// closures and async blocks in it, the function callers name, and the
-/// generated impls for its marker type (conditions, rules).
+/// closures and async blocks in it, the function callers name, the
+/// generated impls for its marker type (conditions, rules), and the trait
+/// impls written by hand for a type of that name (a `Skill` implemented
+/// without the macro).
 struct HandlerNames {
     body: String,
     function: String,
     impls: String,
     marker: String,
+    by_hand: String,
 }
 
 impl HandlerNames {
@@ -430,6 +459,7 @@ impl HandlerNames {
             function: format!("{module}::{handler}"),
             impls: format!("{module}::_::<impl "),
             marker: format!(" for {module}::{handler}>::"),
+            by_hand: format!("<{module}::{handler} as "),
         }
     }
 
@@ -442,6 +472,7 @@ impl HandlerNames {
         within(&self.body)
             || within(&self.function)
             || (name.starts_with(&self.impls) && name.contains(&self.marker))
+            || name.starts_with(&self.by_hand)
     }
 }
 
@@ -460,7 +491,7 @@ fn display_path(program: &Program, path: &[NodeId], module: &str, handler: &str)
         while let Some(s) = name.strip_suffix("::{{closure}}") {
             name = s.to_owned();
         }
-        if name.starts_with(&format!("{module}::_::<impl ")) {
+        if name.starts_with(&format!("{module}::_::<impl ")) || node.subject() == effects::TYPED {
             name = handler.to_owned();
         }
         if out.last() != Some(&name) {

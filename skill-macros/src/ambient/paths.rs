@@ -175,6 +175,22 @@ fn fs_kind(rest: &[&str], chain: &[String]) -> Kind {
 /// may be the crate's own. `chain` is the methods called on the path's value.
 pub fn classify(segments: &[String], chain: &[String]) -> Option<Kind> {
     let s: Vec<&str> = segments.iter().map(String::as_str).collect();
+    // The runtime's own functions that reach the outside world: what
+    // `std::fs` would need, they need (`RUNTIME_AMBIENT`, which the backstop
+    // and the audit read too). A path through the crate's facade names one
+    // by its last segments (`JsonLinesSink::append`), whatever module it
+    // came through.
+    if s.first() == Some(&"skill_runtime")
+        && let Some((_, _, kind)) =
+            skill_core::capability::RUNTIME_AMBIENT
+                .iter()
+                .find(|(p, _, _)| {
+                    let tail: Vec<&str> = p.rsplit("::").take(2).collect();
+                    s.len() >= 2 && s[s.len() - 1] == tail[0] && s[s.len() - 2] == tail[1]
+                })
+    {
+        return Some(*kind);
+    }
     let std_root = |r: &&str| STD_ROOTS.contains(r);
     match s.as_slice() {
         [root, "fs", rest @ ..] if std_root(root) => Some(fs_kind(rest, chain)),
