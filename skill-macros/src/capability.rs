@@ -25,7 +25,11 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     let mut resource: Option<Type> = None;
     let mut krate: Option<Path> = None;
     let mut ambient = Vec::new();
+    // The keys written, right or wrong: a wrong value is reported at the
+    // value, and not again as a missing key.
+    let mut written: Vec<String> = Vec::new();
     for node in nodes(&cx, args, "#[capability]", KEYS, &[]) {
+        written.push(node.key());
         match node.key().as_str() {
             "ambient" => {
                 ambient = crate::ast::skill_args::ambient(
@@ -62,16 +66,17 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
         }
     }
     let ident = &item.ident;
-    if id.is_none() {
+    let missing = |key: &str| !written.iter().any(|k| k == key);
+    if missing("id") {
         cx.error_spanned(
             ident,
             "#[capability] needs `id = \"domain.verb\"`, like `id = \"database.write\"`",
         );
     }
-    if effect.is_none() {
+    if missing("effect") {
         cx.error_spanned(ident, "#[capability] needs `effect = \"...\"`: database, file, api, event, cache, network, process or none");
     }
-    if operation.is_none() {
+    if missing("operation") {
         cx.error_spanned(
             ident,
             "#[capability] needs `operation = \"...\"`: read, write, delete, upsert or execute",
@@ -87,6 +92,8 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             &item.generics,
             "a capability is a plain struct without generics",
         );
+        let e = cx.into_result().err().map(|e| e.into_compile_error());
+        return quote!(#e #item);
     }
     let description = doc_text(&item.attrs);
     if description.is_none() {
@@ -95,15 +102,15 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
             "capability has no description; add a doc comment saying what it allows",
         );
     }
-    if let Err(e) = cx.into_result() {
-        let e = e.into_compile_error();
-        return quote!(#e #item);
-    }
-    let (Some(id), Some(effect), Some(operation), Some((description, _))) =
-        (id, effect, operation, description)
-    else {
-        return quote!(#item);
-    };
+    // With a mistake, the errors and the capability all the same, its
+    // missing or wrong parts filled in: the skills that declare it, its side
+    // effects and its resource then add no error of their own (one mistake,
+    // one error). The build fails on the errors, so the filler never runs.
+    let errors = cx.into_result().err().map(|e| e.into_compile_error());
+    let id = id.unwrap_or_else(|| LitStr::new("invalid.capability", Span::call_site()));
+    let description = description.map(|(d, _)| d).unwrap_or_default();
+    let effect = effect.map_or("None", |c| c.variant);
+    let operation = operation.map_or("Read", |c| c.variant);
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::skill_runtime));
     let p = quote!(#krate::__private_v2);
     // A resource is handed out by reference, for the call: one that is
@@ -126,14 +133,15 @@ pub fn expand(args: List, item: ItemStruct) -> TokenStream {
     });
     let resource = resource.unwrap_or_else(|| syn::parse_quote!(()));
     let resource_name = quote!(#resource).to_string().replace(' ', "");
-    let effect = syn::Ident::new(effect.variant, Span::call_site());
-    let operation = syn::Ident::new(operation.variant, Span::call_site());
+    let effect = syn::Ident::new(effect, Span::call_site());
+    let operation = syn::Ident::new(operation, Span::call_site());
     let name = ident.to_string();
     let ambient = ambient.iter().map(|(kind, reason)| {
         let kind = kind.as_str();
         quote!(#p::AmbientAllowance { kind: #kind, reason: #reason })
     });
     quote! {
+        #errors
         #item
         const _: () = {
             impl #p::Capability for #ident {

@@ -85,6 +85,7 @@ mod files;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod model;
+mod moved;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
@@ -249,6 +250,11 @@ pub use model::id::Id;
 pub use model::result::{Artifact, NextAction, SkillResult};
 pub use registry::index::Registry;
 pub use skill_core::failure::{FailureMode, FailureModes, Never};
+
+// Names the root held before, each a deprecated alias of its new path.
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use moved::{Ambient, Calls, CapabilityInfo, Declares, EffectType, Operation};
 
 /// `#[skill(...)]`: see the crate documentation and `docs/attributes.md`.
 pub use skill_macros::skill;
