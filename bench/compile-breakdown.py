@@ -63,9 +63,9 @@ def hand(i, leave_out):
     caller = "" if "caller" in out else f"""
 /// Search item set {i} by query and tags.
 #[inline]
-pub fn search_{i}(ctx: &dyn {P}::Authority<search_{i}>, input: In{i})
-    -> impl ::core::future::Future<Output = Result<Out{i}, Err{i}>> + ::core::marker::Send + use<> {{
-    <search_{i} as {P}::Skill>::run({P}::Authority::__enter(ctx), input)
+pub fn search_{i}<'__call>(ctx: &dyn {P}::Authority<'__call, search_{i}>, input: In{i})
+    -> impl ::core::future::Future<Output = Result<Out{i}, Err{i}>> + ::core::marker::Send + use<'__call> {{
+    {P}::run_called::<search_{i}>(ctx, input)
 }}"""
     if "manifest" in out:
         manifest = f'&{P}::Manifest {{ name: "search_{i}", ..{P}::Manifest::DEFAULT }}'
@@ -102,12 +102,12 @@ pub fn search_{i}(ctx: &dyn {P}::Authority<search_{i}>, input: In{i})
 pub struct search_{i} {{}}
 const _: () = {{
     async fn __skill_body_search_{i}(input: In{i}) -> Result<Out{i}, Err{i}> {body}
-    impl {P}::Skill for search_{i} {{
+    unsafe impl {P}::Skill for search_{i} {{
         type Input = In{i};
         type Output = Out{i};
         type Error = Err{i};
         const MANIFEST: &'static {P}::Manifest = {manifest};{conditions}
-        fn run(_: {P}::Ctx<Self>, input: In{i})
+        fn run(_: {P}::Ctx<'_, Self>, input: In{i})
             -> impl ::core::future::Future<Output = ::core::result::Result<Out{i}, Err{i}>> + ::core::marker::Send {{
             __skill_body_search_{i}(input)
         }}
@@ -148,7 +148,7 @@ impl {P}::FailureModes for Err{i} {{
 
 
 def without_impl_skill(src, n):
-    out, k = re.subn(rf"    impl {re.escape(P)}::Skill for search_\d+ \{{.*?\n    \}}\n", "", src, flags=re.S)
+    out, k = re.subn(rf"    unsafe impl {re.escape(P)}::Skill for search_\d+ \{{.*?\n    \}}\n", "", src, flags=re.S)
     assert k == n, k
     return out
 

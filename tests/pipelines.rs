@@ -298,11 +298,16 @@ pub struct Count {
     pub lines: u64,
 }
 
+/// Call the word counting service (an HTTP op's request is its authority).
+#[skill_runtime::capability(id = "words.count", effect = "api", operation = "execute")]
+pub struct WordCountApi;
+
 /// Count words over HTTP (the endpoint is tests/support/word_count_server.py).
 #[skill_runtime::op(
     version = "1.0.0",
     runtime = "http",
     url = "http://127.0.0.1:47613/word_count",
+    capabilities(WordCountApi),
     retries = 0
 )]
 pub async fn http_word_count(input: CountInput) -> Count;
@@ -312,6 +317,7 @@ pub async fn http_word_count(input: CountInput) -> Count;
     version = "1.0.0",
     runtime = "http",
     url = "http://127.0.0.1:47613/missing",
+    capabilities(WordCountApi),
     retries = 0
 )]
 pub async fn http_missing(input: CountInput) -> Count;

@@ -47,6 +47,10 @@ words! {
         Process = "process",
         Env = "env",
         Database = "database",
+        /// Code the compiler cannot hold to a manifest: `unsafe` or an
+        /// `extern` block in a skill's body (a call into C reaches files,
+        /// the network or processes unseen). Only an allowance covers it.
+        UnsafeCode = "unsafe_code",
     }
 }
 
@@ -55,7 +59,8 @@ words! {
 /// a capability (its resource's code may).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AmbientAllowance {
-    /// `file_read`, `file_write`, `network`, `process`, `env` or `database`.
+    /// `file_read`, `file_write`, `network`, `process`, `env`, `database`
+    /// or `unsafe_code`.
     pub kind: &'static str,
     /// Why it may, for people.
     pub reason: &'static str,
@@ -124,6 +129,7 @@ impl CapabilityInfo {
             Ambient::Network => matches!(self.effect, EffectType::Network | EffectType::Api),
             Ambient::Process | Ambient::Env => matches!(self.effect, EffectType::Process),
             Ambient::Database => matches!(self.effect, EffectType::Database),
+            Ambient::UnsafeCode => false,
         }
     }
 

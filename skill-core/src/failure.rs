@@ -49,3 +49,12 @@ impl FailureModes for Never {
         match *self {}
     }
 }
+
+/// `Result<Out, Infallible>`: a skill that cannot fail, written the std way.
+impl FailureModes for std::convert::Infallible {
+    const FAILURE_MODES: &'static [FailureMode] = &[];
+
+    fn failure_mode(&self) -> &'static FailureMode {
+        match *self {}
+    }
+}

@@ -63,3 +63,12 @@ pub struct ObsidianRead;
 /// Search the Obsidian vault.
 #[capability(id = "vault.search", effect = "file", operation = "read", resource = Vault)]
 pub struct VaultSearch;
+
+/// Run a script of the ops directory: a child process, JSON on its stdin and
+/// stdout.
+#[capability(id = "process.script", effect = "process", operation = "execute")]
+pub struct ScriptRun;
+
+/// Call a tool on the runtime's MCP client.
+#[capability(id = "mcp.call", effect = "api", operation = "execute")]
+pub struct McpCall;

@@ -3,6 +3,8 @@
 
 use skill_runtime::prelude::*;
 
+use crate::caps::{McpCall, ScriptRun};
+
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EchoInput {
     pub message: String,
@@ -214,6 +216,7 @@ pub struct ToolSummary {
     owners("chimera"),
     runtime = "mcp",
     tool = "summarize_text",
+    capabilities(McpCall),
     timeout_ms = 30_000,
     retries = 0
 )]
@@ -246,6 +249,12 @@ pub struct WordCount {
     owners("chimera"),
     runtime = "script",
     command = "python3 word_count.py",
+    capabilities(ScriptRun),
+    side_effects(ScriptRun(
+        target = "word_count.py",
+        reversible = true,
+        description = "Runs the script, which reads its stdin and writes its stdout"
+    )),
     timeout_ms = 10_000,
     retries = 0,
     idempotent

@@ -79,7 +79,12 @@ pub fn demo_resources(dir: &Path) -> std::io::Result<Resources> {
         .with(stores::VersionCache::default());
     let ops = dir.join("../ops");
     if ops.is_dir() {
-        resources = resources.with(skill_runtime::op::ScriptRoot::new(ops)?);
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "set-up, not a handler: the root the script ops' capability (`caps::ScriptRun`) grants"
+        )]
+        let root = skill_runtime::op::ScriptRoot::new(ops)?;
+        resources = resources.with(root);
     }
     Ok(resources)
 }

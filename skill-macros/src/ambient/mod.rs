@@ -23,6 +23,7 @@ pub fn needs(kind: Kind) -> &'static str {
         Kind::Network => "a capability with effect `network` or `api`",
         Kind::Process | Kind::Env => "a capability with effect `process`",
         Kind::Database => "a capability with effect `database`",
+        Kind::UnsafeCode => "an allowance: no capability covers code that nothing checks",
     }
 }
 
@@ -109,6 +110,9 @@ struct Scan {
     /// Every path seen, with the methods chained on its value: resolved
     /// through the imports once the whole code is read.
     paths: Vec<(Vec<String>, Vec<String>, Span)>,
+    /// The first `unsafe`, or `extern` block (`extern "C" { .. }`): code
+    /// whose effects nothing checks, a call into C above all.
+    unchecked: Option<(&'static str, Span)>,
 }
 
 /// One token of a body, with an identifier's text read once.
@@ -228,6 +232,15 @@ impl Scan {
                     i += 1;
                 }
                 Tok::Ident(word, _) if word == "use" => i = self.use_tree(&t, i + 1, Vec::new()),
+                Tok::Ident(word, span)
+                    if word == "unsafe"
+                        || (word == "extern"
+                            && matches!(t.get(i + 1), Some(Tok::Literal | Tok::Group(_)))) =>
+                {
+                    let what = if word == "unsafe" { "unsafe" } else { "extern" };
+                    self.unchecked.get_or_insert((what, *span));
+                    i += 1;
+                }
                 Tok::Ident(word, _)
                     if word == "extern"
                         && matches!(t.get(i + 1), Some(Tok::Ident(w, _)) if w == "crate") =>
@@ -378,9 +391,17 @@ pub fn scan(code: TokenStream) -> Vec<Finding> {
         imports: Imports::default(),
         file_writes: false,
         paths: Vec::new(),
+        unchecked: None,
     };
     s.stream(code, false, &[]);
     let mut found: Vec<Finding> = Vec::new();
+    if let Some((what, span)) = s.unchecked {
+        found.push(Finding {
+            kind: Kind::UnsafeCode,
+            path: what.to_owned(),
+            span,
+        });
+    }
     for (segments, chain, span) in s.paths {
         let hit = s
             .imports
@@ -427,6 +448,7 @@ pub fn runner_uses(code: TokenStream) -> Vec<(String, Span)> {
         imports: Imports::default(),
         file_writes: false,
         paths: Vec::new(),
+        unchecked: None,
     };
     s.stream(code, false, &[]);
     let mut out = Vec::new();

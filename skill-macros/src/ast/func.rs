@@ -95,7 +95,7 @@ impl SkillFn {
         if let syn::Safety::Unsafe(u) = &sig.safety {
             cx.error_spanned(
                 u,
-                who.say("a #[skill] function cannot be `unsafe fn`: the runtime calls it with no caller to uphold its contract; write `async fn` and put an `unsafe { ... }` block with its `// SAFETY:` comment inside the body"),
+                who.say("a #[skill] function cannot be `unsafe fn`: the runtime calls it with no caller to uphold its contract; write `async fn`; code that needs `unsafe` goes in a capability's resource, or in the body with its `// SAFETY:` comment and an `ambient(unsafe_code = \"why\")` allowance"),
             );
         }
         if let Some(c) = &sig.constness {

@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use crate::args::path_text;
 use crate::ast::func::SkillFn;
 use crate::ast::read::same_path;
-use crate::ast::types::SkillArgs;
+use crate::ast::types::{Choice, SkillArgs};
 use crate::expand::tokens::respan;
 
 /// A condition's closure as a function item,
@@ -252,13 +252,20 @@ pub(super) fn effect_checks(
             continue;
         }
         let kind = finding.kind;
-        let msg = format!(
-            "{what} `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
-            finding.path,
-            kind.as_str().replace('_', " "),
-            crate::ambient::needs(kind),
-            kind.as_str(),
-        );
+        let msg = if kind == crate::ambient::Kind::UnsafeCode {
+            format!(
+                "{what} `{skill}` has `{}` code, whose effects nothing checks (a call into C reaches files, the network or processes unseen); move it into a capability's resource, whose code the capability answers for, or allow it with `ambient(unsafe_code = \"why\")`",
+                finding.path
+            )
+        } else {
+            format!(
+                "{what} `{skill}` uses `{}` ({}) but declares no capability covering it: it needs {}; declare one in `capabilities(...)` and reach the resource through `ctx`, or allow it with `ambient({} = \"why\")`",
+                finding.path,
+                kind.as_str().replace('_', " "),
+                crate::ambient::needs(kind),
+                kind.as_str(),
+            )
+        };
         let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
         let covered = args
             .capabilities
@@ -271,6 +278,30 @@ pub(super) fn effect_checks(
                 };
             },
             finding.span,
+        ));
+    }
+    // A bodiless op's kind is the authority it exercises: a script runs a
+    // process, an HTTP or MCP op makes a request. The op declares a
+    // capability for it, which every caller must then declare (`calls`'s
+    // subset rule); an `ambient(...)` allowance would stop at the op, so it
+    // does not count.
+    if let Some((kind, does, c)) = args.op.as_ref().and_then(op_authority) {
+        let msg = format!(
+            "op `{skill}` {does} but declares no capability covering it: it needs {}; declare one in `capabilities(...)`, which every skill or pipeline that calls the op must declare too",
+            crate::ambient::needs(kind),
+        );
+        let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
+        let covered = args
+            .capabilities
+            .iter()
+            .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
+        out.extend(respan(
+            quote! {
+                const _: () = if !(false #(#covered)*) {
+                    ::core::panic!(#msg)
+                };
+            },
+            c.span,
         ));
     }
     if !args.destructive {
@@ -292,4 +323,32 @@ pub(super) fn effect_checks(
         }
     }
     (out, first)
+}
+
+/// The ambient authority a bodiless op's runtime exercises, what it does in
+/// words, and the `runtime = "..."` choice to span the error at.
+fn op_authority(op: &crate::ast::types::OpArgs) -> Option<(crate::ambient::Kind, String, &Choice)> {
+    let c = op.runtime.as_ref()?;
+    let lit = |l: &Option<syn::LitStr>| l.as_ref().map(syn::LitStr::value).unwrap_or_default();
+    Some(match c.variant {
+        "Script" => (
+            crate::ambient::Kind::Process,
+            format!("runs the script `{}` (a process)", lit(&op.command)),
+            c,
+        ),
+        "Http" => (
+            crate::ambient::Kind::Network,
+            format!("requests `{}` (network)", lit(&op.url)),
+            c,
+        ),
+        "Mcp" => (
+            crate::ambient::Kind::Network,
+            format!(
+                "calls MCP tool `{}` on the runtime's MCP client (network)",
+                lit(&op.tool)
+            ),
+            c,
+        ),
+        _ => return None,
+    })
 }

@@ -15,6 +15,10 @@ mod caps {
     /// Write the store.
     #[capability(id = "store.write", effect = "database", operation = "write")]
     pub struct StoreWrite;
+
+    /// Call a tool of the MCP server.
+    #[capability(id = "tools.call", effect = "api", operation = "execute")]
+    pub struct ToolCall;
 }
 
 #[derive(Deserialize, Serialize, JsonSchema)]
@@ -43,7 +47,7 @@ impl File {
 }
 
 /// Summarize with the MCP server's tool.
-#[op(version = "1.0.0", runtime = "mcp", tool = "summarize_text")]
+#[op(version = "1.0.0", runtime = "mcp", tool = "summarize_text", capabilities(caps::ToolCall))]
 pub async fn summarize(input: Text) -> Text;
 
 /// Look a key up.
@@ -56,7 +60,7 @@ pub async fn lookup(ctx: Ctx, input: Text) -> Text {
 }
 
 /// Summarize through the op.
-#[skill(calls(summarize))]
+#[skill(calls(summarize), capabilities(caps::ToolCall))]
 pub async fn brief(ctx: Ctx, input: Text) -> Text {
     match ctx.call::<summarize>(input).await {
         Ok(summary) => summary,
@@ -81,6 +85,12 @@ pub async fn lookup_plain(input: Text) -> Text {
     input
 }
 
+/// Cannot fail, said the std way: no failure modes.
+#[skill]
+pub async fn never_fails(input: Text) -> Result<Text, std::convert::Infallible> {
+    Ok(input)
+}
+
 async fn helper(t: Text) -> Text {
     t
 }
@@ -96,4 +106,9 @@ fn main() {
     assert_eq!(out.text, "x");
     let fut = lookup_plain(&app, Text { text: "y".into() });
     assert_eq!(rt.block_on(fut).text, "y");
+    let out = rt.block_on(never_fails(&app, Text { text: "z".into() }));
+    assert_eq!(out.map(|t| t.text).ok(), Some("z".to_owned()));
+    let entry = skill_runtime::Registry::from_inventory().unwrap();
+    let entry = entry.get("never_fails").unwrap();
+    assert!(entry.entry.failure_modes.is_empty());
 }

@@ -16,8 +16,18 @@ pub async fn summarize(input: In) -> Out {
     Out { summary: input.text }
 }
 
+/// Run a script.
+#[capability(id = "process.script", effect = "process", operation = "execute")]
+pub struct ScriptRun;
+
 /// Summarize with a script.
-#[op(version = "1.0.0", runtime = "script", command = "python3 summarize.py")]
+#[op(
+    version = "1.0.0",
+    runtime = "script",
+    command = "python3 summarize.py",
+    capabilities(ScriptRun),
+    side_effects(ScriptRun(target = "summarize.py", reversible = true, description = "Runs the script")),
+)]
 pub async fn summarize_script(input: In) -> Out;
 
 /// A native op.
