@@ -54,8 +54,9 @@ fn inspector(server_args: &[&str], method_args: &[&str]) -> (bool, String, Strin
 }
 
 /// The official MCP Inspector CLI (TypeScript SDK) lists the permitted tools,
-/// calls one with valid and invalid arguments, and cannot reach a tool that is
-/// not permitted.
+/// calls one with valid and invalid arguments, calls a long one (a task only
+/// for a client whose revision has them), and cannot reach a tool that is not
+/// permitted.
 #[test]
 fn mcp_inspector_cli_lists_and_calls() {
     run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
@@ -106,6 +107,26 @@ fn mcp_inspector_cli_lists_and_calls() {
             .contains("at /page_data/url"),
         "{result}"
     );
+
+    // A long tool: the Inspector negotiates 2025-11-25 and lists the tasks
+    // extension, which that revision has no `resultType` to answer with, so
+    // the call is answered inline, with its structured content.
+    let (ok, text, err) = inspector(
+        &grants,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "count_slowly",
+            "--tool-arg",
+            "to=3",
+            "--tool-arg",
+            "step_ms=10",
+        ],
+    );
+    assert!(ok, "{text}{err}");
+    let result: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(result["structuredContent"]["counted"], 3, "{result}");
 
     let (ok, text, err) = inspector(
         &grants,

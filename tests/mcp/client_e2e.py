@@ -19,7 +19,7 @@ import jsonschema
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp.types import ElicitResult
+from mcp.types import ElicitResult, ResourceTemplateReference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMAS = {
@@ -101,10 +101,46 @@ async def session(binary, mode, log, expected_tools):
         refused = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
         check(refused.is_error and "not in reusable_by" in text_of(refused),
               f"a role the skill does not list: refused with a clear message: {text_of(refused)!r}")
+
+        await registry_resources(client, names, version)
     async with Client(server(binary, log, role="orchestrator"), mode=mode) as client:
         refused = await client.call_tool("ai_cos_rag_cache_purge", {"namespace": "knowledge:faq"})
         check(refused.is_error and "approval" in text_of(refused), f"approval required and not allowed: refused with a clear message: {text_of(refused)!r}")
     return version
+
+
+async def registry_resources(client, names, version):
+    """The registry as resources: the caller's registry, one manifest per
+    permitted tool, the template with completion of its `tool` argument, and
+    nothing of a tool the caller may not call (resource not found: -32002 on
+    2025-11-25, invalid params on 2026-07-28, which folded it in)."""
+    listed = await client.list_resources()
+    uris = [r.uri for r in listed.resources]
+    check(uris == ["skill://registry"] + [f"skill://skills/{n}" for n in names],
+          f"resources/list: the registry, then one manifest per permitted tool: {uris}")
+    registry = await client.read_resource("skill://registry")
+    document = json.loads(registry.contents[0].text)
+    check(registry.contents[0].mime_type == "application/json" and document["registry_version"]
+          and len(document["skills"]) == len(names),
+          "resources/read skill://registry: the registry document of the permitted skills")
+    entry = json.loads((await client.read_resource("skill://skills/ai_cos_vlevel_calc")).contents[0].text)
+    check(entry["name"] == "vlevel_calculator" and "inputs_schema" in entry and "capabilities" in entry,
+          f"resources/read of a tool's manifest: its registry entry {sorted(entry)[:6]}")
+    templates = await client.list_resource_templates()
+    check([t.uri_template for t in templates.resource_templates] == ["skill://skills/{tool}"],
+          "resources/templates/list: one skill's manifest by tool name")
+    completed = await client.complete(
+        ResourceTemplateReference(type="ref/resource", uri="skill://skills/{tool}"),
+        {"name": "tool", "value": "ai_cos_v"})
+    check(completed.completion.values == [n for n in names if n.startswith("ai_cos_v")] and completed.completion.values,
+          f"completion/complete of the template's tool argument: {completed.completion.values}")
+    try:
+        await client.read_resource("skill://skills/ai_cos_routes_sync")
+        hidden = None
+    except MCPError as e:
+        hidden = e
+    check(hidden is not None and hidden.error.code == (-32002 if version == "2025-11-25" else -32602),
+          f"a tool the caller may not call has no readable manifest: {hidden!r}")
 
 
 async def approved_session(binary, log):

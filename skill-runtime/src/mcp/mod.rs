@@ -13,10 +13,12 @@ mod approval;
 #[cfg(feature = "mcp-http")]
 pub mod auth;
 mod error;
+mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod limits;
 mod options;
+mod resources;
 mod results;
 mod seal;
 mod server;

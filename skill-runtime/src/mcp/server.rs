@@ -5,14 +5,13 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskMethod, CancelTaskParams,
-    GetTaskMethod, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ServerCapabilities, ServerConfig, TASKS_EXTENSION_ID, Tool,
 };
 use rmcp::service::RequestContext;
 
 use crate::contract::watch::Watch;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::agent::runner::AgentRunner;
@@ -24,13 +23,11 @@ use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::options::McpOptions;
-use crate::mcp::results::{error_result, outcome_result, tool_result};
+use crate::mcp::results::{error_result, tool_result};
 use crate::mcp::seal::Seals;
-#[cfg(feature = "otel")]
-use crate::mcp::spans;
 use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::watched::watched;
-use crate::mcp::{agents, stdio};
+use crate::mcp::{agents, resources, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::envelope::JobEnvelope;
 use crate::queue::api::Queue;
@@ -51,8 +48,8 @@ enum Route {
 /// A tool, the MCP permissions a caller needs to see and call it, and what
 /// a call runs.
 #[derive(Clone)]
-struct Listed {
-    tool: Tool,
+pub(crate) struct Listed {
+    pub(crate) tool: Tool,
     needs: Arc<[&'static str]>,
     route: Route,
     /// Why its skill needs a person's approval, if it does.
@@ -64,6 +61,9 @@ struct Listed {
     /// (`x-mcp-header` annotations), which rmcp checks against the body.
     #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
     headed: bool,
+    /// Its skill's `skill-registry.json` entry, as JSON text (an agent's
+    /// tool has none): what `resources.rs` serves.
+    entry: Option<Arc<str>>,
 }
 
 /// Whether `tool`'s input schema has an `x-mcp-header` annotation anywhere.
@@ -103,15 +103,15 @@ pub struct McpServer {
     caller: Arc<Caller>,
     /// By tool name, sorted: a binary search, no hashing, per call.
     tools: Arc<[Listed]>,
-    info: Arc<ServerConfig>,
-    result_ids: bool,
+    pub(crate) info: Arc<ServerConfig>,
+    pub(crate) result_ids: bool,
     /// Whether the server asks its clients' users for approvals
     /// (`McpOptions::ask_approvals`), and how long they have to answer.
     asks: Option<std::time::Duration>,
     /// What seals task ids and approval states.
     seals: Arc<Seals>,
     /// Where long calls of clients that declared the tasks extension go.
-    tasks: Option<Arc<Tasks>>,
+    pub(crate) tasks: Option<Arc<Tasks>>,
     #[cfg_attr(
         not(feature = "mcp-http"),
         expect(dead_code, reason = "read by serve_http, with feature mcp-http")
@@ -166,6 +166,7 @@ impl McpServer {
                     name: manifest.name,
                     version: manifest.version,
                 },
+                entry: Some(skill.to_string().into()),
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -174,19 +175,25 @@ impl McpServer {
             ..options.caller
         }
         .with_permissions(options.grants);
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                options.server_name,
-                options.server_version,
-            ))
-            .with_instructions(
-                "Each tool is a skill with a checked manifest; its capabilities, side \
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_completions()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            options.server_name,
+            options.server_version,
+        ))
+        .with_instructions(
+            "Each tool is a skill with a checked manifest; its capabilities, side \
                  effects and execution policy are under the tool's `_meta` key `"
-                    .to_owned()
-                    + views::META_KEY
-                    + "`. Invalid arguments come back as a tool error listing each \
+                .to_owned()
+                + views::META_KEY
+                + "`. Invalid arguments come back as a tool error listing each \
                        schema violation with its JSON path.",
-            );
+        );
         Ok(McpServer {
             runtime,
             caller: Arc::new(caller),
@@ -263,6 +270,7 @@ impl McpServer {
                 // An agent's skills ask as they run, through its runner.
                 approval: None,
                 task: false,
+                entry: None,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -285,6 +293,24 @@ impl McpServer {
             .filter(|t| lacking(caller, &t.needs).is_empty())
             .map(|t| t.tool.clone())
             .collect()
+    }
+
+    /// The registry entries of the skills `caller` may call, in
+    /// `tools/list` order.
+    pub(crate) fn entries_for<'a>(
+        &'a self,
+        caller: &'a Caller,
+    ) -> impl Iterator<Item = resources::Entry<'a>> {
+        self.tools
+            .iter()
+            .filter(move |t| lacking(caller, &t.needs).is_empty())
+            .filter_map(|t| {
+                Some(resources::Entry {
+                    tool: &t.tool.name,
+                    description: t.tool.description.as_deref(),
+                    json: t.entry.as_deref()?,
+                })
+            })
     }
 
     /// Every MCP permission some tool needs.
@@ -319,7 +345,7 @@ impl McpServer {
         &self.caller
     }
 
-    fn listed(&self, name: &str) -> Option<&Listed> {
+    pub(crate) fn listed(&self, name: &str) -> Option<&Listed> {
         self.tools
             .binary_search_by(|t| t.tool.name.as_ref().cmp(name))
             .ok()
@@ -399,7 +425,7 @@ impl McpServer {
 impl McpServer {
     /// A `tools/call`: asked for approval first when it needs it, run as a
     /// task when the client and the tool call for one, else run now.
-    async fn answer(
+    pub(crate) async fn answer(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -428,9 +454,7 @@ impl McpServer {
                 route: Route::Serve { name, version },
                 ..
             } = listed
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
+            && tasks::declared(&context)
         {
             let params = Value::Object(request.arguments.unwrap_or_default());
             let job = traced(JobEnvelope::of(
@@ -478,7 +502,7 @@ impl McpServer {
 
     /// The caller of a request: the one its transport authenticated (an
     /// HTTP request's, put in its extensions), else the server's own.
-    fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
+    pub(crate) fn caller_of<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
         #[cfg(feature = "mcp-http")]
         if let Some(caller) = context
             .extensions
@@ -498,77 +522,5 @@ fn traced(job: JobEnvelope) -> JobEnvelope {
     match crate::exec::trace::current_traceparent() {
         Some(tp) => job.with_traceparent(tp),
         None => job,
-    }
-}
-
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
-        (*self.info).clone()
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let caller = self.caller_of(&context);
-        Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let Some(tasks) = &self.tasks else {
-            return Err(ErrorData::method_not_found::<GetTaskMethod>());
-        };
-        let caller = self.caller_of(&context);
-        tasks
-            .get(&request.task_id, caller, |o| {
-                outcome_result(o, self.result_ids)
-            })
-            .await
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let Some(tasks) = &self.tasks else {
-            return Err(ErrorData::method_not_found::<CancelTaskMethod>());
-        };
-        tasks
-            .cancel(&request.task_id, self.caller_of(&context))
-            .await
-    }
-
-    /// What rmcp asks of a tool on every 2026-07-28 HTTP request: its input
-    /// schema, to check the `Mcp-Param-*` headers against. Only the name and
-    /// that schema (shared, not copied): the whole definition, its `_meta`
-    /// and output schema cloned and dropped per call, cost more than the
-    /// rest of the header check.
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.listed(name)
-            .map(|t| Tool::new(t.tool.name.clone(), "", t.tool.input_schema.clone()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        #[cfg(feature = "otel")]
-        {
-            use tracing::Instrument;
-            let (span, started) = spans::call_span(&request, &context);
-            let name = request.name.clone();
-            let answer = self.answer(request, context).instrument(span.clone()).await;
-            spans::ended(&span, started, &name, spans::error_type(&answer));
-            answer
-        }
-        #[cfg(not(feature = "otel"))]
-        self.answer(request, context).await
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! Which tools: those whose skill may run past [`TASK_AFTER`] (its
 //! `timeout_ms`), the silence after which clients give up on a call; shorter
-//! tools answer inline. Whose tasks: a task id is the job id, the creation
+//! tools answer inline. Which clients: those on 2026-07-28 or later that
+//! declared the extension; any other gets every answer inline. Whose tasks: a task id is the job id, the creation
 //! time and a seal of both with the caller's identity
 //! ([`Caller::principal`]), made with the queue's secret (shared by the
 //! fleet, known to no client), so a caller reaches its own tasks only, no
@@ -16,10 +17,11 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::ErrorData;
 use rmcp::model::{
     CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskPayload, TaskStatus,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
 use crate::mcp::seal::Seals;
@@ -33,6 +35,20 @@ use crate::queue::api::{Cancelled, Outcome, Queue};
 /// A tool whose skill may run longer than this runs as a task for a client
 /// that declared the extension.
 pub const TASK_AFTER: Duration = Duration::from_secs(60);
+
+/// Whether the request's client declared the tasks extension in the form
+/// its protocol revision defines. The extension is 2026-07-28's: a client
+/// on an earlier revision that lists it anyway (the MCP Inspector on
+/// 2025-11-25) reads results without `resultType`, so a task handle would
+/// look to it like a result with no content; it is answered inline.
+pub(crate) fn declared(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
+        && context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+}
 
 /// How often a client is told to poll.
 const POLL_MS: u64 = 500;

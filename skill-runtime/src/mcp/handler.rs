@@ -1,0 +1,123 @@
+//! The MCP methods the server answers: tools (`server.rs` says who may see
+//! and call which), tasks (`tasks.rs`), and the registry as resources with
+//! completion of their template (`resources.rs`).
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskMethod, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, GetTaskMethod, GetTaskParams, GetTaskResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::mcp::resources;
+use crate::mcp::results::outcome_result;
+use crate::mcp::server::McpServer;
+#[cfg(feature = "otel")]
+use crate::mcp::spans;
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        (*self.info).clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller_of(&context);
+        Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(resources::list(self.entries_for(self.caller_of(&context))))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let entries = self.entries_for(self.caller_of(&context));
+        resources::read(&request.uri, entries).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        resources::complete(&request, self.entries_for(self.caller_of(&context)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let Some(tasks) = &self.tasks else {
+            return Err(ErrorData::method_not_found::<GetTaskMethod>());
+        };
+        let caller = self.caller_of(&context);
+        tasks
+            .get(&request.task_id, caller, |o| {
+                outcome_result(o, self.result_ids)
+            })
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(tasks) = &self.tasks else {
+            return Err(ErrorData::method_not_found::<CancelTaskMethod>());
+        };
+        tasks
+            .cancel(&request.task_id, self.caller_of(&context))
+            .await
+    }
+
+    /// What rmcp asks of a tool on every 2026-07-28 HTTP request: its input
+    /// schema, to check the `Mcp-Param-*` headers against. Only the name and
+    /// that schema (shared, not copied): the whole definition, its `_meta`
+    /// and output schema cloned and dropped per call, cost more than the
+    /// rest of the header check.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.listed(name)
+            .map(|t| Tool::new(t.tool.name.clone(), "", t.tool.input_schema.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "otel")]
+        {
+            use tracing::Instrument;
+            let (span, started) = spans::call_span(&request, &context);
+            let name = request.name.clone();
+            let answer = self.answer(request, context).instrument(span.clone()).await;
+            spans::ended(&span, started, &name, spans::error_type(&answer));
+            answer
+        }
+        #[cfg(not(feature = "otel"))]
+        self.answer(request, context).await
+    }
+}
