@@ -240,7 +240,7 @@ pub use contract::capability::Capability;
 pub use contract::direct::{AppCtx, Authority};
 pub use contract::invocation::{Fence, Resources};
 pub use contract::skill::{Ctx, Skill};
-pub use contract::watch::{Cancel, PROGRESS_EVERY, Watch};
+pub use contract::watch::{Cancel, LogLevel, LogLine, PROGRESS_EVERY, Watch};
 pub use exec::runtime::{Runtime, RuntimeBuilder};
 pub use model::caller::Caller;
 pub use model::data::Data;
@@ -286,7 +286,7 @@ pub use skill_macros::FailureModes;
 pub mod prelude {
     pub use crate::agents::{Agent, AgentCtx};
     pub use crate::{
-        Artifact, Caller, Ctx, FailureModes, Never, NextAction, OverBudget, Skill, agent,
+        Artifact, Caller, Ctx, FailureModes, LogLevel, Never, NextAction, OverBudget, Skill, agent,
         capability, op, pipeline, skill,
     };
     pub use schemars::JsonSchema;

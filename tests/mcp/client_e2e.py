@@ -181,7 +181,23 @@ async def http_session(url, mode, expected_tools, records):
             await anyio.sleep(0.02)
         found = records_of(records, "cancelled")[before:]
         check(len(found) == 1 and found[0]["duration_us"] < 700_000, f"HTTP {version}: the abandoned call is recorded cancelled")
-        return version
+    # Log lines over HTTP: per session on 2025-11-25 (a second session that
+    # did not ask gets none), per request on 2026-07-28.
+    lines = []
+
+    async def on_log(params):
+        lines.append((params.level, params.data))
+
+    level = None if mode == "legacy" else "info"
+    async with Client(url, mode=mode, logging_callback=on_log, log_level=level) as client:
+        if mode == "legacy":
+            await client.set_logging_level("info")
+        await client.call_tool("count_slowly", {"to": 2, "step_ms": 1})
+        check(lines == [("info", "counted to 2")], f"HTTP {version}: the log line the client asked for: {lines}")
+    async with Client(url, mode=mode, logging_callback=on_log) as client:
+        await client.call_tool("count_slowly", {"to": 2, "step_ms": 1})
+        check(len(lines) == 1, f"HTTP {version}: a session or request that did not ask gets no log line: {lines}")
+    return version
 
 
 def with_http_server(binary, expected_tools, work):
@@ -217,11 +233,20 @@ RESPONSES = {
         "tools/list": ("result", "ListToolsResult"),
         "tools/call": ("result", "CallToolResult"),
         "ping": ("result", "EmptyResult"),
+        "resources/list": ("result", "ListResourcesResult"),
+        "resources/templates/list": ("result", "ListResourceTemplatesResult"),
+        "resources/read": ("result", "ReadResourceResult"),
+        "completion/complete": ("result", "CompleteResult"),
+        "logging/setLevel": ("result", "EmptyResult"),
     },
     "2026-07-28": {
         "server/discover": ("message", "DiscoverResultResponse"),
         "tools/list": ("message", "ListToolsResultResponse"),
         "tools/call": ("message", "CallToolResultResponse"),
+        "resources/list": ("message", "ListResourcesResultResponse"),
+        "resources/templates/list": ("message", "ListResourceTemplatesResultResponse"),
+        "resources/read": ("message", "ReadResourceResultResponse"),
+        "completion/complete": ("message", "CompleteResultResponse"),
     },
 }
 
@@ -260,6 +285,41 @@ def validate_log(log, version):
             validator_for(schema, definition).validate(message[part] if part == "result" else message)
         counted += 1
     check(counted > 0, f"all {counted} server messages of {os.path.basename(log)} conform to the {version} schema")
+
+
+async def logged_session(binary, mode, log):
+    """Log lines of handlers (`ctx.log`) as `notifications/message`: none
+    before the client asks; after `logging/setLevel` (2025-11-25) or with the
+    level in each request's `_meta` (2026-07-28), those at that level or
+    above, the tool's name as logger, a redacted input scrubbed out."""
+    lines = []
+
+    async def on_log(params):
+        lines.append((params.level, params.logger, params.data))
+
+    legacy = mode == "legacy"
+    level = None if legacy else "info"
+    # search_notes needs review: these servers approve.
+    async with Client(server(binary, log, "--approve"), mode=mode, logging_callback=on_log, log_level=level) as client:
+        version = client.session.protocol_version
+        if legacy:
+            await client.call_tool("count_slowly", {"to": 2, "step_ms": 1})
+            check(lines == [], f"{version}: no log lines before the client asks for them")
+            await client.set_logging_level("info")
+        await client.call_tool("count_slowly", {"to": 3, "step_ms": 1})
+        check(lines == [("info", "count_slowly", "counted to 3")],
+              f"{version}: a handler's log line at the level asked for, its logger the tool: {lines}")
+        await client.call_tool("search_notes", {"query": "brake pads"})
+        check(len(lines) == 1 and lines[0][1] == "count_slowly", f"{version}: a line below the level asked for is not sent: {lines}")
+    lines.clear()
+    level = None if legacy else "debug"
+    async with Client(server(binary, log, "--approve"), mode=mode, logging_callback=on_log, log_level=level) as client:
+        if legacy:
+            await client.set_logging_level("debug")
+        await client.call_tool("search_notes", {"query": "brake pads"})
+        check(lines == [("debug", "search_notes", "searching the vault for [REDACTED]")],
+              f"{version}: the value of a redacted input is scrubbed from log lines: {lines}")
+    return version
 
 
 def records_of(path, status):
@@ -355,6 +415,9 @@ def main():
         log = os.path.join(work, f"mcp-asked-{mode}.jsonl")
         records = os.path.join(work, f"runs-asked-{mode}.jsonl")
         logs.append((log, anyio.run(asked_session, binary, mode, log, records)))
+    for mode in ["legacy", "auto"]:
+        log = os.path.join(work, f"mcp-logged-{mode}.jsonl")
+        logs.append((log, anyio.run(logged_session, binary, mode, log)))
     check({v for _, v in logs} == set(SCHEMAS), "both protocol eras were exercised")
     for mode in ["legacy", "auto"]:
         log = os.path.join(work, f"mcp-long-{mode}.jsonl")

@@ -58,6 +58,12 @@ pub async fn search_notes(
     ctx: Ctx,
     input: SearchNotesInput,
 ) -> Result<SearchNotesOutput, SearchError> {
+    // The query is redacted: a client that reads log lines sees
+    // `[REDACTED]` in its place.
+    ctx.log(
+        LogLevel::Debug,
+        format!("searching the vault for {}", input.query),
+    );
     ctx.call::<obsidian_search>(input).await
 }
 

@@ -72,6 +72,7 @@ pub async fn count_slowly(ctx: Ctx, input: CountSlowlyInput) -> CountSlowlyOutpu
             Some(&format!("counted {n} of {}", input.to)),
         );
     }
+    ctx.log(LogLevel::Info, format!("counted to {counted}"));
     CountSlowlyOutput { counted }
 }
 

@@ -364,6 +364,21 @@ impl<'call, S> Ctx<'call, S> {
         });
     }
 
+    /// Log `message` at `level` for whoever watches the job: an MCP client
+    /// that asked for log messages at `level` or above (`logging/setLevel`,
+    /// or the request's `_meta` on 2026-07-28) receives it as
+    /// `notifications/message`, its logger the tool's name, with the values
+    /// of the skill's redacted inputs scrubbed out. Nobody listening, it
+    /// costs a branch.
+    pub fn log(&self, level: crate::contract::watch::LogLevel, message: impl Into<String>) {
+        if let Some(hook) = &self.inv.watch.log {
+            hook(&crate::contract::watch::LogLine {
+                level,
+                message: message.into(),
+            });
+        }
+    }
+
     /// Whether the job's caller cancelled it. The runtime stops the handler
     /// at its next await in any case; a loop that does not await between
     /// items checks this to stop sooner.

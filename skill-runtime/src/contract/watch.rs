@@ -1,5 +1,5 @@
-//! What the code that starts a job hears from it while it runs (progress)
-//! and how it stops it (cancellation): a [`Watch`] given to
+//! What the code that starts a job hears from it while it runs (progress,
+//! log lines) and how it stops it (cancellation): a [`Watch`] given to
 //! [`Runtime::invoke_watched`](crate::Runtime::invoke_watched).
 
 use std::fmt;
@@ -100,11 +100,76 @@ impl fmt::Debug for Cancel {
 /// Where a job's progress reports go.
 pub(crate) type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
 
+/// Where a job's log lines go.
+pub(crate) type LogHook = Arc<dyn Fn(&LogLine) + Send + Sync>;
+
+/// How much a log line matters, least first: syslog's levels (RFC 5424),
+/// which MCP's `notifications/message` carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detail for whoever debugs the skill.
+    Debug,
+    /// What the skill is doing.
+    Info,
+    /// Normal but worth noticing.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Someone must act now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// Its name in syslog and MCP: `debug`, `info`, `notice`, `warning`,
+    /// `error`, `critical`, `alert`, `emergency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// A line a handler logged with [`Ctx::log`](crate::Ctx::log), as it wrote
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    /// How much it matters.
+    pub level: LogLevel,
+    /// What the handler wrote.
+    pub message: String,
+}
+
 /// A job's watcher: where its progress goes, the handle that cancels it, and
 /// a person's decision on it when it needs approval.
 #[derive(Clone, Default)]
 pub struct Watch {
     pub(crate) progress: Option<ProgressHook>,
+    pub(crate) log: Option<LogHook>,
     pub(crate) cancel: Option<Cancel>,
     pub(crate) decision: Option<Decision>,
 }
@@ -119,6 +184,15 @@ impl Watch {
     /// [`PROGRESS_EVERY`], from the handler's task: `f` must not block).
     pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Watch {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Pass the job's log lines ([`Ctx::log`](crate::Ctx::log)) to `f`, as
+    /// the handler wrote them (from the handler's task: `f` must not block).
+    /// A watcher that shows them to someone the job's records would not
+    /// show its redacted inputs to scrubs them first, as the MCP server does.
+    pub fn on_log(mut self, f: impl Fn(&LogLine) + Send + Sync + 'static) -> Watch {
+        self.log = Some(Arc::new(f));
         self
     }
 
@@ -142,6 +216,7 @@ impl fmt::Debug for Watch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Watch")
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.is_some())
             .field("cancel", &self.cancel)
             .field("decision", &self.decision)
             .finish()

@@ -1,6 +1,7 @@
 //! The MCP methods the server answers: tools (`server.rs` says who may see
-//! and call which), tasks (`tasks.rs`), and the registry as resources with
-//! completion of their template (`resources.rs`).
+//! and call which), tasks (`tasks.rs`), the registry as resources with
+//! completion of their template (`resources.rs`), and the level of the log
+//! lines a session's calls send (`watched.rs`).
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskMethod, CancelTaskParams,
@@ -16,6 +17,7 @@ use crate::mcp::results::outcome_result;
 use crate::mcp::server::McpServer;
 #[cfg(feature = "otel")]
 use crate::mcp::spans;
+use crate::mcp::watched::log_level;
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -62,6 +64,19 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         resources::complete(&request, self.entries_for(self.caller_of(&context)))
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577, yet both revisions served still carry it"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.set_log_level(log_level(request.level));
+        Ok(())
     }
 
     async fn get_task(

@@ -17,6 +17,7 @@ mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod limits;
+mod listed;
 mod options;
 mod resources;
 mod results;

@@ -3,6 +3,7 @@
 //! for the request's caller.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -15,70 +16,26 @@ use rmcp::{ErrorData, RoleServer, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::agent::runner::AgentRunner;
-use crate::exec::policy::authorize::{missing_permissions, permission_list};
+use crate::contract::watch::LogLevel;
+use crate::exec::policy::authorize::permission_list;
+use crate::exec::redact::redact_in_place;
 use crate::exec::runtime::{Runtime, approval_reason};
 use crate::mcp::approval::{self, Asked};
 #[cfg(feature = "mcp-http")]
 use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
+use crate::mcp::listed::{Listed, Route, headed, lacking};
 use crate::mcp::options::McpOptions;
 use crate::mcp::results::{error_result, tool_result};
 use crate::mcp::seal::Seals;
 use crate::mcp::tasks::{self, Tasks};
-use crate::mcp::watched::watched;
+use crate::mcp::watched::{Logs, log_level, watched};
 use crate::mcp::{agents, resources, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::envelope::JobEnvelope;
 use crate::queue::api::Queue;
 use crate::registry::views;
-
-/// Why `tools/call` names no tool this server serves.
-#[derive(Clone)]
-enum Route {
-    /// The manifest's own name and version: a call copies neither.
-    Serve {
-        name: &'static str,
-        version: &'static str,
-    },
-    /// An agent of the server's [`AgentRunner`], by id.
-    Agent { id: &'static str },
-}
-
-/// A tool, the MCP permissions a caller needs to see and call it, and what
-/// a call runs.
-#[derive(Clone)]
-pub(crate) struct Listed {
-    pub(crate) tool: Tool,
-    needs: Arc<[&'static str]>,
-    route: Route,
-    /// Why its skill needs a person's approval, if it does.
-    approval: Option<&'static str>,
-    /// Whether it runs as a task for a client that declared the extension
-    /// (its skill may run past `tasks::TASK_AFTER`).
-    task: bool,
-    /// Whether its input schema asks for `Mcp-Param-*` headers
-    /// (`x-mcp-header` annotations), which rmcp checks against the body.
-    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
-    headed: bool,
-    /// Its skill's `skill-registry.json` entry, as JSON text (an agent's
-    /// tool has none): what `resources.rs` serves.
-    entry: Option<Arc<str>>,
-}
-
-/// Whether `tool`'s input schema has an `x-mcp-header` annotation anywhere.
-fn headed(tool: &Tool) -> bool {
-    serde_json::to_string(&*tool.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\""))
-}
-
-/// What `caller` lacks of `needs` (nothing when its permissions are not
-/// restricted).
-fn lacking(caller: &Caller, needs: &[&'static str]) -> Vec<&'static str> {
-    match &caller.permissions {
-        Some(granted) => missing_permissions(granted, needs),
-        None => Vec::new(),
-    }
-}
 
 /// An MCP server over a [`Runtime`]. Cheap to clone; clones share everything.
 ///
@@ -121,6 +78,10 @@ pub struct McpServer {
     #[cfg(feature = "mcp-http")]
     pub(crate) front: Front,
     agents: Option<AgentRunner>,
+    /// The least level of log lines its session's client asked for with
+    /// `logging/setLevel` (0: none asked; else the level's index + 1). Each
+    /// session has its own ([`McpServer::for_session`]).
+    log_level: Arc<AtomicU8>,
 }
 
 /// What the HTTP front needs beyond the limits: the authenticator and the
@@ -167,6 +128,7 @@ impl McpServer {
                     version: manifest.version,
                 },
                 entry: Some(skill.to_string().into()),
+                redacted: manifest.redaction.inputs,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -175,25 +137,29 @@ impl McpServer {
             ..options.caller
         }
         .with_permissions(options.grants);
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_completions()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            options.server_name,
-            options.server_version,
-        ))
-        .with_instructions(
-            "Each tool is a skill with a checked manifest; its capabilities, side \
+        #[expect(
+            deprecated,
+            reason = "logging is deprecated by SEP-2577, yet both revisions served still carry it"
+        )]
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_completions()
+            .enable_logging()
+            .build();
+        let info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                options.server_name,
+                options.server_version,
+            ))
+            .with_instructions(
+                "Each tool is a skill with a checked manifest; its capabilities, side \
                  effects and execution policy are under the tool's `_meta` key `"
-                .to_owned()
-                + views::META_KEY
-                + "`. Invalid arguments come back as a tool error listing each \
+                    .to_owned()
+                    + views::META_KEY
+                    + "`. Invalid arguments come back as a tool error listing each \
                        schema violation with its JSON path.",
-        );
+            );
         Ok(McpServer {
             runtime,
             caller: Arc::new(caller),
@@ -210,6 +176,7 @@ impl McpServer {
             seals: Arc::new(Seals::own()),
             agents: None,
             tasks: None,
+            log_level: Arc::default(),
         })
     }
 
@@ -271,6 +238,7 @@ impl McpServer {
                 approval: None,
                 task: false,
                 entry: None,
+                redacted: &[],
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -467,7 +435,8 @@ impl McpServer {
                 tasks.create(job, caller, decision).await?,
             ));
         }
-        watched(&context, |watch| {
+        let logs = self.logs_for(&context, listed, request.arguments.as_ref());
+        watched(&context, logs, |watch| {
             let watch = match decision {
                 Some(d) => watch.decided(d),
                 None => watch,
@@ -498,6 +467,52 @@ impl McpServer {
             ));
         }
         Ok(listed)
+    }
+
+    /// The server for a new session: the same, with a log level of its own.
+    #[cfg_attr(
+        not(feature = "mcp-http"),
+        expect(dead_code, reason = "sessions are HTTP's")
+    )]
+    pub(crate) fn for_session(&self) -> McpServer {
+        McpServer {
+            log_level: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Its session's client asked for log lines at `level` and above.
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        let index = LogLevel::ALL.iter().position(|l| *l == level).unwrap_or(0);
+        self.log_level.store(index as u8 + 1, Ordering::Relaxed);
+    }
+
+    /// The log lines a request to `listed` asked for: at the level of its
+    /// `_meta` (2026-07-28), else of its session (`logging/setLevel`),
+    /// scrubbed of the values of the skill's redacted inputs.
+    fn logs_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+        listed: &Listed,
+        arguments: Option<&JsonObject>,
+    ) -> Option<Logs> {
+        let session = match self.log_level.load(Ordering::Relaxed) {
+            0 => None,
+            n => LogLevel::ALL.get(usize::from(n) - 1).copied(),
+        };
+        let min = context.meta.log_level().map(log_level).or(session)?;
+        let mut secrets = Vec::new();
+        if let Some(arguments) = arguments
+            && !listed.redacted.is_empty()
+        {
+            let mut params = Value::Object(arguments.clone());
+            redact_in_place(&mut params, listed.redacted, &mut secrets);
+        }
+        Some(Logs {
+            min,
+            logger: listed.tool.name.to_string(),
+            secrets,
+        })
     }
 
     /// The caller of a request: the one its transport authenticated (an

@@ -10,7 +10,7 @@
 //! `Mcp-Session-Id` and no `Mcp-Param-*` header, whose `Host` is one rmcp
 //! allows; a body that is exactly a JSON-RPC request of `tools/call` whose
 //! `_meta` carries the version and the client's capabilities, and no progress
-//! token or answer to an earlier question; a tool that is a skill's, asks no
+//! token, log level or answer to an earlier question; a tool that is a skill's, asks no
 //! person, does not run as a task and declares no parameter headers
 //! ([`McpServer::answers_directly`]). The answer is what rmcp gives such a
 //! request with `json_response` set: the JSON-RPC response as one
@@ -151,6 +151,7 @@ fn shape(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Direct> {
         || meta.protocol_version()?.as_str() != VERSION
         || meta.client_capabilities().is_none()
         || meta.get_progress_token().is_some()
+        || meta.log_level().is_some()
         || params.input_responses.is_some()
         || params.request_state.is_some()
     {
@@ -410,6 +411,13 @@ mod tests {
             (
                 "a progress token",
                 (r#""_meta":{"#, r#""_meta":{"progressToken":7,"#),
+            ),
+            (
+                "a log level",
+                (
+                    r#""_meta":{"#,
+                    r#""_meta":{"io.modelcontextprotocol/logLevel":"info","#,
+                ),
             ),
             (
                 "no capabilities",

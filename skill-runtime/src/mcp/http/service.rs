@@ -85,7 +85,8 @@ impl McpService {
         }
         let hosts =
             Hosts::new((!any_host).then(|| config.allowed_hosts.iter().map(String::as_str)));
-        let rmcp = StreamableHttpService::new(move || Ok(served.clone()), sessions.clone(), config);
+        let rmcp =
+            StreamableHttpService::new(move || Ok(served.for_session()), sessions.clone(), config);
         McpService {
             shared: Arc::new(Shared {
                 rmcp,
