@@ -2,8 +2,8 @@
 //! is neither loopback nor allowed gets 403; a connection that sends nothing is
 //! closed after the header timeout; past the connection cap, a new client
 //! waits until a slot frees; past the session cap, the least recently used
-//! session is closed; a body that is not a JSON-RPC message gets a JSON-RPC
-//! error.
+//! session is closed; a body that is not a JSON-RPC message, or a message
+//! of no session, gets a JSON-RPC error.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -269,6 +269,12 @@ fn a_body_that_is_not_a_message_gets_a_json_rpc_error() {
         ("\u{0}not json", -32700, serde_json::Value::Null),
         (r#"{"jsonrpc":"2.0","id":7}"#, -32600, serde_json::json!(7)),
         (r#"[1,2,3]"#, -32600, serde_json::Value::Null),
+        // A message of no session, on a revision that has them.
+        (
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#,
+            -32600,
+            serde_json::json!(8),
+        ),
     ] {
         let (status, headers, answer) = post(addr, "", body);
         assert!(status.contains(" 400 "), "{body}: {status}");
@@ -279,6 +285,13 @@ fn a_body_that_is_not_a_message_gets_a_json_rpc_error() {
         let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
         assert_eq!(answer["id"], id, "{body}: {answer}");
+        if id == 8 {
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("Mcp-Session-Id") && message.contains("initialize"),
+                "says what to do: {message}"
+            );
+        }
     }
     // A body over the 4 MiB default is refused (just over it: the server
     // reads what the client sends before answering).

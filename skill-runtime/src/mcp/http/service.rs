@@ -430,6 +430,20 @@ async fn through_rmcp(
             )
             .expect("a status and a body make a response");
     }
+    if response.status() == StatusCode::BAD_REQUEST
+        && !bytes.is_empty()
+        && response
+            .headers()
+            .get(hyper::header::CONTENT_TYPE)
+            .is_none()
+    {
+        let why = response.into_body().collect().await.map(|b| b.to_bytes());
+        let why = why
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        return refused_message(&bytes, &why);
+    }
     // Busy until the body (a stream of events, for some answers) is sent.
     response.map(|body| {
         body.map_frame(move |frame| {
@@ -456,6 +470,32 @@ fn strict_headers(headers: &hyper::HeaderMap) -> Result<(), String> {
         return Err("the `Host` header is a host and a port, without user information".to_owned());
     }
     Ok(())
+}
+
+/// rmcp's plain-text 400 to a message (`Bad Request: Session ID is
+/// required`, for a request of no session on a revision that has them) as a
+/// JSON-RPC error with the message's id, and what to do about it.
+fn refused_message(bytes: &[u8], why: &str) -> Response<Body> {
+    let id = match serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .as_ref()
+        .and_then(|v| v.get("id"))
+    {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let why = why.trim();
+    let message = if why.contains("Session ID is required") {
+        format!(
+            "{why}: this request names no `Mcp-Session-Id`; send `initialize` first and \
+             name the session its answer gives (2025-11-25 and earlier), or send a \
+             2026-07-28 request (`MCP-Protocol-Version: 2026-07-28`, its `_meta` with \
+             the protocol version and the client's capabilities), which needs no session"
+        )
+    } else {
+        why.to_owned()
+    };
+    rpc_error(StatusCode::BAD_REQUEST, id, -32600, message)
 }
 
 /// The answer to a body that is not a JSON-RPC message: -32700 (id null) when
