@@ -9,7 +9,11 @@ use skill_tests::{cargo, registry_cli, root};
 
 #[test]
 fn skills_crates_use_the_generated_clippy_toml() {
-    for krate in ["examples/seed-skills", "examples/team-skills"] {
+    for krate in [
+        "examples/seed-skills",
+        "examples/team-skills",
+        "examples/conformance",
+    ] {
         let dir = root().join(krate);
         if std::env::var_os("SKILL_BLESS").is_some() {
             skill_build::scaffold::backstop(&dir, false).unwrap();
