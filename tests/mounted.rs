@@ -1,6 +1,7 @@
 //! The MCP endpoint mounted in an axum app (examples/mounted) beside the
 //! app's own routes: health and readiness (Redis reachable, then not), the
-//! MCP endpoint behind API keys, the metadata its 401 names.
+//! MCP endpoint behind API keys, the metadata its 401 names, a long call run
+//! as a task by the fleet's worker.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -8,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use skill_tests::fleet::{RedisServer, app};
+use skill_tests::fleet::{RedisServer, WorkerProcess, app};
 use skill_tests::{cargo, root, run_ok, temp_dir};
 
 struct Mounted(Child, String);
@@ -69,6 +70,16 @@ fn request(addr: &str, method: &str, path: &str, headers: &str, body: &str) -> (
         head.lines().next().unwrap_or_default().to_owned(),
         body.to_owned(),
     )
+}
+
+/// The JSON of an answer's body, sent whole or in chunks.
+fn json_of(body: &str) -> serde_json::Value {
+    let json = match serde_json::from_str(body) {
+        Ok(v) => return v,
+        // Chunked: the first chunk's size line, then the message.
+        Err(_) => body.split("\r\n").nth(1).unwrap_or_default(),
+    };
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body:?}"))
 }
 
 #[test]
@@ -136,6 +147,42 @@ fn the_endpoint_serves_beside_the_apps_routes() {
         !body.contains("ai_cos_vlevel_calc"),
         "a tool the key is not granted: {body}"
     );
+
+    // A long tool from a 2026-07-28 client that declared the tasks
+    // extension: a task on the fleet, run by its worker, polled to its
+    // result through the mounted endpoint.
+    let worker = WorkerProcess::start(&redis.url(), &[]);
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"count_slowly","arguments":{{"to":3,"step_ms":10}},{meta}}}}}"#
+    );
+    let headers = with_key.replace("Mcp-Method: tools/list", "Mcp-Method: tools/call")
+        + "Mcp-Name: count_slowly\r\n";
+    let (status, body) = request(addr, "POST", "/mcp", &headers, &call);
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let created = json_of(&body);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let get = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{{"taskId":"{id}",{meta}}}}}"#
+    );
+    let headers = with_key.replace("Mcp-Method: tools/list", "Mcp-Method: tasks/get")
+        + &format!("Mcp-Name: {id}\r\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let (_, body) = request(addr, "POST", "/mcp", &headers, &get);
+        let polled = json_of(&body);
+        if polled["result"]["status"] == "completed" || std::time::Instant::now() > deadline {
+            break polled;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["structuredContent"]["counted"], 3,
+        "{done}"
+    );
+    drop(worker);
 
     // Redis gone: not ready, still alive.
     redis.stop();

@@ -348,10 +348,8 @@ pub fn build_runtime(
         }
     }
     if let Some(redis) = redis {
-        builder = builder
-            .idempotency_store(redis.idempotency_store())
-            .shared_rate_limits(redis.rate_limits())
-            .run_store(redis.run_store());
+        builder = redis.share(builder);
+        // Beside a record file, if there is one.
         sinks.push(redis.record_sink());
     }
     builder = match sinks.len() {

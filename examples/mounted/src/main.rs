@@ -1,7 +1,9 @@
 //! The MCP endpoint mounted in an axum app, beside the app's own routes:
 //! `/healthz` (the process is up), `/ready` (the runtime is built, and the
 //! fleet's Redis answers when one is configured), `/mcp` (the seed skills as
-//! MCP tools, through the same service `skill-examples mcp --http` serves),
+//! MCP tools, through the same service `skill-examples mcp --http` serves:
+//! authentication, approvals asked of the client's user, long calls as tasks
+//! on the fleet with `--redis`, whose stores the runtime shares),
 //! and the protected resource metadata its 401s point at. Served by
 //! `skill_runtime::mcp::serve_app`, with the connection limits
 //! docs/deploy.md prescribes (a connection cap with eviction of idle
@@ -27,7 +29,9 @@ use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
 use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer, serve_app};
 use skill_runtime::queue::SecretUrl;
 use skill_runtime::queue::api::Queue;
+use skill_runtime::queue::memory::InProcessQueue;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::queue::worker::WorkerOptions;
 
 #[derive(Parser)]
 struct Args {
@@ -45,7 +49,10 @@ struct Args {
     issuer: Option<String>,
     #[arg(long)]
     audience: Option<String>,
-    /// The fleet's Redis: /ready answers 503 while it does not. Its
+    /// The fleet's Redis: the runtime shares its stores (idempotency, rate
+    /// limits, runs, records), long calls run as tasks on its queue (the
+    /// fleet's workers run them), and /ready answers 503 while it does not
+    /// answer. Without it, tasks run on a queue in this process. Its
     /// password is never printed.
     #[arg(long, value_name = "URL")]
     redis: Option<SecretUrl>,
@@ -91,14 +98,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = Args::parse();
     let registry = Arc::new(Registry::from_inventory()?);
     let data = seed_skills::data_dir(args.data.as_deref())?;
-    let runtime = seed_skills::runtime_builder(registry, &data)
-        .map_err(|e| format!("cannot load example data from {}: {e}", data.display()))?
-        .build()?;
+    let redis = match &args.redis {
+        Some(url) => Some(RedisBackend::connect(RedisConfig::new(url.clone())).await?),
+        None => None,
+    };
+    let mut builder = seed_skills::runtime_builder(registry, &data)
+        .map_err(|e| format!("cannot load example data from {}: {e}", data.display()))?;
+    if let Some(redis) = &redis {
+        builder = redis.share(builder);
+    }
+    let runtime = builder.build()?;
+    // Long calls of clients that declared the tasks extension: jobs of the
+    // fleet, or of a queue in this process, whose worker leaves approvals to
+    // the runtime's approver (no one could answer them here).
+    let tasks: Arc<dyn Queue> = match &redis {
+        Some(redis) => Arc::new(redis.clone()),
+        None => {
+            let options = WorkerOptions {
+                approvals: None,
+                ..WorkerOptions::default()
+            };
+            let kept = std::time::Duration::from_secs(3600);
+            Arc::new(InProcessQueue::start(runtime.clone(), options, kept)?)
+        }
+    };
     let limits = HttpLimits::default()
         .max_connections(args.max_connections)
         .header_timeout(std::time::Duration::from_millis(args.header_timeout_ms));
+    // A tool that needs approval asks the client's user, as the CLI's
+    // server does.
     let mut options = McpOptions::new()
         .server_info("mounted", env!("CARGO_PKG_VERSION"))
+        .ask_approvals(true)
         .http(limits.clone());
     match (&args.api_keys, &args.jwks) {
         (Some(file), _) => options = options.authenticate(ApiKeys::open(file)?),
@@ -115,11 +146,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
         (None, None) => {}
     }
-    let redis = match &args.redis {
-        Some(url) => Some(RedisBackend::connect(RedisConfig::new(url.clone())).await?),
-        None => None,
-    };
-    let mcp = McpServer::new(runtime, options)?.into_service();
+    let mcp = McpServer::new(runtime, options)?
+        .with_tasks(tasks)
+        .into_service();
     let app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/ready", get(ready))

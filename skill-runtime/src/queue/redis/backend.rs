@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
 use crate::queue::redis::conn::{Conn, RedisConfig};
 use crate::queue::redis::records::{self, RedisSink};
@@ -36,6 +37,21 @@ impl RedisBackend {
         self.sink
             .get_or_init(|| RedisSink::start(self.inner.clone()))
             .clone()
+    }
+
+    /// `builder` sharing this fleet's stores: idempotency keys and results,
+    /// rate limits and pipeline runs' state live in Redis, and run records
+    /// go to the fleet's stream (in place of a sink given before; to keep
+    /// that one too, give the builder a sink that writes to both after this).
+    /// What any process serving the fleet's skills needs (a worker, an MCP
+    /// server, an app the endpoint is mounted in), in one call; call it
+    /// inside a tokio runtime ([`RedisBackend::record_sink`]).
+    pub fn share(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
+        builder
+            .idempotency_store(self.idempotency_store())
+            .shared_rate_limits(self.rate_limits())
+            .run_store(self.run_store())
+            .sink(self.record_sink())
     }
 
     /// The most recent run records of the fleet, oldest first, at most `limit`.
