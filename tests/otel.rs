@@ -356,6 +356,36 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
     });
     assert_eq!(over_http.parent, "1111111111111111");
     assert_eq!(over_http.attributes["network.transport"], "tcp");
+    assert_eq!(over_http.attributes["network.protocol.name"], "http");
+    assert_eq!(over_http.attributes["network.protocol.version"], "1.1");
+    assert_eq!(over_http.attributes["client.address"], "127.0.0.1");
+    assert!(over_http.attributes.contains_key("client.port"));
+    // A 2025-11-25 session: every request it makes has its span, naming the
+    // session; its end, the session's duration.
+    let session = session_requests(&server.addr);
+    let initialize = rx.until("initialize", |s| {
+        s.name == "initialize" && s.service == "mcp-http-under-test"
+    });
+    assert_eq!(initialize.kind, SpanKind::Server as i32);
+    assert_eq!(initialize.attributes["mcp.method.name"], "initialize");
+    assert_eq!(initialize.attributes["client.address"], "127.0.0.1");
+    let listed = rx.until("tools/list", |s| {
+        s.name == "tools/list" && s.service == "mcp-http-under-test"
+    });
+    assert_eq!(listed.attributes["mcp.session.id"], session);
+    assert_eq!(listed.attributes["mcp.protocol.version"], "2025-11-25");
+    let start = Instant::now();
+    while !rx.metrics_text().contains("mcp.server.session.duration") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no session duration metric"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Only the conventions' attributes: no `target` of tracing's.
+    for span in rx.spans() {
+        assert!(!span.attributes.contains_key("target"), "{span:?}");
+    }
     drop(server);
 
     // The fleet: enqueue (one process) and worker (another) in one trace.
@@ -456,6 +486,49 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(rx.metrics_text().contains("skill.queue.awaiting_approval"));
+}
+
+/// `METHOD /mcp` at `addr` with extra header lines and `body`: the answer's
+/// head and body.
+fn http(addr: &str, method: &str, headers: &str, body: &str) -> (String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{headers}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (head.to_lowercase(), body.to_owned())
+}
+
+/// A 2025-11-25 session at `addr`: initialized, its tools listed, deleted;
+/// its id.
+fn session_requests(addr: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (head, body) = http(addr, "POST", "", &initialize.to_string());
+    assert!(head.starts_with("http/1.1 200"), "{head}\n{body}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    http(addr, "POST", &headers, &initialized.to_string());
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (_, body) = http(addr, "POST", &headers, &list.to_string());
+    assert!(body.contains("echo"), "{body}");
+    let (head, _) = http(addr, "DELETE", &headers, "");
+    assert!(head.starts_with("http/1.1 2"), "{head}");
+    session
 }
 
 /// A collector that refuses connections, or accepts and never answers:

@@ -1,13 +1,17 @@
 //! The MCP methods the server answers: tools (`server.rs` says who may see
 //! and call which), tasks (`tasks.rs`), the registry as resources with
 //! completion of their template (`resources.rs`), and the level of the log
-//! lines a session's calls send (`watched.rs`).
+//! lines a session's calls send (`watched.rs`). With feature `otel`, each
+//! answer is made in a server span of its own (`spans.rs`).
+
+use std::future::Future;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskMethod, CancelTaskParams,
     CompleteRequestParams, CompleteResult, GetTaskMethod, GetTaskParams, GetTaskResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -19,9 +23,40 @@ use crate::mcp::server::McpServer;
 use crate::mcp::spans;
 use crate::mcp::watched::log_level;
 
+/// `answer`, a request of `method` (about `name`), in its span when spans
+/// are made.
+async fn traced<T>(
+    method: &'static str,
+    name: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    answer: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    #[cfg(feature = "otel")]
+    return spans::traced(method, name, context, answer).await;
+    #[cfg(not(feature = "otel"))]
+    {
+        let _ = (method, name, context);
+        answer.await
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        traced("initialize", None, &context, async {
+            context.peer.set_peer_info(request.clone());
+            let answer = self.negotiate_initialize(&request)?;
+            self.session_opened(&answer.protocol_version.to_string());
+            Ok(answer)
+        })
+        .await
     }
 
     async fn list_tools(
@@ -29,8 +64,11 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = self.caller_of(&context);
-        Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
+        traced("tools/list", None, &context, async {
+            let caller = self.caller_of(&context);
+            Ok(ListToolsResult::with_all_items(self.tools_for(caller)))
+        })
+        .await
     }
 
     async fn list_resources(
@@ -38,15 +76,21 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(resources::list(self.entries_for(self.caller_of(&context))))
+        traced("resources/list", None, &context, async {
+            Ok(resources::list(self.entries_for(self.caller_of(&context))))
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(resources::templates())
+        traced("resources/templates/list", None, &context, async {
+            Ok(resources::templates())
+        })
+        .await
     }
 
     async fn read_resource(
@@ -54,8 +98,11 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let entries = self.entries_for(self.caller_of(&context));
-        resources::read(&request.uri, entries).map(Into::into)
+        traced("resources/read", Some(&request.uri), &context, async {
+            let entries = self.entries_for(self.caller_of(&context));
+            resources::read(&request.uri, entries).map(Into::into)
+        })
+        .await
     }
 
     async fn complete(
@@ -63,7 +110,10 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        resources::complete(&request, self.entries_for(self.caller_of(&context)))
+        traced("completion/complete", None, &context, async {
+            resources::complete(&request, self.entries_for(self.caller_of(&context)))
+        })
+        .await
     }
 
     #[expect(
@@ -73,10 +123,13 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.set_log_level(log_level(request.level));
-        Ok(())
+        traced("logging/setLevel", None, &context, async {
+            self.set_log_level(log_level(request.level));
+            Ok(())
+        })
+        .await
     }
 
     async fn get_task(
@@ -84,15 +137,18 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let Some(tasks) = &self.tasks else {
-            return Err(ErrorData::method_not_found::<GetTaskMethod>());
-        };
-        let caller = self.caller_of(&context);
-        tasks
-            .get(&request.task_id, caller, |o| {
-                outcome_result(o, self.result_ids)
-            })
-            .await
+        traced("tasks/get", None, &context, async {
+            let Some(tasks) = &self.tasks else {
+                return Err(ErrorData::method_not_found::<GetTaskMethod>());
+            };
+            let caller = self.caller_of(&context);
+            tasks
+                .get(&request.task_id, caller, |o| {
+                    outcome_result(o, self.result_ids)
+                })
+                .await
+        })
+        .await
     }
 
     async fn cancel_task(
@@ -100,12 +156,15 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let Some(tasks) = &self.tasks else {
-            return Err(ErrorData::method_not_found::<CancelTaskMethod>());
-        };
-        tasks
-            .cancel(&request.task_id, self.caller_of(&context))
-            .await
+        traced("tasks/cancel", None, &context, async {
+            let Some(tasks) = &self.tasks else {
+                return Err(ErrorData::method_not_found::<CancelTaskMethod>());
+            };
+            tasks
+                .cancel(&request.task_id, self.caller_of(&context))
+                .await
+        })
+        .await
     }
 
     /// What rmcp asks of a tool on every 2026-07-28 HTTP request: its input
@@ -129,7 +188,8 @@ impl ServerHandler for McpServer {
             let (span, started) = spans::call_span(&request, &context);
             let name = request.name.clone();
             let answer = self.answer(request, context).instrument(span.clone()).await;
-            spans::ended(&span, started, &name, spans::error_type(&answer));
+            let error = spans::error_type(&answer);
+            spans::ended(&span, started, "tools/call", Some(&name), error.as_deref());
             answer
         }
         #[cfg(not(feature = "otel"))]

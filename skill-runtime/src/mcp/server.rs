@@ -82,6 +82,10 @@ pub struct McpServer {
     /// `logging/setLevel` (0: none asked; else the level's index + 1). Each
     /// session has its own ([`McpServer::for_session`]).
     log_level: Arc<AtomicU8>,
+    /// Its HTTP session's clock, for `mcp.server.session.duration`: a
+    /// session's server only ([`McpServer::for_session`]).
+    #[cfg(feature = "otel")]
+    session: Option<Arc<crate::mcp::spans::SessionClock>>,
 }
 
 /// What the HTTP front needs beyond the limits: the authenticator and the
@@ -177,6 +181,8 @@ impl McpServer {
             agents: None,
             tasks: None,
             log_level: Arc::default(),
+            #[cfg(feature = "otel")]
+            session: None,
         })
     }
 
@@ -477,8 +483,19 @@ impl McpServer {
     pub(crate) fn for_session(&self) -> McpServer {
         McpServer {
             log_level: Arc::default(),
+            #[cfg(feature = "otel")]
+            session: Some(Arc::default()),
             ..self.clone()
         }
+    }
+
+    /// Its session's `initialize` was answered on protocol `version`.
+    pub(crate) fn session_opened(&self, version: &str) {
+        #[cfg(feature = "otel")]
+        if let Some(clock) = &self.session {
+            clock.opened(version);
+        }
+        let _ = version;
     }
 
     /// Its session's client asked for log lines at `level` and above.

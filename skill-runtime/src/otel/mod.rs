@@ -232,6 +232,9 @@ impl Otel {
         // job's record does not.
         tracing_opentelemetry::layer()
             .with_tracer(self.traces.tracer("skill-runtime"))
+            // No `target` attribute: the conventions have none (the span's
+            // name and `mcp.method.name` say what it is).
+            .with_target(false)
             .with_location(false)
             .with_threads(false)
             .with_tracked_inactivity(false)

@@ -219,11 +219,7 @@ impl Direct {
             .extensions
             .get::<Caller>()
             .unwrap_or_else(|| server.own_caller());
-        let header = parts
-            .headers
-            .get("traceparent")
-            .and_then(|v| v.to_str().ok());
-        let answer = call(server, caller, self.params, &self.id, header).await;
+        let answer = call(server, caller, self.params, &self.id, parts).await;
         let message = match answer {
             Ok(result) => {
                 ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), self.id)
@@ -260,7 +256,7 @@ impl Direct {
 }
 
 /// The call, as [`rmcp::ServerHandler::call_tool`] makes it: in its span
-/// (feature `otel`), `header` the request's `traceparent`. The job runs as a
+/// (feature `otel`, made of what `parts` say). The job runs as a
 /// task of its own, cancelled if the request is dropped first (its client
 /// gone): it then ends `cancelled` at the handler's next await, with its
 /// record, as a call rmcp serves does.
@@ -269,22 +265,22 @@ async fn call(
     caller: &Caller,
     request: CallToolRequestParams,
     id: &RequestId,
-    header: Option<&str>,
+    parts: &Parts,
 ) -> Result<CallToolResult, ErrorData> {
     let cancel = Cancel::new();
     let watch = Watch::new().cancel_with(cancel.clone());
     let mut gone = CancelOnDrop(Some(cancel));
     #[cfg(feature = "otel")]
     let (span, started) = crate::mcp::spans::span_of(&crate::mcp::spans::Call {
-        name: &request.name,
+        method: "tools/call",
+        name: Some(&request.name),
         id,
         version: VERSION,
-        http: true,
-        header,
+        via: crate::mcp::spans::via(parts),
         meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
     });
     #[cfg(not(feature = "otel"))]
-    let _ = (id, header);
+    let _ = (id, parts);
     let (server, caller) = (server.clone(), caller.clone());
     let job = async move {
         let answer = server.call_watched(&caller, &request.name, request.arguments, watch);
@@ -293,10 +289,11 @@ async fn call(
             use tracing::Instrument;
             let answer = answer.instrument(span.clone()).await;
             let error = match &answer {
-                Ok(r) => crate::mcp::spans::tool_error(r),
-                Err(_) => Some("protocol_error"),
+                Ok(r) => crate::mcp::spans::tool_error(r).map(str::to_owned),
+                Err(e) => Some(crate::mcp::spans::protocol_error(e)),
             };
-            crate::mcp::spans::ended(&span, started, &request.name, error);
+            let tool = Some(&*request.name);
+            crate::mcp::spans::ended(&span, started, "tools/call", tool, error.as_deref());
             answer
         };
         #[cfg(not(feature = "otel"))]

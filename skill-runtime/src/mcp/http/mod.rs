@@ -31,6 +31,13 @@ pub use self::service::McpService;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::server::McpServer;
 
+/// The address of the client a request came from (its connection's peer),
+/// in the request's extensions: what its span names as `client.address`
+/// and `client.port`.
+#[cfg(feature = "otel")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
+
 impl McpServer {
     /// Serve the Streamable HTTP transport on `listener` until the process ends
     /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback
@@ -100,8 +107,12 @@ where
     loop {
         // Accepted first, always: the cap is kept by closing an idle
         // connection, so a client never waits behind silent ones.
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        #[cfg_attr(
+            not(feature = "otel"),
+            expect(unused_variables, reason = "spans name it")
+        )]
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 tracing::warn!("HTTP accept failed: {e}");
                 // Out of descriptors clears only as connections close.
@@ -121,6 +132,8 @@ where
                 // The MCP service marks the connection busy while it runs a
                 // call.
                 request.extensions_mut().insert(slot.clone());
+                #[cfg(feature = "otel")]
+                request.extensions_mut().insert(Peer(peer));
                 let mut app = app.clone();
                 async move {
                     std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
