@@ -25,6 +25,13 @@ use rmcp::service::{RequestContext, RoleServer};
 use crate::exec::trace::continue_from;
 use crate::model::trace::TraceParent;
 
+/// The address of the client a request came from (its connection's peer),
+/// put in the request's extensions by the HTTP server: what its span names
+/// as `client.address` and `client.port`.
+#[cfg(feature = "mcp-http")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Peer(pub(crate) SocketAddr);
+
 /// What the transport says of a request: over HTTP, its protocol version,
 /// the client's address, the session it names, its `traceparent` header.
 #[derive(Default)]
@@ -46,10 +53,7 @@ pub(crate) fn via(parts: &hyper::http::request::Parts) -> Via<'_> {
     };
     Via {
         http: Some(version),
-        peer: parts
-            .extensions
-            .get::<crate::mcp::http::Peer>()
-            .map(|p| p.0),
+        peer: parts.extensions.get::<Peer>().map(|p| p.0),
         session: parts
             .headers
             .get("mcp-session-id")

@@ -31,13 +31,6 @@ pub use self::service::McpService;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::server::McpServer;
 
-/// The address of the client a request came from (its connection's peer),
-/// in the request's extensions: what its span names as `client.address`
-/// and `client.port`.
-#[cfg(feature = "otel")]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Peer(pub(crate) std::net::SocketAddr);
-
 impl McpServer {
     /// Serve the Streamable HTTP transport on `listener` until the process ends
     /// (every path is the MCP endpoint; clients are told `/mcp`). Only loopback
@@ -133,7 +126,9 @@ where
                 // call.
                 request.extensions_mut().insert(slot.clone());
                 #[cfg(feature = "otel")]
-                request.extensions_mut().insert(Peer(peer));
+                request
+                    .extensions_mut()
+                    .insert(crate::mcp::spans::Peer(peer));
                 let mut app = app.clone();
                 async move {
                     std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
