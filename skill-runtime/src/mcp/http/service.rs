@@ -272,7 +272,9 @@ where
     let busy = parts.extensions.get::<Slot>().map(Slot::busy);
     if let Some(call) = call {
         // One body of known length, sent at once: busy while the call runs.
-        let answer = call.answer(&shared.server, &parts).await;
+        // Boxed where it is made, as rmcp's below: the call's future (the
+        // job's) would make this one as large.
+        let answer = Box::pin(call.answer(&shared.server, &parts)).await;
         drop(busy);
         return answer;
     }
@@ -409,9 +411,11 @@ async fn through_rmcp(
     bytes: Bytes,
     busy: Option<Busy>,
 ) -> Response<Body> {
-    let response = rmcp
-        .handle(Request::from_parts(parts, Full::new(bytes.clone())))
-        .await;
+    // Boxed where it is made: rmcp's request future is kilobytes, and held
+    // inline it would make every future around it as large, each copied
+    // whole when it is made and moved (three copies a request).
+    let response =
+        Box::pin(rmcp.handle(Request::from_parts(parts, Full::new(bytes.clone())))).await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE && !bytes.is_empty() {
         let why = response.into_body().collect().await.map(|b| b.to_bytes());
         let why = why
