@@ -266,19 +266,7 @@ pub(super) fn effect_checks(
                 kind.as_str(),
             )
         };
-        let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
-        let covered = args
-            .capabilities
-            .iter()
-            .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
-        out.extend(respan(
-            quote! {
-                const _: () = if !(false #(#covered)*) {
-                    ::core::panic!(#msg)
-                };
-            },
-            finding.span,
-        ));
+        out.extend(uncovered(p, &args.capabilities, kind, &msg, finding.span));
     }
     // A bodiless op's kind is the authority it exercises: a script runs a
     // process, an HTTP or MCP op makes a request. The op declares a
@@ -290,19 +278,7 @@ pub(super) fn effect_checks(
             "op `{skill}` {does} but declares no capability covering it: it needs {}; declare one in `capabilities(...)`, which every skill or pipeline that calls the op must declare too",
             crate::ambient::needs(kind),
         );
-        let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
-        let covered = args
-            .capabilities
-            .iter()
-            .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
-        out.extend(respan(
-            quote! {
-                const _: () = if !(false #(#covered)*) {
-                    ::core::panic!(#msg)
-                };
-            },
-            c.span,
-        ));
+        out.extend(uncovered(p, &args.capabilities, kind, &msg, c.span));
     }
     if !args.destructive {
         for s in args
@@ -327,6 +303,30 @@ pub(super) fn effect_checks(
 
 /// The ambient authority a bodiless op's runtime exercises, what it does in
 /// words, and the `runtime = "..."` choice to span the error at.
+/// A constant that fails with `msg` at `span` unless one of `capabilities`
+/// covers ambient `kind` (`CapabilityInfo::covers`, evaluated by the
+/// compiler).
+fn uncovered(
+    p: &TokenStream,
+    capabilities: &[syn::Path],
+    kind: crate::ambient::Kind,
+    msg: &str,
+    span: Span,
+) -> TokenStream {
+    let variant = Ident::new(&format!("{kind:?}"), Span::call_site());
+    let covered = capabilities
+        .iter()
+        .map(|c| quote!(|| <#c as #p::Capability>::INFO.covers(#p::Ambient::#variant)));
+    respan(
+        quote! {
+            const _: () = if !(false #(#covered)*) {
+                ::core::panic!(#msg)
+            };
+        },
+        span,
+    )
+}
+
 fn op_authority(op: &crate::ast::types::OpArgs) -> Option<(crate::ambient::Kind, String, &Choice)> {
     let c = op.runtime.as_ref()?;
     let lit = |l: &Option<syn::LitStr>| l.as_ref().map(syn::LitStr::value).unwrap_or_default();
