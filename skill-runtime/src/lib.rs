@@ -227,6 +227,18 @@ pub mod op {
     pub use crate::exec::op::{McpTools, OpFailed, ScriptRoot, ToolClient};
 }
 
+/// Asking the job's caller while the handler runs ([`Ctx::elicit`],
+/// [`Ctx::sample`]).
+pub mod ask {
+    pub use crate::contract::ask::{AskError, Elicited};
+}
+
+/// An output made of MCP content blocks (images, audio, embedded
+/// resources) instead of structured data.
+pub mod content {
+    pub use crate::model::content::{Block, Body, CONTENT_MARKER, Content, Embedded};
+}
+
 /// Pipeline skills: ordered steps, each a job of its own.
 pub mod pipeline {
     pub use crate::exec::pipeline::PipelineFailed;
@@ -285,6 +297,7 @@ pub use skill_macros::FailureModes;
 /// What skill authors import.
 pub mod prelude {
     pub use crate::agents::{Agent, AgentCtx};
+    pub use crate::content::Content;
     pub use crate::{
         Artifact, Caller, Ctx, FailureModes, LogLevel, Never, NextAction, OverBudget, Skill, agent,
         capability, op, pipeline, skill,

@@ -12,9 +12,6 @@ use std::sync::Arc;
 use skill_runtime::mcp::{McpOptions, McpServer};
 use skill_runtime::{Registry, Runtime};
 
-// The fixtures' inventory entries are collected only from crates linked in.
-use conformance_fixture as _;
-
 #[tokio::main]
 #[expect(
     clippy::disallowed_methods,
@@ -26,8 +23,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .unwrap_or_else(|| "127.0.0.1:0".to_owned());
     let registry = Arc::new(Registry::from_inventory()?);
     let runtime = Runtime::builder(registry).build()?;
-    let options = McpOptions::new().server_info("conformance-fixture", env!("CARGO_PKG_VERSION"));
+    let options = conformance_fixture::published(
+        McpOptions::new().server_info("conformance-fixture", env!("CARGO_PKG_VERSION")),
+    );
     let server = McpServer::new(runtime, options)?;
+    // The watched resource changes every 200 ms; its subscribers are told.
+    let watcher = server.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            conformance_fixture::tick();
+            watcher.resource_updated(conformance_fixture::WATCHED).await;
+        }
+    });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     eprintln!(
         "serving MCP (Streamable HTTP) at http://{}/mcp",

@@ -3,6 +3,7 @@
 //! context a handler runs in, and the type-erased entry `inventory` collects.
 //! This is what `#[skill]` expands to; nothing here runs a job.
 
+pub mod ask;
 pub(crate) mod boxed;
 pub mod capability;
 pub mod conditions;

@@ -379,6 +379,45 @@ impl<'call, S> Ctx<'call, S> {
         }
     }
 
+    /// Ask the user of the job's MCP client to fill a form: `message` says
+    /// why, `schema` is the form, a flat JSON Schema object whose
+    /// properties are strings, numbers, integers, booleans or enums (MCP's
+    /// `elicitation/create`, `requestedSchema`). Waits for the user, within
+    /// the job's timeout.
+    ///
+    /// Only a client on a session (2025-06-18, 2025-11-25) that declared
+    /// elicitation can be asked; any other caller (a queue, a direct call,
+    /// a 2026-07-28 stateless request) answers [`AskError::Unsupported`],
+    /// so a skill that can run without the answer should go on without it.
+    ///
+    /// [`AskError::Unsupported`]: crate::ask::AskError::Unsupported
+    pub async fn elicit(
+        &self,
+        message: impl Into<String>,
+        schema: serde_json::Value,
+    ) -> Result<crate::contract::ask::Elicited, crate::contract::ask::AskError> {
+        match &self.inv.watch.ask {
+            Some(ask) => ask.elicit(message.into(), schema).await,
+            None => Err(crate::contract::ask::AskError::Unsupported("elicitation")),
+        }
+    }
+
+    /// Ask the model of the job's MCP client for a completion: `request`
+    /// is MCP's `sampling/createMessage` params (`messages`, `maxTokens`,
+    /// optionally `systemPrompt`, `modelPreferences`, ...), the answer its
+    /// result (`role`, `content`, `model`, `stopReason`). The client's user
+    /// may review both. Who can be asked: as [`Ctx::elicit`] says, for
+    /// sampling.
+    pub async fn sample(
+        &self,
+        request: serde_json::Value,
+    ) -> Result<serde_json::Value, crate::contract::ask::AskError> {
+        match &self.inv.watch.ask {
+            Some(ask) => ask.sample(request).await,
+            None => Err(crate::contract::ask::AskError::Unsupported("sampling")),
+        }
+    }
+
     /// Whether the job's caller cancelled it. The runtime stops the handler
     /// at its next await in any case; a loop that does not await between
     /// items checks this to stop sooner.

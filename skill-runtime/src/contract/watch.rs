@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use crate::contract::ask::Ask;
 use crate::model::approval::Decision;
 use crate::model::record::Progress;
 use crate::sync::lock;
@@ -172,6 +173,8 @@ pub struct Watch {
     pub(crate) log: Option<LogHook>,
     pub(crate) cancel: Option<Cancel>,
     pub(crate) decision: Option<Decision>,
+    /// The caller, when it can be asked while the job runs.
+    pub(crate) ask: Option<Arc<dyn Ask>>,
 }
 
 impl Watch {
@@ -210,6 +213,17 @@ impl Watch {
         self.decision = Some(decision);
         self
     }
+
+    /// The handler's questions ([`Ctx::elicit`](crate::Ctx::elicit),
+    /// [`Ctx::sample`](crate::Ctx::sample)) go to `ask`.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        expect(dead_code, reason = "only an MCP session's client can be asked")
+    )]
+    pub(crate) fn asking(mut self, ask: Arc<dyn Ask>) -> Watch {
+        self.ask = Some(ask);
+        self
+    }
 }
 
 impl fmt::Debug for Watch {
@@ -219,6 +233,7 @@ impl fmt::Debug for Watch {
             .field("log", &self.log.is_some())
             .field("cancel", &self.cancel)
             .field("decision", &self.decision)
+            .field("ask", &self.ask.is_some())
             .finish()
     }
 }

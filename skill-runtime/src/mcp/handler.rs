@@ -8,20 +8,24 @@ use std::future::Future;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskMethod, CancelTaskParams,
-    CompleteRequestParams, CompleteResult, GetTaskMethod, GetTaskParams, GetTaskResult,
-    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, Tool,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskMethod, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::mcp::published::Args;
 use crate::mcp::resources;
 use crate::mcp::results::outcome_result;
 use crate::mcp::server::McpServer;
 #[cfg(feature = "otel")]
 use crate::mcp::spans;
 use crate::mcp::watched::log_level;
+use crate::sync::lock;
+use serde_json::json;
 
 /// `answer`, a request of `method` (about `name`), in its span when spans
 /// are made.
@@ -37,6 +41,20 @@ async fn traced<T>(
     {
         let _ = (method, name, context);
         answer.await
+    }
+}
+
+impl McpServer {
+    /// `Ok` when `uri` is a resource the caller of `context` may read.
+    fn known_resource(
+        &self,
+        uri: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.published.knows(uri) {
+            return Ok(());
+        }
+        resources::read(uri, self.entries_for(self.caller_of(context))).map(|_| ())
     }
 }
 
@@ -77,7 +95,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         traced("resources/list", None, &context, async {
-            Ok(resources::list(self.entries_for(self.caller_of(&context))))
+            let mut listed = resources::list(self.entries_for(self.caller_of(&context)));
+            listed.resources.extend(self.published.listed());
+            Ok(listed)
         })
         .await
     }
@@ -88,7 +108,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         traced("resources/templates/list", None, &context, async {
-            Ok(resources::templates())
+            let mut listed = resources::templates();
+            listed.resource_templates.extend(self.published.templates());
+            Ok(listed)
         })
         .await
     }
@@ -99,8 +121,118 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         traced("resources/read", Some(&request.uri), &context, async {
-            let entries = self.entries_for(self.caller_of(&context));
-            resources::read(&request.uri, entries).map(Into::into)
+            match self.published.read(&request.uri) {
+                Some(Ok(contents)) => Ok(ReadResourceResult::new(vec![contents]).into()),
+                Some(Err(why)) => Err(ErrorData::resource_not_found(
+                    why,
+                    Some(json!({ "uri": request.uri })),
+                )),
+                None => {
+                    let entries = self.entries_for(self.caller_of(&context));
+                    resources::read(&request.uri, entries).map(Into::into)
+                }
+            }
+        })
+        .await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        traced("resources/subscribe", Some(&request.uri), &context, async {
+            self.known_resource(&request.uri, &context)?;
+            self.subscribers
+                .subscribe(&self.subscribed, &context.peer, &request.uri);
+            Ok(())
+        })
+        .await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        traced(
+            "resources/unsubscribe",
+            Some(&request.uri),
+            &context,
+            async {
+                lock(&self.subscribed).remove(&request.uri);
+                Ok(())
+            },
+        )
+        .await
+    }
+
+    /// 2026-07-28: a `subscriptions/listen` stream may follow the
+    /// resources a caller could subscribe to on a session: the app's, and
+    /// the registry's (its skills' entries are checked per caller when
+    /// read; the registry does not change while a server runs).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| self.published.knows(uri) || resources::names_registry(uri))
+            .cloned()
+            .collect();
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = Some(uris);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let id = self.subscribers.listen(uris, context.sink().clone());
+        context.cancelled().await;
+        self.subscribers.unlisten(id);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        traced("prompts/list", None, &context, async {
+            Ok(ListPromptsResult::with_all_items(self.published.prompts()))
+        })
+        .await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        traced("prompts/get", Some(&request.name), &context, async {
+            let args: Args = request
+                .arguments
+                .iter()
+                .flatten()
+                .map(|(k, v)| {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    (k.clone(), v)
+                })
+                .collect();
+            match self.published.prompt(&request.name, &args) {
+                Some(Ok(result)) => Ok(result.into()),
+                Some(Err(why)) => Err(ErrorData::invalid_params(why, None)),
+                None => Err(ErrorData::invalid_params(
+                    format!("no prompt `{}`", request.name),
+                    Some(json!({ "prompt": request.name })),
+                )),
+            }
         })
         .await
     }
@@ -144,7 +276,11 @@ impl ServerHandler for McpServer {
             let caller = self.caller_of(&context);
             tasks
                 .get(&request.task_id, caller, |o| {
-                    outcome_result(o, self.result_ids)
+                    let blocks = o
+                        .result
+                        .as_ref()
+                        .is_some_and(|r| self.answers_blocks(&r.skill));
+                    outcome_result(o, self.result_ids, blocks)
                 })
                 .await
         })

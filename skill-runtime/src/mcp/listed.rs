@@ -46,6 +46,9 @@ pub(crate) struct Listed {
     pub(crate) entry: Option<Arc<str>>,
     /// Its skill's redacted inputs, whose values log lines never carry.
     pub(crate) redacted: &'static [&'static str],
+    /// Whether its skill answers content blocks
+    /// ([`Content`](crate::model::content::Content)), not structured data.
+    pub(crate) blocks: bool,
 }
 
 /// Whether `tool`'s input schema has an `x-mcp-header` annotation anywhere.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 #[cfg(feature = "mcp-http")]
 use crate::mcp::auth::authenticator::Authenticator;
 use crate::mcp::limits::HttpLimits;
+use crate::mcp::published::{McpPrompt, McpResource, McpTemplate, Published};
 use crate::model::caller::Caller;
 
 /// Who the server acts for: the permissions it grants to its clients and the
@@ -68,6 +69,8 @@ pub struct McpOptions {
     /// the request's `Host`, over `http`.
     #[cfg(feature = "mcp-http")]
     pub resource_url: Option<String>,
+    /// Resources, resource templates and prompts the app publishes.
+    pub(crate) published: Published,
 }
 
 impl std::fmt::Debug for McpOptions {
@@ -80,7 +83,8 @@ impl std::fmt::Debug for McpOptions {
             .field("result_ids", &self.result_ids)
             .field("ask_approvals", &self.ask_approvals)
             .field("approval_timeout", &self.approval_timeout)
-            .field("http", &self.http);
+            .field("http", &self.http)
+            .field("published", &self.published);
         #[cfg(feature = "mcp-http")]
         d.field("authenticated", &self.authenticator.is_some())
             .field("resource_url", &self.resource_url);
@@ -103,6 +107,7 @@ impl Default for McpOptions {
             authenticator: None,
             #[cfg(feature = "mcp-http")]
             resource_url: None,
+            published: Published::default(),
         }
     }
 }
@@ -141,6 +146,25 @@ impl McpOptions {
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.server_name = name.into();
         self.server_version = version.into();
+        self
+    }
+
+    /// Publish `resource` to every caller (`resources/list`, `resources/read`,
+    /// `resources/subscribe`).
+    pub fn resource(mut self, resource: McpResource) -> Self {
+        self.published.resources.push(resource);
+        self
+    }
+
+    /// Publish the resources of `template` to every caller.
+    pub fn resource_template(mut self, template: McpTemplate) -> Self {
+        self.published.templates.push(template);
+        self
+    }
+
+    /// Publish `prompt` to every caller (`prompts/list`, `prompts/get`).
+    pub fn prompt(mut self, prompt: McpPrompt) -> Self {
+        self.published.prompts.push(prompt);
         self
     }
 

@@ -30,6 +30,15 @@ pub(crate) struct Entry<'a> {
     pub(crate) json: &'a str,
 }
 
+/// Whether `uri` is the registry or one skill's entry by its shape (which
+/// skills a caller may read is decided when it reads).
+pub(crate) fn names_registry(uri: &str) -> bool {
+    uri == REGISTRY_URI
+        || uri
+            .strip_prefix(SKILL_PREFIX)
+            .is_some_and(|tool| !tool.is_empty() && !tool.contains('/'))
+}
+
 /// `resources/list`: the registry, then each entry, in `tools/list` order.
 pub(crate) fn list<'a>(entries: impl Iterator<Item = Entry<'a>>) -> ListResourcesResult {
     let registry = Resource::new(REGISTRY_URI, "skill-registry.json")

@@ -10,13 +10,26 @@ use crate::model::result::SkillResult;
 use crate::queue::api::Outcome;
 use crate::registry::views;
 
-/// A job's result as the tool's.
-pub(crate) fn tool_result(result: &SkillResult, result_ids: bool) -> CallToolResult {
-    let text = result.data.text().to_owned();
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    // The record may share the output; the result needs its own (parsed
-    // from the text, when that is how it is held).
-    r.structured_content = Some(result.data.to_value());
+/// A job's result as the tool's: its output as JSON (text and structured),
+/// or, for a skill whose output is [`Content`](crate::model::content::Content)
+/// (`blocks`), those blocks.
+pub(crate) fn tool_result(result: &SkillResult, result_ids: bool, blocks: bool) -> CallToolResult {
+    let mut r = if blocks {
+        let content = result.data.get("content").cloned().unwrap_or_default();
+        match serde_json::from_value::<Vec<ContentBlock>>(content) {
+            Ok(blocks) => CallToolResult::success(blocks),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "the skill's content blocks are not MCP's: {e}"
+            ))]),
+        }
+    } else {
+        let text = result.data.text().to_owned();
+        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        // The record may share the output; the result needs its own (parsed
+        // from the text, when that is how it is held).
+        r.structured_content = Some(result.data.to_value());
+        r
+    };
     // Our extras, only when there are any: the ids when asked for,
     // a replay, rule notes.
     let mut ours = JsonObject::new();
@@ -48,9 +61,9 @@ pub(crate) fn tool_result(result: &SkillResult, result_ids: bool) -> CallToolRes
 }
 
 /// A queued job's outcome as the tool's result.
-pub(crate) fn outcome_result(outcome: &Outcome, result_ids: bool) -> CallToolResult {
+pub(crate) fn outcome_result(outcome: &Outcome, result_ids: bool, blocks: bool) -> CallToolResult {
     match (&outcome.result, &outcome.error) {
-        (Some(result), _) => tool_result(result, result_ids),
+        (Some(result), _) => tool_result(result, result_ids, blocks),
         (None, Some(e)) => {
             let text = format!("{}\n(code: {})", e.message, e.code);
             let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);

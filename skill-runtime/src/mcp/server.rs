@@ -2,8 +2,9 @@
 //! with the MCP permissions a caller needs; `tools/list` and `tools/call`
 //! for the request's caller.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -27,12 +28,14 @@ use crate::mcp::error::ToolError;
 use crate::mcp::limits::HttpLimits;
 use crate::mcp::listed::{Listed, Route, headed, lacking};
 use crate::mcp::options::McpOptions;
+use crate::mcp::published::{Published, Subscribers};
 use crate::mcp::results::{error_result, tool_result};
 use crate::mcp::seal::Seals;
 use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::watched::{Logs, log_level, watched};
 use crate::mcp::{agents, resources, stdio};
 use crate::model::caller::{Caller, Source};
+use crate::model::content::CONTENT_MARKER;
 use crate::model::envelope::JobEnvelope;
 use crate::queue::api::Queue;
 use crate::registry::views;
@@ -82,6 +85,11 @@ pub struct McpServer {
     /// `logging/setLevel` (0: none asked; else the level's index + 1). Each
     /// session has its own ([`McpServer::for_session`]).
     log_level: Arc<AtomicU8>,
+    /// Resources, templates and prompts the app publishes.
+    pub(crate) published: Arc<Published>,
+    /// Every session's subscriptions, and this session's own URIs.
+    pub(crate) subscribers: Arc<Subscribers>,
+    pub(crate) subscribed: Arc<Mutex<BTreeSet<String>>>,
     /// Its HTTP session's clock, for `mcp.server.session.duration`: a
     /// session's server only ([`McpServer::for_session`]).
     #[cfg(feature = "otel")]
@@ -133,6 +141,7 @@ impl McpServer {
                 },
                 entry: Some(skill.to_string().into()),
                 redacted: manifest.redaction.inputs,
+                blocks: skill["outputs_schema"][CONTENT_MARKER] == true,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -145,12 +154,16 @@ impl McpServer {
             deprecated,
             reason = "logging is deprecated by SEP-2577, yet both revisions served still carry it"
         )]
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
+            .enable_resources_subscribe()
             .enable_completions()
             .enable_logging()
             .build();
+        if !options.published.prompts.is_empty() {
+            capabilities.prompts = Some(Default::default());
+        }
         let info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 options.server_name,
@@ -181,6 +194,9 @@ impl McpServer {
             agents: None,
             tasks: None,
             log_level: Arc::default(),
+            published: Arc::new(options.published),
+            subscribers: Arc::default(),
+            subscribed: Arc::default(),
             #[cfg(feature = "otel")]
             session: None,
         })
@@ -245,6 +261,7 @@ impl McpServer {
                 task: false,
                 entry: None,
                 redacted: &[],
+                blocks: false,
             });
         }
         tools.sort_by(|a, b| a.tool.name.cmp(&b.tool.name));
@@ -319,6 +336,20 @@ impl McpServer {
         &self.caller
     }
 
+    /// Tell the sessions subscribed to the resource `uri` that it changed
+    /// (`notifications/resources/updated`); the number of sessions told.
+    pub async fn resource_updated(&self, uri: &str) -> usize {
+        self.subscribers.updated(uri).await
+    }
+
+    /// Whether the skill named `skill` answers content blocks (a task's
+    /// result names its skill, not its tool).
+    pub(crate) fn answers_blocks(&self, skill: &str) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.blocks && matches!(t.route, Route::Serve { name, .. } if name == skill))
+    }
+
     pub(crate) fn listed(&self, name: &str) -> Option<&Listed> {
         self.tools
             .binary_search_by(|t| t.tool.name.as_ref().cmp(name))
@@ -390,7 +421,7 @@ impl McpServer {
             caller.clone(),
         ));
         Ok(match self.runtime.invoke_watched(job, watch).await {
-            Ok(result) => tool_result(&result, self.result_ids),
+            Ok(result) => tool_result(&result, self.result_ids, listed.blocks),
             Err(e) => error_result(&e),
         })
     }
@@ -483,6 +514,7 @@ impl McpServer {
     pub(crate) fn for_session(&self) -> McpServer {
         McpServer {
             log_level: Arc::default(),
+            subscribed: Arc::default(),
             #[cfg(feature = "otel")]
             session: Some(Arc::default()),
             ..self.clone()

@@ -12,12 +12,17 @@
 use std::future::Future;
 
 use rmcp::ErrorData;
+use std::sync::Arc;
+
 use rmcp::model::{
-    CallToolResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    CallToolResult, CreateMessageRequestParams, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
 
+use crate::contract::ask::{Ask, AskError, Asked, Elicited};
 use crate::contract::watch::{Cancel, LogLevel, LogLine, Watch};
 use crate::exec::redact::scrub;
 use crate::model::record::Progress;
@@ -76,6 +81,9 @@ where
 {
     let cancel = Cancel::new();
     let mut watch = Watch::new().cancel_with(cancel.clone());
+    if let Some(ask) = PeerAsk::of(context) {
+        watch = watch.asking(Arc::new(ask));
+    }
     let token = context.meta.get_progress_token();
     // Only a request that asked for progress or log lines gets a channel
     // for them. Progress reports are coalesced by the runtime (one per
@@ -151,5 +159,88 @@ where
             }
             () = &mut cancelled, if !cancel.is_cancelled() => cancel.cancel(),
         }
+    }
+}
+
+/// The client of a session, asked for its handler by elicitation or
+/// sampling: requests to the client during the call, which 2026-07-28
+/// (stateless) forbids.
+struct PeerAsk {
+    peer: Peer<RoleServer>,
+    elicits: bool,
+    samples: bool,
+}
+
+impl PeerAsk {
+    /// The client of `context`, when it declared elicitation (form mode)
+    /// or sampling on a session.
+    fn of(context: &RequestContext<RoleServer>) -> Option<PeerAsk> {
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let capabilities = context.client_capabilities()?;
+        // A capability naming neither mode is the 2025-06-18 form one.
+        let elicits = capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let samples = capabilities.sampling.is_some();
+        (!stateless && (elicits || samples)).then(|| PeerAsk {
+            peer: context.peer.clone(),
+            elicits,
+            samples,
+        })
+    }
+}
+
+impl Ask for PeerAsk {
+    fn elicit(&self, message: String, schema: Value) -> Asked<'_, Elicited> {
+        Box::pin(async move {
+            if !self.elicits {
+                return Err(AskError::Unsupported("elicitation"));
+            }
+            let requested_schema: ElicitationSchema =
+                serde_json::from_value(schema).map_err(|e| AskError::Invalid {
+                    what: "elicitation schema",
+                    why: e.to_string(),
+                })?;
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            };
+            let answer = self
+                .peer
+                .create_elicitation(params)
+                .await
+                .map_err(|e| AskError::Failed(e.to_string()))?;
+            Ok(match answer.action {
+                ElicitationAction::Accept => Elicited::Accept(match answer.content {
+                    Some(Value::Object(values)) => values,
+                    _ => serde_json::Map::new(),
+                }),
+                ElicitationAction::Decline => Elicited::Decline,
+                _ => Elicited::Cancel,
+            })
+        })
+    }
+
+    fn sample(&self, request: Value) -> Asked<'_, Value> {
+        Box::pin(async move {
+            if !self.samples {
+                return Err(AskError::Unsupported("sampling"));
+            }
+            let params: CreateMessageRequestParams =
+                serde_json::from_value(request).map_err(|e| AskError::Invalid {
+                    what: "sampling request",
+                    why: e.to_string(),
+                })?;
+            let answer = self
+                .peer
+                .create_message(params)
+                .await
+                .map_err(|e| AskError::Failed(e.to_string()))?;
+            serde_json::to_value(answer).map_err(|e| AskError::Failed(e.to_string()))
+        })
     }
 }

@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod caller;
 pub mod constraints;
+pub mod content;
 pub mod data;
 pub mod envelope;
 pub mod error;

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::model::content::CONTENT_MARKER;
 use crate::registry::json::{bool_of, str_of};
 use crate::registry::views::inline::self_contained;
 use crate::schema::standard_formats_only;
@@ -101,7 +102,10 @@ pub fn mcp_tool(skill: &Value, catalog: Option<&Value>) -> Value {
     let input = skill.get("inputs_schema").unwrap_or(&null);
     let output = skill.get("outputs_schema").unwrap_or(&null);
     tool.insert("inputSchema".into(), portable(input));
-    tool.insert("outputSchema".into(), portable(output));
+    // A tool answering content blocks has no structured output to describe.
+    if output.get(CONTENT_MARKER) != Some(&Value::Bool(true)) {
+        tool.insert("outputSchema".into(), portable(output));
+    }
     tool.insert("annotations".into(), annotations(skill, catalog));
     tool.insert("_meta".into(), json!({ META_KEY: meta(skill) }));
     Value::Object(tool)
