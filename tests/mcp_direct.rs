@@ -2,7 +2,8 @@
 //! whose client goes away before the answer: the job is cancelled, as one
 //! rmcp serves is, and its record says so. In process, with a tool that is
 //! not a task (no queue given to the server), so that the direct path is the
-//! one taken.
+//! one taken; and in a 2025-11-25 session, one the client cancels, and a
+//! session kept open by such calls, closed once idle.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -61,4 +62,114 @@ async fn a_direct_call_whose_client_leaves_is_cancelled_with_its_record() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(record.status, RunStatus::Cancelled, "{record:?}");
+}
+
+/// POST `body` on a new connection, in `session` when given; the answer's
+/// head and body, read whole.
+fn post(addr: &str, session: Option<&str>, body: &str) -> String {
+    use std::io::Read;
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// In a 2025-11-25 session, a call the endpoint answers itself is cancelled
+/// by the client's `notifications/cancelled` (its connection still open),
+/// as rmcp cancels the calls it serves: the answer comes at once, and the
+/// record says cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_call_answered_directly_is_cancelled_by_the_client() {
+    let rt = runtime();
+    let server = McpServer::new(rt.clone(), McpOptions::new().server_info("test", "0")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(server.serve_http(listener));
+    let started = Instant::now();
+    let answer = tokio::task::spawn_blocking(move || {
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let head = post(&addr, None, init);
+        let session = head
+            .lines()
+            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
+            .expect("a session");
+        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":100,"step_ms":100}}}"#;
+        let (addr2, session2) = (addr.clone(), session.clone());
+        let cancel = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            let cancelled = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"enough"}}"#;
+            post(&addr2, Some(&session2), cancelled)
+        });
+        let answer = post(&addr, Some(&session), call);
+        assert!(cancel.join().unwrap().starts_with("HTTP/1.1 202"));
+        answer
+    })
+    .await
+    .unwrap();
+    assert!(
+        answer.contains("content-type: application/json")
+            && started.elapsed() < Duration::from_secs(5),
+        "answered directly, and at once once cancelled: {answer}"
+    );
+    let record = loop {
+        let records = rt.memory_records().unwrap().records();
+        if let Some(r) = records.iter().find(|r| r.skill == "count_slowly") {
+            break r.clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(8), "no record");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(record.status, RunStatus::Cancelled, "{record:?}");
+}
+
+/// A session kept busy by calls the endpoint answers itself stays open past
+/// the idle time (rmcp's session worker never sees those calls: idleness is
+/// judged by the endpoint), and one left idle past it is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
+    let rt = runtime();
+    let limits = skill_runtime::mcp::HttpLimits::default().session_idle(Duration::from_millis(400));
+    let options = McpOptions::new().server_info("test", "0").http(limits);
+    let server = McpServer::new(rt, options).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(server.serve_http(listener));
+    tokio::task::spawn_blocking(move || {
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let head = post(&addr, None, init);
+        let session = head
+            .lines()
+            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
+            .expect("a session");
+        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let echo = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#;
+        // Ten calls 150 ms apart: well past the idle time in all.
+        for n in 0..10 {
+            let answer = post(&addr, Some(&session), echo);
+            assert!(
+                answer.starts_with("HTTP/1.1 200") && answer.contains("application/json"),
+                "call {n}, answered directly: {answer}"
+            );
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        std::thread::sleep(Duration::from_millis(900));
+        // Any request looks for idle sessions; the idle one is then gone.
+        post(&addr, None, init);
+        std::thread::sleep(Duration::from_millis(100));
+        let answer = post(&addr, Some(&session), echo);
+        assert!(answer.starts_with("HTTP/1.1 404"), "closed when idle: {answer}");
+    })
+    .await
+    .unwrap();
 }

@@ -359,8 +359,16 @@ fn call_2026(
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let answer = exchange(addr, &request);
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let (status, content_type, body, chunked) = parsed(&exchange(addr, &request));
+    let json =
+        serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("a JSON answer ({e}): {body}"));
+    (status, content_type, json, chunked)
+}
+
+/// An HTTP answer's status code, content type, body (its chunks joined)
+/// and whether it came in chunks.
+fn parsed(answer: &str) -> (String, String, String, bool) {
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer, ""));
     let status = head
         .split_whitespace()
         .nth(1)
@@ -374,7 +382,6 @@ fn call_2026(
                 .map(|v| v.trim().to_owned())
         })
         .unwrap_or_default();
-    // A chunked body's chunks, joined.
     let chunked = head.to_lowercase().contains("transfer-encoding: chunked");
     let body = if chunked {
         let mut joined = String::new();
@@ -391,9 +398,7 @@ fn call_2026(
     } else {
         body.to_owned()
     };
-    let json = serde_json::from_str(body.trim())
-        .unwrap_or_else(|e| panic!("a JSON answer ({e}): {answer}"));
-    (status, content_type, json, chunked)
+    (status, content_type, body, chunked)
 }
 
 /// The server answers a plain stateless `tools/call` itself, without rmcp's
@@ -482,4 +487,74 @@ fn calls_answered_directly_are_answered_as_rmcp_answers_them() {
             assert_eq!(direct.2["result"]["structuredContent"]["message"], "hi");
         }
     }
+}
+
+/// In a session whose client can be asked nothing and asked for no log
+/// lines, a plain `tools/call` is answered directly too, as one JSON body;
+/// rmcp answers the same call (sent with an `Origin`, or once the session
+/// asked for log lines) as an event stream carrying the same message.
+#[test]
+fn session_calls_answered_directly_are_answered_as_rmcp_answers_them() {
+    let server = start(&[]);
+    let addr = &server.addr;
+    let session = open_session(addr);
+    assert!(notify(addr, &session).starts_with("HTTP/1.1 202"));
+    let call = |extra: &str, body: &str| {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n{extra}\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let (status, content_type, body, _) = parsed(&exchange(addr, &request));
+        // An event stream's message is its one `data:` line that is not empty.
+        let text = if content_type == "text/event-stream" {
+            body.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .find(|d| !d.is_empty())
+                .unwrap_or_default()
+                .to_owned()
+        } else {
+            body
+        };
+        let json: serde_json::Value = serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("a JSON-RPC answer ({e}): {text}"));
+        (status, content_type, json)
+    };
+    let origin = format!("Origin: http://{addr}\r\n");
+    for body in [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"message":5}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"note":1}}}"#,
+    ] {
+        let direct = call("", body);
+        let through_rmcp = call(&origin, body);
+        assert_eq!(direct.1, "application/json", "answered directly: {body}");
+        assert_eq!(through_rmcp.1, "text/event-stream", "through rmcp: {body}");
+        assert_eq!(
+            (&direct.0, &direct.2),
+            (&through_rmcp.0, &through_rmcp.2),
+            "{body}"
+        );
+        assert!(
+            direct.2["result"].get("resultType").is_none(),
+            "2025-11-25's shape"
+        );
+    }
+    // Another session's id, or none of this server's: not answered.
+    let echo = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: not-a-session\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{echo}",
+        echo.len()
+    );
+    assert_eq!(parsed(&exchange(addr, &request)).0, "404");
+    // Once the session asked for log lines, its calls go through rmcp,
+    // which sends them.
+    let level =
+        r#"{"jsonrpc":"2.0","id":10,"method":"logging/setLevel","params":{"level":"info"}}"#;
+    assert_eq!(call("", level).0, "200");
+    assert_eq!(call("", echo).1, "text/event-stream");
 }

@@ -40,7 +40,8 @@ pub struct HttpLimits {
     /// Sessions kept at once; creating one more closes the session used least
     /// recently (its client gets 404 and may initialize again).
     pub max_sessions: usize,
-    /// A session with no request for this long is closed.
+    /// A session with no request for this long is closed (by the next
+    /// request to the endpoint after that time).
     pub session_idle: std::time::Duration,
     /// Largest request body read; a larger one is answered 413.
     pub max_body_bytes: usize,

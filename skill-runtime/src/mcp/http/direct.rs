@@ -1,25 +1,37 @@
-//! The endpoint's hot path: a stateless `2026-07-28` `tools/call` answered
-//! here, without rmcp's per-request machinery (a second parse of the body
-//! into a message, a copy of it as a `Value` for the header check, a service
-//! loop and its tasks for one request, a channel for one answer).
+//! The endpoint's hot path: a plain `tools/call` answered here, without
+//! rmcp's per-request machinery (a second parse of the body into a message,
+//! a copy of it as a `Value` for the header check, a service loop and its
+//! tasks, or a session worker and its channels, for one request; a channel
+//! for one answer).
 //!
 //! Only a request rmcp would serve the same way is taken, everything else goes
-//! to rmcp unchanged: a POST whose `Accept`, `Content-Type`,
-//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers are each
-//! present once and say what the body says, with no `Origin`, no
-//! `Mcp-Session-Id` and no `Mcp-Param-*` header, whose `Host` is one rmcp
-//! allows; a body that is exactly a JSON-RPC request of `tools/call` whose
-//! `_meta` carries the version and the client's capabilities, and no progress
-//! token, log level or answer to an earlier question; a tool that is a skill's, asks no
+//! to rmcp unchanged: a POST whose `Accept`, `Content-Type` and
+//! `MCP-Protocol-Version` headers are each present once, with no `Origin`
+//! and no `Mcp-Param-*` header, whose `Host` is one rmcp allows; a body that
+//! is exactly a JSON-RPC request of `tools/call` with no progress token, log
+//! level or answer to an earlier question; a tool that is a skill's, asks no
 //! person, does not run as a task and declares no parameter headers
-//! ([`McpServer::answers_directly`]). The answer is what rmcp gives such a
-//! request with `json_response` set: the JSON-RPC response as one
-//! `application/json` body (tests/mcp_http_limits.rs compares the two on the
-//! same requests). The job runs as a task of its own, cancelled when the
-//! request is dropped (its client gone), so that it ends `cancelled` with its
-//! record, as through rmcp (tests/mcp_direct.rs).
+//! ([`McpServer::answers_directly`]). Then either
+//! - stateless (2026-07-28): no `Mcp-Session-Id`, `Mcp-Method` and `Mcp-Name`
+//!   saying what the body says, its `_meta` carrying the version and the
+//!   client's capabilities; or
+//! - in a session (2025-11-25 and before): one `Mcp-Session-Id` naming a
+//!   session of the request's caller, on the version that session
+//!   negotiated, whose client declared neither elicitation nor sampling
+//!   (a handler's question needs rmcp's peer) and never asked for log lines
+//!   (`sessions.rs`); no version, capabilities or log level in `_meta`.
+//!
+//! The answer is what rmcp gives such a request with `json_response` set:
+//! the JSON-RPC response as one `application/json` body (tests/mcp_http_limits.rs
+//! compares the two on the same requests). In a session, rmcp answers as an
+//! event stream; the protocol lets the server choose, and a JSON body is
+//! what a stream would carry, whole. The job runs as a task of its own,
+//! cancelled when the request is dropped (its client gone) or, in a
+//! session, by the client's `notifications/cancelled`, so that it ends
+//! `cancelled` with its record, as through rmcp (tests/mcp_direct.rs).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -33,6 +45,7 @@ use rmcp::model::{
 use serde::Deserialize;
 
 use super::reply::Body;
+use super::sessions::CappedSessions;
 use crate::contract::watch::{Cancel, Watch};
 use crate::mcp::server::McpServer;
 use crate::model::caller::Caller;
@@ -91,6 +104,10 @@ fn normal(host: &str) -> String {
 pub(super) struct Direct {
     id: RequestId,
     params: CallToolRequestParams,
+    /// The session it names, if any, and the version that session
+    /// negotiated (else the stateless [`VERSION`]).
+    session: Option<String>,
+    version: Arc<str>,
 }
 
 /// The message, read strictly: any other member sends it to rmcp.
@@ -106,39 +123,56 @@ struct Message<'a> {
 }
 
 /// `body`, with `parts`' headers, when it is a request the endpoint answers
-/// itself (see the module's documentation).
+/// itself (see the module's documentation); a request naming a session
+/// only when that session is its caller's and plain (`sessions.rs`).
 pub(super) fn direct(
     parts: &Parts,
     body: &[u8],
     server: &McpServer,
     hosts: &Hosts,
+    sessions: &CappedSessions,
 ) -> Option<Direct> {
-    let call = shape(parts, body, hosts)?;
-    let served = server.answers_directly(&call.params.name)
-        && rmcp::ServerHandler::supported_protocol_versions(server)
-            .contains(&ProtocolVersion::V_2026_07_28);
-    served.then_some(call)
+    let mut call = shape(parts, body, hosts)?;
+    if !server.answers_directly(&call.params.name) {
+        return None;
+    }
+    match &call.session {
+        None => rmcp::ServerHandler::supported_protocol_versions(server)
+            .contains(&ProtocolVersion::V_2026_07_28)
+            .then_some(call),
+        Some(id) => {
+            let plain = sessions.plain(id, parts.extensions.get::<Caller>())?;
+            if *plain.version != *call.version {
+                return None;
+            }
+            call.version = plain.version;
+            Some(call)
+        }
+    }
 }
 
 /// The request, when its headers and body are of the shape answered
-/// directly, whatever the tool.
+/// directly, whatever the tool: stateless (2026-07-28), or in a session
+/// (its version checked against the session's by [`direct`]).
 fn shape(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Direct> {
     let h = &parts.headers;
     if parts.method != hyper::Method::POST
         || h.contains_key(hyper::header::ORIGIN)
-        || h.contains_key("mcp-session-id")
         || !hosts.allow(h)
-        || one(h, "mcp-protocol-version")? != VERSION
-        || one(h, "mcp-method")? != "tools/call"
         || !accepts_both(h)
         || essence(one(h, hyper::header::CONTENT_TYPE.as_str())?) != "application/json"
         || h.keys().any(|k| k.as_str().starts_with("mcp-param-"))
     {
         return None;
     }
+    let session = match h.get_all("mcp-session-id").iter().count() {
+        0 => None,
+        1 => Some(one(h, "mcp-session-id")?.to_owned()),
+        _ => return None,
+    };
+    let version = one(h, "mcp-protocol-version")?;
     let message: Message<'_> = serde_json::from_slice(body).ok()?;
     let params = message.params;
-    let meta = params.meta.as_ref()?;
     let plain_name = !params.name.is_empty()
         && params
             .name
@@ -147,19 +181,40 @@ fn shape(parts: &Parts, body: &[u8], hosts: &Hosts) -> Option<Direct> {
     if message.jsonrpc != "2.0"
         || message.method != "tools/call"
         || !plain_name
-        || one(h, "mcp-name")? != params.name
-        || meta.protocol_version()?.as_str() != VERSION
-        || meta.client_capabilities().is_none()
-        || meta.get_progress_token().is_some()
-        || meta.log_level().is_some()
         || params.input_responses.is_some()
         || params.request_state.is_some()
     {
         return None;
     }
-    Some(Direct {
+    let meta = params.meta.as_ref();
+    let stateless = session.is_none();
+    let fits = if stateless {
+        // Everything a session would say, said by the request.
+        let meta = meta?;
+        version == VERSION
+            && one(h, "mcp-method")? == "tools/call"
+            && one(h, "mcp-name")? == params.name
+            && meta.protocol_version()?.as_str() == VERSION
+            && meta.client_capabilities().is_some()
+            && meta.get_progress_token().is_none()
+            && meta.log_level().is_none()
+    } else {
+        // A session's request says nothing of what its session said.
+        version != VERSION
+            && !h.contains_key("mcp-method")
+            && !h.contains_key("mcp-name")
+            && meta.is_none_or(|m| {
+                m.get_progress_token().is_none()
+                    && m.protocol_version().is_none()
+                    && m.client_capabilities().is_none()
+                    && m.log_level().is_none()
+            })
+    };
+    fits.then(|| Direct {
         id: message.id,
         params,
+        session,
+        version: version.into(),
     })
 }
 
@@ -213,16 +268,35 @@ impl Direct {
     }
 
     /// Run the call as `caller` (the request's, else the server's own) and
-    /// answer it as rmcp would.
-    pub(super) async fn answer(self, server: &McpServer, parts: &Parts) -> Response<Body> {
+    /// answer it as rmcp would with `json_response` set.
+    pub(super) async fn answer(
+        self,
+        server: &McpServer,
+        sessions: &CappedSessions,
+        parts: &Parts,
+    ) -> Response<Body> {
         let caller = parts
             .extensions
             .get::<Caller>()
             .unwrap_or_else(|| server.own_caller());
-        let answer = call(server, caller, self.params, &self.id, parts).await;
+        let request = Request {
+            id: &self.id,
+            version: &self.version,
+            session: self.session.as_deref().map(|s| (s, sessions)),
+        };
+        let answer = call(server, caller, self.params, &request, parts).await;
         let message = match answer {
             Ok(result) => {
-                ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), self.id)
+                let mut result = ServerResult::CallToolResult(result);
+                // The shape each revision gives a result, as rmcp's handler
+                // gives it.
+                if *self.version >= *VERSION {
+                    result.fill_missing_cache_hints();
+                } else {
+                    result.strip_result_type_for_legacy_peer();
+                    result.strip_non_object_output_for_legacy_peer();
+                }
+                ServerJsonRpcMessage::response(result, self.id)
             }
             Err(error) => ServerJsonRpcMessage::error(error, Some(self.id)),
         };
@@ -264,23 +338,29 @@ async fn call(
     server: &McpServer,
     caller: &Caller,
     request: CallToolRequestParams,
-    id: &RequestId,
+    of: &Request<'_>,
     parts: &Parts,
 ) -> Result<CallToolResult, ErrorData> {
     let cancel = Cancel::new();
     let watch = Watch::new().cancel_with(cancel.clone());
+    // In a session, the client's `notifications/cancelled` reaches it too.
+    let running = of.session.map(|(session, sessions)| {
+        let id = serde_json::to_string(of.id).unwrap_or_default();
+        sessions.running(session, id.clone(), cancel.clone());
+        (session, sessions, id)
+    });
     let mut gone = CancelOnDrop(Some(cancel));
     #[cfg(feature = "otel")]
     let (span, started) = crate::mcp::spans::span_of(&crate::mcp::spans::Call {
         method: "tools/call",
         name: Some(&request.name),
-        id,
-        version: VERSION,
+        id: of.id,
+        version: of.version,
         via: crate::mcp::spans::via(parts),
         meta: request.meta.as_ref().and_then(|m| m.get_traceparent()),
     });
     #[cfg(not(feature = "otel"))]
-    let _ = (id, parts);
+    let _ = parts;
     let (server, caller) = (server.clone(), caller.clone());
     let job = async move {
         let answer = server.call_watched(&caller, &request.name, request.arguments, watch);
@@ -308,7 +388,19 @@ async fn call(
         )),
     };
     gone.0 = None;
+    if let Some((session, sessions, id)) = running {
+        sessions.ended(session, &id);
+    }
     answer
+}
+
+/// Which request a call answers: its id, its protocol version, and its
+/// session, if any.
+struct Request<'a> {
+    id: &'a RequestId,
+    #[cfg_attr(not(feature = "otel"), expect(dead_code, reason = "read by the span"))]
+    version: &'a str,
+    session: Option<(&'a str, &'a CappedSessions)>,
 }
 
 /// Cancels its job when dropped still armed.

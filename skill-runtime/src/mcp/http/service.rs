@@ -259,7 +259,14 @@ where
     };
     // A call answered directly was read already: its scope is checked on
     // what was read, not on a second parse of the body.
-    let call = direct(&parts, &bytes, &shared.server, &shared.hosts);
+    shared.sessions.close_idle();
+    let call = direct(
+        &parts,
+        &bytes,
+        &shared.server,
+        &shared.hosts,
+        &shared.sessions,
+    );
     let refused = match (scope, &call) {
         (None, _) => None,
         (Some(s), Some(call)) => s.refusal(&parts, call.name(), || call.id()),
@@ -274,7 +281,7 @@ where
         // One body of known length, sent at once: busy while the call runs.
         // Boxed where it is made, as rmcp's below: the call's future (the
         // job's) would make this one as large.
-        let answer = Box::pin(call.answer(&shared.server, &parts)).await;
+        let answer = Box::pin(call.answer(&shared.server, &shared.sessions, &parts)).await;
         drop(busy);
         return answer;
     }

@@ -1,51 +1,89 @@
 //! rmcp's in-memory sessions, capped (creating one more than the cap closes
-//! the session used least recently), each the capability of the caller that
-//! created it: a request naming a session is served only for that caller.
+//! the session used least recently), closed when idle, each the capability
+//! of the caller that created it: a request naming a session is served only
+//! for that caller. What the endpoint needs to answer a session's plain
+//! `tools/call` itself (`direct.rs`) is kept here too: the protocol version
+//! the session negotiated, whether its client can be asked nothing and
+//! asked for no log lines, and its calls in flight, for the client's
+//! `notifications/cancelled`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures_core::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ServerJsonRpcMessage, ServerResult,
+};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
 
+use crate::contract::watch::Cancel;
 use crate::mcp::limits::HttpLimits;
 use crate::model::caller::Caller;
 
 /// rmcp's in-memory sessions, at most [`HttpLimits::max_sessions`] of them:
-/// creating one more closes the session used least recently. rmcp closes a
-/// session idle for [`HttpLimits::session_idle`] on its own.
+/// creating one more closes the session used least recently. A session
+/// unused for [`HttpLimits::session_idle`] is closed here, not by rmcp
+/// (whose clock sees only the requests it serves): the next request to the
+/// endpoint after that time closes it.
 pub(super) struct CappedSessions {
     inner: LocalSessionManager,
     max: usize,
+    idle: Duration,
     /// Each session this manager created: its last use, as a tick of
     /// `clock`, and who created it.
     used: Mutex<HashMap<SessionId, Session>>,
     clock: AtomicU64,
+    /// When sessions were last looked at for idleness, in milliseconds
+    /// since `started`.
+    swept: AtomicU64,
+    started: Instant,
 }
 
 struct Session {
     at: u64,
+    /// When it was last used.
+    last: Instant,
     /// The caller that created it (`Some(None)`: a server without
     /// authentication, whose callers are all the server's own); `None`
     /// until the answer that names the session is sent.
     owner: Option<Option<Caller>>,
+    /// The protocol version its `initialize` was answered with.
+    version: Option<Arc<str>>,
+    /// Whether its client declared neither elicitation nor sampling and
+    /// never asked for log lines: nothing of a call needs rmcp's peer.
+    plain: bool,
+    /// Its calls answered by the endpoint and still running, by request id
+    /// as JSON text.
+    calls: Vec<(String, Cancel)>,
+}
+
+/// What a session's plain `tools/call` is answered with, when the endpoint
+/// answers it itself.
+pub(super) struct Plain {
+    /// The protocol version the session negotiated.
+    pub(super) version: Arc<str>,
 }
 
 impl CappedSessions {
     pub(super) fn new(limits: &HttpLimits) -> CappedSessions {
         let mut inner = LocalSessionManager::default();
-        inner.session_config.keep_alive = Some(limits.session_idle);
+        // Idleness is ours to judge: a call answered by the endpoint never
+        // reaches rmcp's session worker.
+        inner.session_config.keep_alive = None;
         CappedSessions {
             inner,
             max: limits.max_sessions.max(1),
+            idle: limits.session_idle,
             used: Mutex::new(HashMap::new()),
             clock: AtomicU64::new(0),
+            swept: AtomicU64::new(0),
+            started: Instant::now(),
         }
     }
 
@@ -53,6 +91,86 @@ impl CappedSessions {
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
         if let Some(s) = self.lock().get_mut(id) {
             s.at = now;
+            s.last = Instant::now();
+        }
+    }
+
+    /// Session `id`, when `caller` may use it and a `tools/call` in it needs
+    /// nothing of rmcp's: what to answer it with. Counts as a use.
+    pub(super) fn plain(&self, id: &str, caller: Option<&Caller>) -> Option<Plain> {
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut used = self.lock();
+        let s = used.get_mut(id)?;
+        if !s.plain || !owned_by(s, caller) {
+            return None;
+        }
+        s.at = now;
+        s.last = Instant::now();
+        Some(Plain {
+            version: s.version.clone()?,
+        })
+    }
+
+    /// A call of session `id`, request `request` (its id as JSON text),
+    /// answered by the endpoint, is running: `cancel` stops it when the
+    /// client cancels the request.
+    pub(super) fn running(&self, id: &str, request: String, cancel: Cancel) {
+        if let Some(s) = self.lock().get_mut(id) {
+            s.calls.push((request, cancel));
+        }
+    }
+
+    /// The call `request` of session `id` ended.
+    pub(super) fn ended(&self, id: &str, request: &str) {
+        if let Some(s) = self.lock().get_mut(id) {
+            s.calls.retain(|(r, _)| r != request);
+        }
+    }
+
+    /// The sessions unused for longer than the idle time (none running a
+    /// call), forgotten here: to close. Looked for at most every eighth of
+    /// that time; the next request after it closes them
+    /// ([`CappedSessions::close_idle`]).
+    fn idle(&self) -> Vec<SessionId> {
+        let now = self.started.elapsed();
+        let every = (self.idle / 8).max(Duration::from_millis(10));
+        let last = Duration::from_millis(self.swept.load(Ordering::Relaxed));
+        if now.saturating_sub(last) < every {
+            return Vec::new();
+        }
+        self.swept.store(
+            u64::try_from(now.as_millis()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        let mut used = self.lock();
+        let idle: Vec<SessionId> = used
+            .iter()
+            .filter(|(_, s)| s.last.elapsed() > self.idle && s.calls.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &idle {
+            used.remove(id);
+        }
+        idle
+    }
+
+    /// Close the sessions idle for longer than [`HttpLimits::session_idle`]
+    /// (see [`CappedSessions::idle`]), in a task of their own.
+    pub(super) fn close_idle(self: &Arc<Self>) {
+        let idle = self.idle();
+        if idle.is_empty() {
+            return;
+        }
+        let sessions = self.clone();
+        tokio::spawn(async move { sessions.close(idle).await });
+    }
+
+    async fn close(&self, ids: Vec<SessionId>) {
+        for id in ids {
+            tracing::info!("MCP HTTP session {id} closed: idle for {:?}", self.idle);
+            if let Err(e) = self.inner.close_session(&id).await {
+                tracing::debug!("closing MCP HTTP session {id}: {e}");
+            }
         }
     }
 
@@ -69,10 +187,32 @@ impl CappedSessions {
     /// [`Caller::same_principal`]). A session this server did not create,
     /// or whose creating answer is not sent yet, is no one's.
     pub(super) fn belongs(&self, id: &str, caller: Option<&Caller>) -> bool {
-        match self.lock().get(id).and_then(|s| s.owner.as_ref()) {
-            Some(None) => caller.is_none(),
-            Some(Some(owner)) => caller.is_some_and(|c| owner.same_principal(c)),
-            None => false,
+        self.lock().get(id).is_some_and(|s| owned_by(s, caller))
+    }
+
+    /// What a message of session `id` tells of it: a `logging/setLevel`
+    /// makes its calls go through rmcp (which sends the log lines); a
+    /// `notifications/cancelled` stops a call the endpoint answers.
+    fn heard(&self, id: &SessionId, message: &ClientJsonRpcMessage) {
+        match message {
+            ClientJsonRpcMessage::Request(r) => {
+                if matches!(r.request, ClientRequest::SetLevelRequest(_))
+                    && let Some(s) = self.lock().get_mut(id)
+                {
+                    s.plain = false;
+                }
+            }
+            ClientJsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification {
+                    let request = serde_json::to_string(&c.params.request_id).unwrap_or_default();
+                    if let Some(s) = self.lock().get_mut(id) {
+                        for (_, cancel) in s.calls.iter().filter(|(r, _)| *r == request) {
+                            cancel.cancel();
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -118,11 +258,37 @@ impl CappedSessions {
     }
 }
 
+/// Whether `s` was created by `caller` (the same principal).
+fn owned_by(s: &Session, caller: Option<&Caller>) -> bool {
+    match &s.owner {
+        Some(None) => caller.is_none(),
+        Some(Some(owner)) => caller.is_some_and(|c| owner.same_principal(c)),
+        None => false,
+    }
+}
+
+/// Whether the client of `initialize` can be asked nothing (elicitation,
+/// sampling) during a call.
+fn asks_nothing(message: &ClientJsonRpcMessage) -> bool {
+    match message {
+        ClientJsonRpcMessage::Request(r) => match &r.request {
+            ClientRequest::InitializeRequest(i) => {
+                let c = &i.params.capabilities;
+                c.elicitation.is_none() && c.sampling.is_none()
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 impl SessionManager for CappedSessions {
     type Error = LocalSessionManagerError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let idle = self.idle();
+        self.close(idle).await;
         self.make_room().await;
         let (id, transport) = self.inner.create_session().await?;
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
@@ -130,7 +296,11 @@ impl SessionManager for CappedSessions {
             id.clone(),
             Session {
                 at: now,
+                last: Instant::now(),
                 owner: None,
+                version: None,
+                plain: false,
+                calls: Vec::new(),
             },
         );
         Ok((id, transport))
@@ -142,7 +312,16 @@ impl SessionManager for CappedSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         self.touch(id);
-        self.inner.initialize_session(id, message).await
+        let plain = asks_nothing(&message);
+        let answer = self.inner.initialize_session(id, message).await?;
+        if let ServerJsonRpcMessage::Response(r) = &answer
+            && let ServerResult::InitializeResult(i) = &r.result
+            && let Some(s) = self.lock().get_mut(id)
+        {
+            s.version = Some(i.protocol_version.as_str().into());
+            s.plain = plain;
+        }
+        Ok(answer)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -160,6 +339,7 @@ impl SessionManager for CappedSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
+        self.heard(id, &message);
         self.inner.create_stream(id, message).await
     }
 
@@ -169,6 +349,7 @@ impl SessionManager for CappedSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.touch(id);
+        self.heard(id, &message);
         self.inner.accept_message(id, message).await
     }
 
