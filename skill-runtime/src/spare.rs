@@ -4,10 +4,9 @@
 //!
 //! A job makes and lets go a few blocks of fixed types (its future, its
 //! state, its invocation, its run record, its output's); glibc's per-thread
-//! cache serves them, with more checks: a `malloc` and a `free` of these
-//! sizes cost about 130 instructions a block, taking and keeping a spare
-//! about 15 (docs/performance.md). A thread keeps at most one spare of each
-//! type, freed when the thread ends.
+//! cache serves them, but through its bins and their checks, where taking
+//! a spare is a load and a store (docs/performance.md has the figures). A
+//! thread keeps at most one spare of each type, freed when the thread ends.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;

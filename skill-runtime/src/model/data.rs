@@ -28,8 +28,9 @@ thread_local! {
 }
 
 /// What a `Data` was made from, and the other form once made. The form it
-/// was made from is held as it is: an initialized `OnceLock` costs a pass
-/// through its `Once` (about 90 instructions, on every job).
+/// was made from is held as it is, not in a `OnceLock`: reading an
+/// initialized `OnceLock` goes through its `Once`, which every job would
+/// pay to read its own output.
 enum Held {
     /// As written: not shrunk to fit, which would copy it.
     Text {
