@@ -10,7 +10,13 @@
 // The driver prints one JSON object: jobs, seconds, and the latencies in ms.
 // Jobs are added with `Queue.add` and awaited with `Job.waitUntilFinished`
 // (BullMQ's own request-and-wait); completed jobs are kept an hour, so that a
-// result is still there when its waiter asks.
+// result is still there when its waiter asks. The waiters hear of each
+// completion through the queue's event stream, which BullMQ trims to 10,000
+// events by default: thousands of jobs in flight write more than that (each
+// job several events) before the listener has read them, and a waiter whose
+// `completed` event was trimmed away waits until its timeout. The stream is
+// therefore kept long enough for the whole run (`streams.events.maxLen`,
+// BullMQ's setting for it).
 import { Queue, QueueEvents, Worker } from "bullmq";
 import IORedis from "ioredis";
 
@@ -41,7 +47,8 @@ async function worker(concurrency) {
 }
 
 async function drive(mode, n) {
-  const queue = new Queue(NAME, { connection: connect() });
+  const maxLen = Math.max(10_000, 20 * n);
+  const queue = new Queue(NAME, { connection: connect(), streams: { events: { maxLen } } });
   const events = new QueueEvents(NAME, { connection: connect() });
   await events.waitUntilReady();
   // Each waiter listens on both for a while: thousands at once is the point.

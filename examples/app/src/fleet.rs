@@ -57,8 +57,22 @@ pub struct WorkerArgs {
     runtime: RuntimeArgs,
 }
 
-/// `worker`: serve the queue until SIGTERM or Ctrl-C.
-pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
+/// `worker`: serve the queue until SIGTERM or Ctrl-C (listened for before
+/// anything else is done, so that a worker stopped while it starts reports
+/// its stop too).
+pub fn worker(args: WorkerArgs) -> ExitCode {
+    let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let stop = rt.block_on(async { listen_for_stop() });
+    let registry = match Registry::from_inventory() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // Log lines on standard error; with --otel the subscriber is set
     // already, with the same lines.
     {
@@ -98,10 +112,6 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let rt = match async_runtime(tokio::runtime::Builder::new_multi_thread()) {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
     rt.block_on(async move {
         let redis = &args.runtime.redis;
         let Some(url) = redis.url() else {
@@ -164,8 +174,8 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
             }
         };
         let (report, ()) = tokio::join!(
-            worker.run(shutdown()),
-            backend.run_schedules(&schedules, shutdown())
+            worker.run(shutdown(stop.clone())),
+            backend.run_schedules(&schedules, shutdown(stop))
         );
         eprintln!(
             "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to Redis",
@@ -178,28 +188,42 @@ pub fn worker(registry: Registry, args: WorkerArgs) -> ExitCode {
     })
 }
 
-/// Completes on SIGTERM or Ctrl-C.
-async fn shutdown() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// Listen for SIGTERM and Ctrl-C from now on (within a runtime): a signal
+/// that comes while the worker is still starting is kept, and stops it as
+/// soon as it serves, with its report, instead of killing it unreported.
+fn listen_for_stop() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
     #[cfg(unix)]
-    {
+    let signals = {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
+        (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        )
+    };
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        match signals {
+            (Ok(mut term), Ok(mut int)) => {
                 tokio::select! {
-                    _ = ctrl_c => {}
                     _ = term.recv() => {}
+                    _ = int.recv() => {}
                 }
             }
-            Err(_) => {
-                let _ = ctrl_c.await;
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
             }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// Completes once `stop` says so (SIGTERM or Ctrl-C came).
+async fn shutdown(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
 }
 
 #[derive(clap::Args)]

@@ -286,6 +286,8 @@ fn main() -> ExitCode {
             };
         }
         Command::Enqueue(args) => return fleet::enqueue(args),
+        // Listens for SIGTERM before it builds its registry (`fleet.rs`).
+        Command::Worker(args) => return fleet::worker(args),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "skill-examples", &mut out);
@@ -353,7 +355,7 @@ fn main() -> ExitCode {
             op,
         ),
         Command::Mcp(args) => serve::mcp(registry, args),
-        Command::Worker(args) => fleet::worker(registry, args),
+        Command::Worker(_) => unreachable!("answered above"),
         Command::Stats { .. }
         | Command::Result(_)
         | Command::Cancel(_)
