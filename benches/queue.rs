@@ -8,10 +8,11 @@
 //! each calling `RedisBackend::enqueue_and_wait` in a loop. Celery: `celery
 //! worker` processes running an equivalent task (`bench/celery_echo.py`), and
 //! its natural caller: every `delay()` first, then every `get()`. BullMQ:
-//! Node worker processes (`bench/bullmq_echo.mjs`), and its request-and-wait:
-//! every `Queue.add` with `Job.waitUntilFinished` at once. Each side
+//! Node worker processes (`bench/bullmq_echo.mjs`), and every `Queue.add` at
+//! once, the results heard by one `QueueEvents` listener, as BullMQ advises
+//! for many jobs. Each side
 //! runs its trivial job `QUEUE_BENCH_JOBS` times per round; rounds alternate
-//! between the two so the machine's noise falls on both; the medians are
+//! between the three so the machine's noise falls on both; the medians are
 //! reported. Latency: one caller, one job at a time, `QUEUE_BENCH_LATENCY`
 //! jobs, one worker.
 //!
