@@ -135,7 +135,8 @@ async fn a_session_call_answered_directly_is_cancelled_by_the_client() {
 
 /// A session kept busy by calls the endpoint answers itself stays open past
 /// the idle time (rmcp's session worker never sees those calls: idleness is
-/// judged by the endpoint), and one left idle past it is closed.
+/// judged by the endpoint), and one left idle past it is closed, even when
+/// its last call's client went away before the answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
     let rt = runtime();
@@ -163,6 +164,18 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
             );
             std::thread::sleep(Duration::from_millis(150));
         }
+        // A call whose client leaves mid-way holds the session no longer.
+        let slow = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":100,"step_ms":100}}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{slow}",
+            slow.len()
+        );
+        let mut left = TcpStream::connect(&addr).unwrap();
+        left.write_all(request.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        drop(left);
         std::thread::sleep(Duration::from_millis(900));
         // Any request looks for idle sessions; the idle one is then gone.
         post(&addr, None, init);

@@ -344,10 +344,15 @@ async fn call(
     let cancel = Cancel::new();
     let watch = Watch::new().cancel_with(cancel.clone());
     // In a session, the client's `notifications/cancelled` reaches it too.
-    let running = of.session.map(|(session, sessions)| {
+    // Taken out of the session's calls when this ends, answered or dropped.
+    let _running = of.session.map(|(session, sessions)| {
         let id = serde_json::to_string(of.id).unwrap_or_default();
         sessions.running(session, id.clone(), cancel.clone());
-        (session, sessions, id)
+        Running {
+            session,
+            sessions,
+            id,
+        }
     });
     let mut gone = CancelOnDrop(Some(cancel));
     #[cfg(feature = "otel")]
@@ -388,10 +393,21 @@ async fn call(
         )),
     };
     gone.0 = None;
-    if let Some((session, sessions, id)) = running {
-        sessions.ended(session, &id);
-    }
     answer
+}
+
+/// A session's call in flight: taken out of its session's calls when
+/// dropped, whether it was answered or its client went away.
+struct Running<'a> {
+    session: &'a str,
+    sessions: &'a CappedSessions,
+    id: String,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.sessions.ended(self.session, &self.id);
+    }
 }
 
 /// Which request a call answers: its id, its protocol version, and its
