@@ -11,7 +11,8 @@ import sys
 
 import anyio
 from mcp.client import Client
-from mcp.types import CreateMessageResult, ElicitResult, TextContent
+from mcp.types import (CreateMessageResult, ElicitResult, PromptReference, ResourceTemplateReference,
+                       TextContent)
 
 WATCHED = "test://watched-resource"
 
@@ -62,6 +63,13 @@ async def session(url, mode):
         check(set(prompts) >= {"test_simple_prompt", "test_prompt_with_arguments"}, f"{version}: prompts listed")
         got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "alpha", "arg2": "beta"})
         check("arg1='alpha', arg2='beta'" in got.messages[0].content.text, f"{version}: a prompt's arguments substituted")
+
+        completed = await client.complete(PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
+                                          {"name": "arg1", "value": "al"})
+        check(completed.completion.values == ["alpha"], f"{version}: a prompt argument completes from its known values")
+        completed = await client.complete(ResourceTemplateReference(type="ref/resource", uri="test://template/{id}/data"),
+                                          {"name": "id", "value": "1"})
+        check(completed.completion.values == ["1", "123"], f"{version}: a template variable completes from its known values")
 
         listed = [str(r.uri) for r in (await client.list_resources()).resources]
         check("skill://registry" in listed and "test://static-text" in listed,

@@ -302,18 +302,21 @@ pub fn published(options: McpOptions) -> McpOptions {
             })
             .description("A resource to subscribe to: `tick` changes it"),
         )
-        .resource_template(McpTemplate::new(
-            "test://template/{id}/data",
-            "template-data",
-            "application/json",
-            |args| {
-                let id = &args["id"];
-                Ok(Body::Text(
-                    json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") })
-                        .to_string(),
-                ))
-            },
-        ))
+        .resource_template(
+            McpTemplate::new(
+                "test://template/{id}/data",
+                "template-data",
+                "application/json",
+                |args| {
+                    let id = &args["id"];
+                    Ok(Body::Text(
+                        json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") })
+                            .to_string(),
+                    ))
+                },
+            )
+            .values("id", ["1", "2", "123"]),
+        )
         .prompt(McpPrompt::new(
             "test_simple_prompt",
             "A prompt with no arguments",
@@ -331,7 +334,8 @@ pub fn published(options: McpOptions) -> McpOptions {
                 },
             )
             .argument("arg1", "First test argument", true)
-            .argument("arg2", "Second test argument", true),
+            .argument("arg2", "Second test argument", true)
+            .values("arg1", ["alpha", "beta", "test-value"]),
         )
         .prompt(
             McpPrompt::new(

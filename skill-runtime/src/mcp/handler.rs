@@ -243,7 +243,19 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         traced("completion/complete", None, &context, async {
-            resources::complete(&request, self.entries_for(self.caller_of(&context)))
+            let r = &request.r#ref;
+            let argument = &request.argument;
+            let known =
+                self.published
+                    .known(r.as_prompt_name(), r.as_resource_uri(), &argument.name);
+            match known {
+                // What the app said its prompt's argument or its template's
+                // variable may be.
+                Some(values) => {
+                    resources::completed(values.iter().map(String::as_str), &argument.value)
+                }
+                None => resources::complete(&request, self.entries_for(self.caller_of(&context))),
+            }
         })
         .await
     }

@@ -32,6 +32,9 @@ type ReadFn = Arc<dyn Fn(&Args) -> Result<Body, String> + Send + Sync>;
 /// How a prompt's messages are made from its arguments.
 type RenderFn = Arc<dyn Fn(&Args) -> Vec<PromptLine> + Send + Sync>;
 
+/// Known values, by argument or variable name.
+type Known = BTreeMap<String, Vec<String>>;
+
 /// A resource the server publishes: a document or an image, as it is or
 /// read anew at each `resources/read` (tell subscribers it changed with
 /// [`McpServer::resource_updated`](crate::mcp::McpServer::resource_updated)).
@@ -106,6 +109,8 @@ pub struct McpTemplate {
     description: Option<String>,
     mime_type: String,
     read: ReadFn,
+    /// Known values of its variables, for `completion/complete`.
+    values: Known,
 }
 
 impl McpTemplate {
@@ -123,12 +128,25 @@ impl McpTemplate {
             description: None,
             mime_type: mime_type.into(),
             read: Arc::new(read),
+            values: Known::new(),
         }
     }
 
     /// What its resources are, for the client's listing.
     pub fn description(mut self, description: impl Into<String>) -> McpTemplate {
         self.description = Some(description.into());
+        self
+    }
+
+    /// The values its variable `name` may take, offered by
+    /// `completion/complete` (those that start with what was typed).
+    pub fn values<I, V>(mut self, name: impl Into<String>, values: I) -> McpTemplate
+    where
+        I: IntoIterator<Item = V>,
+        V: Into<String>,
+    {
+        self.values
+            .insert(name.into(), values.into_iter().map(Into::into).collect());
         self
     }
 }
@@ -185,6 +203,8 @@ impl PromptLine {
 pub struct McpPrompt {
     prompt: Prompt,
     render: RenderFn,
+    /// Known values of its arguments, for `completion/complete`.
+    values: Known,
 }
 
 impl McpPrompt {
@@ -198,7 +218,20 @@ impl McpPrompt {
         McpPrompt {
             prompt: Prompt::new(name, Some(description), None),
             render: Arc::new(render),
+            values: Known::new(),
         }
+    }
+
+    /// The values its argument `name` may take, offered by
+    /// `completion/complete` (those that start with what was typed).
+    pub fn values<I, V>(mut self, name: impl Into<String>, values: I) -> McpPrompt
+    where
+        I: IntoIterator<Item = V>,
+        V: Into<String>,
+    {
+        self.values
+            .insert(name.into(), values.into_iter().map(Into::into).collect());
+        self
     }
 
     /// It takes the argument `name` (`required` or not).
@@ -289,6 +322,26 @@ impl Published {
                 .templates
                 .iter()
                 .any(|t| matched(&t.uri_template, uri).is_some())
+    }
+
+    /// The known values of argument `argument` of the prompt `prompt`, or
+    /// of variable `argument` of the template `template`, when declared.
+    pub(crate) fn known(
+        &self,
+        prompt: Option<&str>,
+        template: Option<&str>,
+        argument: &str,
+    ) -> Option<&[String]> {
+        let values = if let Some(name) = prompt {
+            &self.prompts.iter().find(|p| p.prompt.name == name)?.values
+        } else {
+            &self
+                .templates
+                .iter()
+                .find(|t| Some(t.uri_template.as_str()) == template)?
+                .values
+        };
+        values.get(argument).map(Vec::as_slice)
     }
 
     /// The prompts, as `prompts/list` lists them.

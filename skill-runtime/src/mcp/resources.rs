@@ -108,9 +108,9 @@ pub(crate) fn read<'a>(
     ]))
 }
 
-/// `completion/complete`: the `tool` argument of the skill template, from
-/// the caller's tool names that start with what was typed (at most 100, the
-/// protocol's bound, with the total); anything else completes to nothing.
+/// `completion/complete` of the skill template's `tool` argument: the
+/// caller's tool names that start with what was typed (see [`completed`]);
+/// any other argument of it completes to nothing.
 pub(crate) fn complete<'a>(
     request: &CompleteRequestParams,
     entries: impl Iterator<Item = Entry<'a>>,
@@ -119,9 +119,18 @@ pub(crate) fn complete<'a>(
     if request.r#ref.as_resource_uri() != Some(SKILL_TEMPLATE) || name != "tool" {
         return Ok(CompleteResult::default());
     }
-    let matching: Vec<String> = entries
-        .filter(|e| e.tool.starts_with(value.as_str()))
-        .map(|e| e.tool.to_owned())
+    completed(entries.map(|e| e.tool), value)
+}
+
+/// The values of `known` that start with `typed`: at most 100, the
+/// protocol's bound, with the total.
+pub(crate) fn completed<'a>(
+    known: impl Iterator<Item = &'a str>,
+    typed: &str,
+) -> Result<CompleteResult, ErrorData> {
+    let matching: Vec<String> = known
+        .filter(|v| v.starts_with(typed))
+        .map(str::to_owned)
         .collect();
     let total = matching.len();
     let shown: Vec<String> = matching
