@@ -3,7 +3,8 @@
 //! rmcp serves is, and its record says so. In process, with a tool that is
 //! not a task (no queue given to the server), so that the direct path is the
 //! one taken; and in a 2025-11-25 session, one the client cancels, and a
-//! session kept open by such calls, closed once idle.
+//! session kept open by such calls, closed once idle; and, through rmcp, a
+//! call's event stream resumed after the last event id its client read.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -182,6 +183,109 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
         std::thread::sleep(Duration::from_millis(100));
         let answer = post(&addr, Some(&session), echo);
         assert!(answer.starts_with("HTTP/1.1 404"), "closed when idle: {answer}");
+    })
+    .await
+    .unwrap();
+}
+
+/// Resumability, through rmcp: in a session whose client may be asked
+/// questions (so its calls take rmcp's path and answer as event streams), a
+/// call's stream broken by the client mid-call is resumed with a GET that
+/// names the last event id it read: the events after it arrive, and then the
+/// answer; the job ran on, uncancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_event_stream_is_resumed_after_its_last_event_id() {
+    use std::io::{BufRead, BufReader};
+    let rt = runtime();
+    let server = McpServer::new(rt.clone(), McpOptions::new().server_info("test", "0")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(server.serve_http(listener));
+    /// The events of an event stream, as (id, data), until `done` says so.
+    fn events(
+        stream: &mut BufReader<TcpStream>,
+        done: impl Fn(&[(String, String)]) -> bool,
+    ) -> Vec<(String, String)> {
+        let (mut all, mut id, mut data) = (Vec::new(), String::new(), String::new());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if stream.read_line(&mut line).unwrap_or(0) == 0 {
+                return all;
+            }
+            let l = line.trim_end();
+            if let Some(v) = l.strip_prefix("id:") {
+                id = v.trim().to_owned();
+            } else if let Some(v) = l.strip_prefix("data:") {
+                data.push_str(v.trim());
+            } else if l.is_empty() && !(id.is_empty() && data.is_empty()) {
+                all.push((std::mem::take(&mut id), std::mem::take(&mut data)));
+                if done(&all) {
+                    return all;
+                }
+            }
+        }
+    }
+    tokio::task::spawn_blocking(move || {
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let head = post(&addr, None, init);
+        let session = head
+            .lines()
+            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
+            .expect("a session");
+        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        // 20 numbers, 100 ms apart, with progress: two seconds.
+        let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":20,"step_ms":100},"_meta":{"progressToken":"p"}}}"#;
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}",
+            call.len()
+        );
+        let mut conn = TcpStream::connect(&addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        conn.write_all(request.as_bytes()).unwrap();
+        let mut reader = BufReader::new(conn);
+        // Past the HTTP head; then three progress events, and the stream is
+        // dropped.
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap() > 2 {
+            line.clear();
+        }
+        let before = events(&mut reader, |all| {
+            all.iter().filter(|(_, d)| d.contains("notifications/progress")).count() >= 3
+        });
+        drop(reader);
+        let last = before.last().unwrap().0.clone();
+        assert!(!last.is_empty(), "events carry ids: {before:?}");
+        std::thread::sleep(Duration::from_millis(300));
+        let resume = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
+             Accept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Last-Event-ID: {last}\r\n\r\n"
+        );
+        let mut conn = TcpStream::connect(&addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        conn.write_all(resume.as_bytes()).unwrap();
+        let mut reader = BufReader::new(conn);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        assert!(status.starts_with("HTTP/1.1 200"), "resumed: {status}");
+        line.clear();
+        while reader.read_line(&mut line).unwrap() > 2 {
+            line.clear();
+        }
+        let after = events(&mut reader, |all| all.iter().any(|(_, d)| d.contains(r#""id":3"#)));
+        let answer = &after.last().expect("events after the last id").1;
+        assert!(
+            answer.contains(r#""counted":20"#),
+            "the answer, after the events it had not read: {after:?}"
+        );
+        let seen: Vec<&String> = before.iter().map(|(id, _)| id).collect();
+        assert!(
+            after.iter().all(|(id, _)| id.is_empty() || !seen.contains(&id)),
+            "no event it read comes again: {before:?} then {after:?}"
+        );
     })
     .await
     .unwrap();

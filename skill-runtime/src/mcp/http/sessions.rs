@@ -367,7 +367,11 @@ impl SessionManager for CappedSessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
-        self.inner.resume(id, last_event_id).await
+        let replay = self.inner.resume(id, last_event_id.clone()).await?;
+        Ok(After {
+            events: Box::pin(replay),
+            last: Some(last_event_id),
+        })
     }
 
     async fn restore_session(
@@ -379,5 +383,35 @@ impl SessionManager for CappedSessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+/// A resumed stream without the event its client named as the last it read:
+/// rmcp 3.11 replays from that event, not after it (`sync` skips up to its
+/// index, not past it), and the client would get it twice.
+struct After {
+    events: std::pin::Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>,
+    /// The id of the event the client read last, until it is passed over.
+    last: Option<String>,
+}
+
+impl Stream for After {
+    type Item = ServerSseMessage;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ServerSseMessage>> {
+        loop {
+            let next = self.events.as_mut().poll_next(cx);
+            if let std::task::Poll::Ready(Some(m)) = &next
+                && self.last.is_some()
+                && m.event_id == self.last
+            {
+                self.last = None;
+                continue;
+            }
+            return next;
+        }
     }
 }
