@@ -24,7 +24,13 @@ the times, does not move between runs.
 With --default-profile, the crates build with cargo's default dev profile
 (full debug info), as a user's crate does; otherwise with line tables only.
 
-usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand]
+With --edit, the edit loop instead of clean builds: in each crate, one
+function body is edited (`limit.max(1)` <-> `limit.max(2)` in `search_{N/2}`)
+and the crate rebuilt incrementally, `cargo check` then `cargo build`, in
+ROUNDS interleaved rounds; medians and ratios to the plain crate (with
+--instructions, the instructions of the rustc of one more edit each).
+
+usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit]
        (defaults: 200 skills, 3 rounds)
 """
 import os
@@ -200,6 +206,11 @@ def crate_source(n, kind):
     return "\n".join(parts)
 
 
+LABELS = {"bench-plain": "plain async fns", "bench-rmcp": "rmcp #[tool]s",
+          "bench-minimal": "minimal #[skill]s", "bench-skills": "full #[skill]s",
+          "bench-hand": "by hand (serde)"}
+
+
 def write_workspace(n, default_profile=False, kinds=KINDS):
     WORK.mkdir(parents=True, exist_ok=True)
     runtime = ROOT / "skill-runtime"
@@ -242,6 +253,13 @@ def cargo(*args, extra_env=None, capture=False):
 
 def instructions(pkg):
     """Instructions of one clean build of `pkg`'s own rustc, by cachegrind."""
+    cargo("clean", "-q", "-p", pkg)
+    return rustc_instructions("build", "-q", "-p", pkg)
+
+
+def rustc_instructions(*args):
+    """Instructions of the workspace's own rustc runs in `cargo ARGS`, by
+    cachegrind (the dependencies' rustc, if any runs, is not wrapped)."""
     with tempfile.TemporaryDirectory() as out:
         wrapper = Path(out) / "wrap.sh"
         wrapper.write_text(
@@ -249,14 +267,68 @@ def instructions(pkg):
             f"--cachegrind-out-file={out}/cg.%p.out \"$@\"\n"
         )
         wrapper.chmod(0o755)
-        cargo("clean", "-q", "-p", pkg)
-        cargo("build", "-q", "-p", pkg, extra_env={"RUSTC_WORKSPACE_WRAPPER": str(wrapper)})
+        cargo(*args, extra_env={"RUSTC_WORKSPACE_WRAPPER": str(wrapper)})
         total = 0
         for f in Path(out).glob("cg.*.out"):
             for line in f.read_text().splitlines():
                 if line.startswith("summary:"):
                     total += int(line.split()[1])
         return total
+
+
+def edit(kind, n):
+    """Flip the edited function's `limit.max(1)` to `(2)` or back."""
+    path = WORK / kind / "src" / "lib.rs"
+    text = path.read_text()
+    # The function that holds the body (in the rmcp crate, the plain one the
+    # tool method calls): its signature, then the first `limit.max(` after it.
+    at = text.index(f"fn search_{n // 2}(input: In{n // 2})")
+    at = text.index("limit.max(", at) + len("limit.max(")
+    flipped = "2" if text[at] == "1" else "1"
+    path.write_text(text[:at] + flipped + text[at + 1:])
+
+
+def timed(*args):
+    """Wall time and CPU time of one cargo command."""
+    cpu = cpu_of_children()
+    start = time.perf_counter()
+    cargo(*args)
+    return time.perf_counter() - start, cpu_of_children() - cpu
+
+
+def edit_loop(n, rounds, kinds, flags):
+    """The --edit measurement (see the module's documentation)."""
+    pkgs = [f"bench-{k}" for k in kinds]
+    for pkg in pkgs:
+        cargo("check", "-q", "-p", pkg)
+    times = {(pkg, how): [] for pkg in pkgs for how in ("check", "build")}
+    for r in range(rounds):
+        for kind, pkg in zip(kinds, pkgs):
+            edit(kind, n)
+            for how in ("check", "build"):
+                wall, cpu = timed(how, "-q", "-p", pkg)
+                times[(pkg, how)].append((wall, cpu))
+                print(f"round {r + 1}: {pkg:<14} {how:<5} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
+    print()
+    for how in ("check", "build"):
+        print(f"after editing one function, incremental `cargo {how}`, median of {rounds} (cpu in brackets):")
+        plain_wall = statistics.median(t[0] for t in times[("bench-plain", how)])
+        plain_cpu = statistics.median(t[1] for t in times[("bench-plain", how)])
+        for pkg in pkgs:
+            wall = statistics.median(t[0] for t in times[(pkg, how)])
+            cpu = statistics.median(t[1] for t in times[(pkg, how)])
+            print(f"  {n} {LABELS[pkg]:<18} {wall:6.2f} s   {wall / plain_wall:.2f}x   ({cpu / plain_cpu:.2f}x)")
+    if "--instructions" in flags:
+        print("instructions of each crate's rustc after one more edit (cachegrind):")
+        for how in ("check", "build"):
+            counts = {}
+            for kind, pkg in zip(kinds, pkgs):
+                edit(kind, n)
+                counts[pkg] = rustc_instructions(how, "-q", "-p", pkg)
+            for pkg in pkgs:
+                print(f"  {how:<5} {n} {LABELS[pkg]:<18} {counts[pkg] / 1e9:7.3f} G   "
+                      f"{counts[pkg] / counts['bench-plain']:.3f}x")
+    print("target: full #[skill]s at most 1.15x plain on `cargo check`, 1.25x on `cargo build`")
 
 
 def cpu_of_children():
@@ -267,18 +339,15 @@ def cpu_of_children():
 def timed_clean_build(pkg):
     """Wall time and CPU time (user + system, every rustc thread) of one build."""
     cargo("clean", "-q", "-p", pkg)
-    cpu = cpu_of_children()
-    start = time.perf_counter()
-    cargo("build", "-q", "-p", pkg)
-    return time.perf_counter() - start, cpu_of_children() - cpu
+    return timed("build", "-q", "-p", pkg)
 
 
 def main():
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - {"--instructions", "--default-profile", "--hand"}
+    unknown = set(flags) - {"--instructions", "--default-profile", "--hand", "--edit"}
     if unknown:
-        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand]")
+        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit]")
     n = int(args[0]) if len(args) > 0 else 200
     rounds = int(args[1]) if len(args) > 1 else 3
     default_profile = "--default-profile" in flags
@@ -292,6 +361,9 @@ def main():
     # and the dependencies of one built alone would be built again.
     for pkg in pkgs:
         cargo("build", "-q", "-p", pkg)
+    if "--edit" in flags:
+        edit_loop(n, rounds, kinds, flags)
+        return
     times = {pkg: [] for pkg in pkgs}
     for r in range(rounds):
         for pkg in pkgs:
@@ -299,9 +371,7 @@ def main():
             times[pkg].append((wall, cpu))
             print(f"round {r + 1}: {pkg:<14} wall {wall:6.2f} s   cpu {cpu:6.2f} s", flush=True)
     print()
-    labels = {"bench-plain": "plain async fns", "bench-rmcp": "rmcp #[tool]s",
-              "bench-minimal": "minimal #[skill]s", "bench-skills": "full #[skill]s",
-              "bench-hand": "by hand (serde)"}
+    labels = LABELS
     for label, i in (("wall", 0), ("cpu", 1)):
         plain = [t[i] for t in times["bench-plain"]]
         print(f"{label}, median of {rounds} (best-of-{rounds} ratio in brackets):")
