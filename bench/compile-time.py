@@ -259,15 +259,17 @@ def instructions(pkg):
 
 def rustc_instructions(*args):
     """Instructions of the workspace's own rustc runs in `cargo ARGS`, by
-    cachegrind (the dependencies' rustc, if any runs, is not wrapped)."""
+    cachegrind (the dependencies' rustc, if any runs, is not wrapped). The
+    wrapper is always the same file: its path is part of what cargo
+    fingerprints, and a new one would rebuild the crate from nothing."""
+    wrapper = WORK / "cachegrind-wrap.sh"
+    wrapper.write_text(
+        "#!/bin/sh\nexec valgrind --tool=cachegrind --cache-sim=no "
+        "--cachegrind-out-file=\"$CACHEGRIND_OUT/cg.%p.out\" \"$@\"\n"
+    )
+    wrapper.chmod(0o755)
     with tempfile.TemporaryDirectory() as out:
-        wrapper = Path(out) / "wrap.sh"
-        wrapper.write_text(
-            "#!/bin/sh\nexec valgrind --tool=cachegrind --cache-sim=no "
-            f"--cachegrind-out-file={out}/cg.%p.out \"$@\"\n"
-        )
-        wrapper.chmod(0o755)
-        cargo(*args, extra_env={"RUSTC_WORKSPACE_WRAPPER": str(wrapper)})
+        cargo(*args, extra_env={"RUSTC_WORKSPACE_WRAPPER": str(wrapper), "CACHEGRIND_OUT": out})
         total = 0
         for f in Path(out).glob("cg.*.out"):
             for line in f.read_text().splitlines():
@@ -323,6 +325,9 @@ def edit_loop(n, rounds, kinds, flags):
         for how in ("check", "build"):
             counts = {}
             for kind, pkg in zip(kinds, pkgs):
+                # Built once under the wrapper first (cargo rebuilds a crate
+                # whose compiler changed), then edited and counted.
+                rustc_instructions(how, "-q", "-p", pkg)
                 edit(kind, n)
                 counts[pkg] = rustc_instructions(how, "-q", "-p", pkg)
             for pkg in pkgs:
