@@ -25,13 +25,43 @@ fn runtime() -> Runtime {
         .expect("runtime starts")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_direct_call_whose_client_leaves_is_cancelled_with_its_record() {
-    let rt = runtime();
-    let server = McpServer::new(rt.clone(), McpOptions::new().server_info("test", "0")).unwrap();
+/// Serve MCP over HTTP from `rt` with `options` on a free loopback port;
+/// its `HOST:PORT`.
+async fn serve(rt: &Runtime, options: McpOptions) -> String {
+    let server = McpServer::new(rt.clone(), options).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(server.serve_http(listener));
+    addr
+}
+
+/// A 2025-11-25 session opened at `addr` by a client declaring
+/// `capabilities` (JSON), `notifications/initialized` sent: its id.
+fn open_session(addr: &str, capabilities: &str) -> String {
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    );
+    let head = post(addr, None, &init);
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.to_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|s| s.trim().to_owned())
+        })
+        .expect("a session");
+    post(
+        addr,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    session
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_call_whose_client_leaves_is_cancelled_with_its_record() {
+    let rt = runtime();
+    let addr = serve(&rt, McpOptions::new().server_info("test", "0")).await;
 
     // 100 numbers, 100 ms apart: ten seconds, unless cancelled.
     let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":100,"step_ms":100},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -92,19 +122,10 @@ fn post(addr: &str, session: Option<&str>, body: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_call_answered_directly_is_cancelled_by_the_client() {
     let rt = runtime();
-    let server = McpServer::new(rt.clone(), McpOptions::new().server_info("test", "0")).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(server.serve_http(listener));
+    let addr = serve(&rt, McpOptions::new().server_info("test", "0")).await;
     let started = Instant::now();
     let answer = tokio::task::spawn_blocking(move || {
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-        let head = post(&addr, None, init);
-        let session = head
-            .lines()
-            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
-            .expect("a session");
-        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let session = open_session(&addr, r#"{}"#);
         let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":100,"step_ms":100}}}"#;
         let (addr2, session2) = (addr.clone(), session.clone());
         let cancel = std::thread::spawn(move || {
@@ -143,18 +164,9 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
     let rt = runtime();
     let limits = skill_runtime::mcp::HttpLimits::default().session_idle(Duration::from_millis(400));
     let options = McpOptions::new().server_info("test", "0").http(limits);
-    let server = McpServer::new(rt, options).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(server.serve_http(listener));
+    let addr = serve(&rt, options).await;
     tokio::task::spawn_blocking(move || {
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
-        let head = post(&addr, None, init);
-        let session = head
-            .lines()
-            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
-            .expect("a session");
-        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let session = open_session(&addr, r#"{}"#);
         let echo = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#;
         // Ten calls 150 ms apart: well past the idle time in all.
         for n in 0..10 {
@@ -179,7 +191,7 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
         drop(left);
         std::thread::sleep(Duration::from_millis(900));
         // Any request looks for idle sessions; the idle one is then gone.
-        post(&addr, None, init);
+        open_session(&addr, "{}");
         std::thread::sleep(Duration::from_millis(100));
         let answer = post(&addr, Some(&session), echo);
         assert!(answer.starts_with("HTTP/1.1 404"), "closed when idle: {answer}");
@@ -197,10 +209,7 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
 async fn a_broken_event_stream_is_resumed_after_its_last_event_id() {
     use std::io::{BufRead, BufReader};
     let rt = runtime();
-    let server = McpServer::new(rt.clone(), McpOptions::new().server_info("test", "0")).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(server.serve_http(listener));
+    let addr = serve(&rt, McpOptions::new().server_info("test", "0")).await;
     /// The events of an event stream, as (id, data), until `done` says so.
     fn events(
         stream: &mut BufReader<TcpStream>,
@@ -227,13 +236,7 @@ async fn a_broken_event_stream_is_resumed_after_its_last_event_id() {
         }
     }
     tokio::task::spawn_blocking(move || {
-        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"0"}}}"#;
-        let head = post(&addr, None, init);
-        let session = head
-            .lines()
-            .find_map(|l| l.to_lowercase().strip_prefix("mcp-session-id:").map(|s| s.trim().to_owned()))
-            .expect("a session");
-        post(&addr, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let session = open_session(&addr, r#"{"elicitation":{}}"#);
         // 20 numbers, 100 ms apart, with progress: two seconds.
         let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":20,"step_ms":100},"_meta":{"progressToken":"p"}}}"#;
         let request = format!(

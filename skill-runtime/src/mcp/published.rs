@@ -35,6 +35,15 @@ type RenderFn = Arc<dyn Fn(&Args) -> Vec<PromptLine> + Send + Sync>;
 /// Known values, by argument or variable name.
 type Known = BTreeMap<String, Vec<String>>;
 
+/// `values` are what `name` may be.
+fn known<V: Into<String>>(
+    known: &mut Known,
+    name: impl Into<String>,
+    values: impl IntoIterator<Item = V>,
+) {
+    known.insert(name.into(), values.into_iter().map(Into::into).collect());
+}
+
 /// A resource the server publishes: a document or an image, as it is or
 /// read anew at each `resources/read` (tell subscribers it changed with
 /// [`McpServer::resource_updated`](crate::mcp::McpServer::resource_updated)).
@@ -145,8 +154,7 @@ impl McpTemplate {
         I: IntoIterator<Item = V>,
         V: Into<String>,
     {
-        self.values
-            .insert(name.into(), values.into_iter().map(Into::into).collect());
+        known(&mut self.values, name, values);
         self
     }
 }
@@ -229,8 +237,7 @@ impl McpPrompt {
         I: IntoIterator<Item = V>,
         V: Into<String>,
     {
-        self.values
-            .insert(name.into(), values.into_iter().map(Into::into).collect());
+        known(&mut self.values, name, values);
         self
     }
 
