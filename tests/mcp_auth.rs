@@ -594,8 +594,12 @@ fn a_session_belongs_to_the_caller_who_opened_it() {
         "params": {"requestId": 2, "reason": "not yours"}});
     let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept",
         "content": {"approve": true}}});
+    // A plain session's tool call, which the endpoint answers itself.
+    let echo = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": "hi"}}});
     for (what, message) in [
         ("a request", &listing),
+        ("a tool call", &echo),
         ("a cancellation", &cancel),
         ("an answer", &answer),
     ] {
@@ -626,6 +630,12 @@ fn a_session_belongs_to_the_caller_who_opened_it() {
         a.status
     );
     assert!(a.body["result"]["tools"].is_array(), "{:?}", a.body);
+    let a = post(addr, Some(&ann), Some(&hers), &echo);
+    assert_eq!(
+        a.body["result"]["structuredContent"]["message"], "hi",
+        "the owner's tool call is answered: {:?}",
+        a.body
+    );
 }
 
 /// A 2026-07-28 approval answer is bound to the caller it was asked of:
