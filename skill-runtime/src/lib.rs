@@ -253,6 +253,7 @@ pub use contract::direct::{AppCtx, Authority};
 pub use contract::invocation::{Fence, Resources};
 pub use contract::skill::{Ctx, Skill};
 pub use contract::watch::{Cancel, LogLevel, LogLine, PROGRESS_EVERY, Watch};
+pub use exec::ground::Grounded;
 pub use exec::runtime::{Runtime, RuntimeBuilder};
 pub use model::caller::Caller;
 pub use model::data::Data;

@@ -19,6 +19,7 @@ macro_rules! out {
 
 mod agents;
 mod fleet;
+mod ground;
 mod progress;
 mod queue_admin;
 mod redis_args;
@@ -136,6 +137,15 @@ enum Command {
         /// NAME is an op of the op registry, not a skill.
         #[arg(long)]
         op: bool,
+    },
+    /// Ground tool calls as a model proposed them, without running them: read
+    /// JSON lines `{"name": ..., "arguments": ...}` (a skill's name or its
+    /// tool name; the arguments as JSON text or a value) from standard input,
+    /// and print for each whether it would pass the skill's input stage
+    /// (schema, decoding, limits), with each error's path.
+    Ground {
+        #[command(flatten)]
+        runtime: run::RuntimeArgs,
     },
     /// Serve the exposed skills as MCP tools over standard input and output. Every
     /// call goes through the runtime pipeline as the caller these flags describe;
@@ -355,6 +365,7 @@ fn main() -> ExitCode {
             op,
         ),
         Command::Mcp(args) => serve::mcp(registry, args),
+        Command::Ground { runtime } => ground::ground(registry, &runtime),
         Command::Worker(_) => unreachable!("answered above"),
         Command::Stats { .. }
         | Command::Result(_)

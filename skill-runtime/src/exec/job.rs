@@ -184,7 +184,12 @@ impl Runtime {
         self.run(st, typed_output::<S>)
     }
 
-    fn state(&self, job: JobEnvelope, typed: Option<Boxed>, text: Option<String>) -> Box<State> {
+    pub(crate) fn state(
+        &self,
+        job: JobEnvelope,
+        typed: Option<Boxed>,
+        text: Option<String>,
+    ) -> Box<State> {
         State::new(&self.inner.resources, job, typed, text)
     }
 

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod finish;
+pub mod ground;
 pub mod job;
 pub(crate) mod lend;
 pub mod op;

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::schema::formats::standard_formats_only;
 use crate::schema::residual::{residual, shapes_only_at_the_top};
 
 /// A compiled schema, and what of it a value of its Rust type can still
@@ -125,8 +126,15 @@ impl CompiledSchema {
         };
         let rest = residual(schema);
         let decoding_checks_shapes = shapes_only_at_the_top(schema);
+        // The whole check is the published schema's: integer widths as
+        // bounds (a number out of a field's range is refused at its path,
+        // not by the decoder), exactly what a consumer of the registry
+        // checks. The residual is of the generated schema, whose type
+        // guarantees the widths.
+        let mut published = schema.clone();
+        standard_formats_only(&mut published);
         Ok(CompiledSchema {
-            validator: build(schema)?,
+            validator: build(&published)?,
             residual: rest.as_ref().map(build).transpose()?,
             residual_fields: match fields_of(schema, rest.as_ref(), decoding_checks_shapes) {
                 Some(fields) => Some(

@@ -43,7 +43,11 @@ pub(crate) fn preconditions(
     st.settle(Stage::Preconditions, held)
 }
 
-fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Boxed, InvokeError> {
+pub(crate) fn decode(
+    limits: Limits,
+    skill: &RegisteredSkill,
+    st: &mut State,
+) -> Result<Boxed, InvokeError> {
     let name = skill.name();
     if let Some(refused) = st.refused.take() {
         return Err(match refused {
@@ -98,23 +102,70 @@ fn decode(limits: Limits, skill: &RegisteredSkill, st: &mut State) -> Result<Box
     // decoded params, `is_valid_decoded`). Params that do not decode get
     // the whole schema, for every violation with its path; the decoder's
     // message is the answer only when the schema has nothing to say.
+    let mut rewritten = None;
     let (input, valid) = match st.typed_input.take() {
         Some(typed) => (typed, schema.is_valid_for_type(params)),
         None => match skill.decode(Input::Value(params)) {
             Ok(input) => (input, schema.is_valid_decoded(params)),
             Err(_) if !schema.is_valid(params) => return Err(invalid()),
-            Err(e) => {
-                return Err(InvokeError::MalformedInput {
-                    skill: name.to_owned(),
-                    message: e.to_string(),
-                });
-            }
+            // Valid, yet not decoded: JSON Schema's integers include `2.0`
+            // and `2e3`, which serde reads only as floats. The params go on
+            // with such numbers written as integers, if that decodes: the
+            // published schema is the whole contract (a consumer checking
+            // against it, in any language, accepts what the runtime does).
+            Err(e) => match whole_numbers(params)
+                .and_then(|whole| Some((skill.decode(Input::Value(&whole)).ok()?, whole)))
+            {
+                Some((input, whole)) => {
+                    rewritten = Some(whole);
+                    (input, true)
+                }
+                None => {
+                    return Err(InvokeError::MalformedInput {
+                        skill: name.to_owned(),
+                        message: e.to_string(),
+                    });
+                }
+            },
         },
     };
     if !valid {
         return Err(invalid());
     }
+    if let Some(whole) = rewritten {
+        st.target.params = whole;
+    }
     Ok(input)
+}
+
+/// `v` with each number written with a fraction or an exponent that is a
+/// whole number within `i64` or `u64` (`2.0`, `2e3`, `-0.0`) written as an
+/// integer; `None` when it has none. Walks a copy: reached only by params
+/// that did not decode.
+#[cold]
+fn whole_numbers(v: &Value) -> Option<Value> {
+    fn whole(n: &serde_json::Number) -> Option<serde_json::Number> {
+        let f = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0)?;
+        // 2^64 and -2^63, exactly, as doubles.
+        const BEYOND_U64: f64 = 18_446_744_073_709_551_616.0;
+        const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+        match f {
+            // `as` is exact here: the double is a whole number in range.
+            f if (0.0..BEYOND_U64).contains(&f) => Some((f as u64).into()),
+            f if (I64_MIN..0.0).contains(&f) => Some((f as i64).into()),
+            _ => None,
+        }
+    }
+    fn walk(v: &mut Value) -> bool {
+        match v {
+            Value::Number(n) => whole(n).map(|w| *n = w).is_some(),
+            Value::Array(items) => items.iter_mut().fold(false, |any, x| walk(x) | any),
+            Value::Object(fields) => fields.values_mut().fold(false, |any, x| walk(x) | any),
+            _ => false,
+        }
+    }
+    let mut copy = v.clone();
+    walk(&mut copy).then_some(copy)
 }
 
 /// Whether a later stage of this job will need the params as a value
