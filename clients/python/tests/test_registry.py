@@ -68,6 +68,14 @@ class RegistryTests(unittest.TestCase):
         answer = self.registry.ground({"name": "drop_everything", "arguments": "{}"})
         self.assertFalse(answer.ok)
         self.assertEqual(answer.code, "unknown_skill")
+        self.assertEqual(self.registry.ground({"arguments": "{}"}).code, "unknown_skill")
+
+    def test_answers_read_with_the_typescript_packages_keys_too(self) -> None:
+        purge = self.registry.ground({"name": "rag_cache_purge", "arguments": {"namespace": "knowledge:faq"}})
+        self.assertTrue(purge["ok"] and purge["isDestructive"] and purge["requiresHitl"])
+        wrong = self.registry.ground({"name": "echo", "arguments": {"message": 1}})
+        self.assertEqual(wrong["errors"][0]["path"], "/message")
+        self.assertEqual(self.registry.ground({"name": "echo", "arguments": {"x": float("nan")}}).code, "malformed_json")
 
     def test_contracts_are_checked_strictly(self) -> None:
         contract = copy.deepcopy(self.registry.get_skill("echo"))

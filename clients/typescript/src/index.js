@@ -299,7 +299,8 @@ export class SkillRegistry {
    * arguments pass its input stage (size and depth limits, the input schema
    * with its formats); or why not, each error with its JSON pointer.
    */
-  ground({ name, arguments: args = "{}" }) {
+  ground({ name = "", arguments: args = "{}" } = {}) {
+    name = String(name);
     const reference = this.#byName.has(name) ? name : (this.#byTool.get(name) ?? name);
     const { entry, versions } = this.#lookup(reference);
     if (!versions) return refused("unknown_skill", `unknown skill \`${reference}\``);

@@ -57,6 +57,7 @@ test("an unknown skill is refused", () => {
   const answer = registry.ground({ name: "drop_everything", arguments: "{}" });
   assert.equal(answer.ok, false);
   assert.equal(answer.code, "unknown_skill");
+  assert.equal(registry.ground({ arguments: "{}" }).code, "unknown_skill");
 });
 
 test("contracts are checked strictly, and a registry with a bad one does not load", () => {

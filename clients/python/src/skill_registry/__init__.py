@@ -68,6 +68,19 @@ class Grounded:
     requires_hitl: bool
     ok: bool = field(default=True, init=False)
 
+    def __getitem__(self, key: str) -> Any:
+        """The TypeScript package's keys (``answer["isDestructive"]``), for
+        code written against either."""
+        return {
+            "ok": True,
+            "skill": self.skill,
+            "arguments": self.arguments,
+            "isDestructive": self.is_destructive,
+            "is_destructive": self.is_destructive,
+            "requiresHitl": self.requires_hitl,
+            "requires_hitl": self.requires_hitl,
+        }[key]
+
     def to_dict(self) -> dict[str, Any]:
         """The answer as ``skill-registry ground`` prints it."""
         return {
@@ -86,6 +99,11 @@ class Refused:
     code: str
     errors: list[GroundError]
     ok: bool = field(default=False, init=False)
+
+    def __getitem__(self, key: str) -> Any:
+        """The TypeScript package's keys (``answer["errors"]``), for code
+        written against either."""
+        return self.to_dict()[key]
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as ``skill-registry ground`` prints it."""
@@ -354,7 +372,7 @@ class SkillRegistry:
         the skill exists and may run here, and the arguments pass its input
         stage (size and depth limits, the input schema with its formats); or
         why not, each error with its JSON pointer."""
-        name = call.get("name") or ""
+        name = str(call.get("name") or "")
         reference = name if name in self._by_name else self._by_tool.get(name, name)
         entry, versions = self._lookup(reference)
         if versions is None:
@@ -375,7 +393,10 @@ class SkillRegistry:
         if isinstance(arguments, str):
             text = arguments
         else:
-            text = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            try:
+                text = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as e:
+                return _refused("malformed_json", f"arguments are not JSON: {e}")
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self._limits.max_input_bytes:
             return _refused("too_large", f"arguments of {size} bytes exceed the limit of {self._limits.max_input_bytes}")
