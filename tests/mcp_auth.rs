@@ -918,3 +918,94 @@ fn a_client_still_sending_reads_its_challenge() {
         "{answer}"
     );
 }
+
+/// A stateless 2026-07-28 request of `method` (about `name`: its `Mcp-Name`)
+/// with `token`.
+fn request_2026(addr: &str, token: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 12, "method": method, "params": params}).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\nMcp-Name: {name}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    send(addr, &head, &body).body
+}
+
+/// A run is its caller's: another caller can neither read it nor see it
+/// listed, exactly as if it did not exist.
+#[test]
+fn a_run_is_readable_by_its_caller_only() {
+    let dir = temp_dir("runs-owner");
+    let file = dir.join("keys.json");
+    let key = |name: &str| {
+        let out = Command::new(app())
+            .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let (ann, bob) = (key("ann"), key("bob"));
+    let records = dir.join("runs.jsonl");
+    let server = serve(&[
+        "--auth",
+        "api-keys",
+        file.to_str().unwrap(),
+        "--record",
+        records.to_str().unwrap(),
+    ]);
+    let addr = &server.addr;
+    let called = call_2026(addr, &ann, "echo", json!({"message": "ann's"})).body;
+    let job = called["result"]["_meta"]["dev.skill-runtime/manifest"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{called}"))
+        .to_owned();
+    let uri = format!("skill://runs/{job}");
+    let read = |token: &str| request_2026(addr, token, "resources/read", &uri, json!({"uri": uri}));
+    let own = read(&ann);
+    let text = own["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{own}"));
+    let record: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        (
+            record["skill"].as_str(),
+            record["caller"]["user_id"].as_str()
+        ),
+        (Some("echo"), Some("ann")),
+        "{record}"
+    );
+    let other = read(&bob);
+    assert!(other["error"].is_object(), "{other}");
+    let unknown = request_2026(
+        addr,
+        &bob,
+        "resources/read",
+        "skill://runs/none",
+        json!({"uri": "skill://runs/none"}),
+    );
+    assert_eq!(
+        other["error"]["code"], unknown["error"]["code"],
+        "{other} {unknown}"
+    );
+    let listed = |token: &str| {
+        request_2026(addr, token, "resources/list", "", json!({}))["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+            .filter(|u| u.starts_with("skill://runs/"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&ann), vec![uri.clone()]);
+    assert!(listed(&bob).is_empty());
+}

@@ -115,7 +115,7 @@ async def registry_resources(client, names, version):
     nothing of a tool the caller may not call (resource not found: -32002 on
     2025-11-25, invalid params on 2026-07-28, which folded it in)."""
     listed = await client.list_resources()
-    uris = [r.uri for r in listed.resources]
+    uris = [r.uri for r in listed.resources if not r.uri.startswith("skill://runs/")]
     check(uris == ["skill://registry"] + [f"skill://skills/{n}" for n in names],
           f"resources/list: the registry, then one manifest per permitted tool: {uris}")
     registry = await client.read_resource("skill://registry")
@@ -127,8 +127,8 @@ async def registry_resources(client, names, version):
     check(entry["name"] == "vlevel_calculator" and "inputs_schema" in entry and "capabilities" in entry,
           f"resources/read of a tool's manifest: its registry entry {sorted(entry)[:6]}")
     templates = await client.list_resource_templates()
-    check([t.uri_template for t in templates.resource_templates] == ["skill://skills/{tool}"],
-          "resources/templates/list: one skill's manifest by tool name")
+    check([t.uri_template for t in templates.resource_templates] == ["skill://skills/{tool}", "skill://runs/{job_id}"],
+          "resources/templates/list: one skill's manifest by tool name, one run of the caller's by job id")
     completed = await client.complete(
         ResourceTemplateReference(type="ref/resource", uri="skill://skills/{tool}"),
         {"name": "tool", "value": "ai_cos_v"})
@@ -141,6 +141,79 @@ async def registry_resources(client, names, version):
         hidden = e
     check(hidden is not None and hidden.error.code == (-32002 if version == "2025-11-25" else -32602),
           f"a tool the caller may not call has no readable manifest: {hidden!r}")
+
+
+async def runs_session(binary, mode, log, records):
+    """The caller's runs as resources (`skill://runs/{job_id}`): listed while
+    they run and after, a running one's progress and then its record, the
+    template with completion of `job_id`; on 2025-11-25 a subscriber is told
+    as the run progresses and when it ends."""
+    updates = []
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", "") == "notifications/resources/updated":
+            updates.append(root.params.uri)
+
+    async with Client(server(binary, log, "--record", records), mode=mode, message_handler=on_message) as client:
+        version = client.session.protocol_version
+        r = await client.call_tool("echo", {"message": "remember me"})
+        job = r.meta["dev.skill-runtime/manifest"]["job_id"]
+        uri = f"skill://runs/{job}"
+        listed = [x for x in (await client.list_resources()).resources if x.uri.startswith("skill://runs/")]
+        check([x.uri for x in listed] == [uri] and listed[0].title == "echo: succeeded",
+              f"{version}: resources/list names the caller's run: {[(x.uri, x.title) for x in listed]}")
+        record = json.loads((await client.read_resource(uri)).contents[0].text)
+        check(record["job_id"] == job and record["skill"] == "echo" and record["status"] == "succeeded"
+              and record["output"] == {"message": "remember me"} and record["steps"],
+              f"{version}: resources/read of the run: its record {sorted(record)[:8]}")
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        check("skill://runs/{job_id}" in templates, f"{version}: the runs template is listed: {templates}")
+        completed = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri="skill://runs/{job_id}"),
+            {"name": "job_id", "value": job[:6]})
+        check(completed.completion.values == [job], f"{version}: completion of job_id: {completed.completion.values}")
+        try:
+            await client.read_resource("skill://runs/00000000-0000-0000-0000-000000000000")
+            unknown = None
+        except MCPError as e:
+            unknown = e
+        check(unknown is not None, f"{version}: an unknown run is not found: {unknown!r}")
+
+        async def on_progress(progress, total, message):
+            pass
+
+        async def slow_call():
+            await client.call_tool("count_slowly", {"to": 8, "step_ms": 150}, progress_callback=on_progress)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(slow_call)
+            running = None
+            with anyio.fail_after(5):
+                while running is None:
+                    found = [x for x in (await client.list_resources()).resources
+                             if x.uri.startswith("skill://runs/") and x.title == "count_slowly: running"]
+                    running = found[0].uri if found else None
+                    await anyio.sleep(0.02)
+            if mode == "legacy":
+                await client.subscribe_resource(running)
+            with anyio.fail_after(5):
+                while True:
+                    shown = json.loads((await client.read_resource(running)).contents[0].text)
+                    if shown.get("progress"):
+                        break
+                    await anyio.sleep(0.05)
+            check(shown["status"] == "running" and shown["skill"] == "count_slowly" and shown["progress"]["done"] >= 1,
+                  f"{version}: a running job's resource is its progress: {shown}")
+        ended = json.loads((await client.read_resource(running)).contents[0].text)
+        check(ended["status"] == "succeeded" and ended["output"] == {"counted": 8},
+              f"{version}: the ended job's resource is its record: {ended['status']}")
+        if mode == "legacy":
+            with anyio.fail_after(5):
+                while updates.count(running) < 2:
+                    await anyio.sleep(0.02)
+            check(set(updates) == {running}, f"{version}: the subscriber was told as the run progressed and ended: {len(updates)} updates")
+        return version
 
 
 async def approved_session(binary, log):
@@ -238,6 +311,7 @@ RESPONSES = {
         "resources/read": ("result", "ReadResourceResult"),
         "completion/complete": ("result", "CompleteResult"),
         "logging/setLevel": ("result", "EmptyResult"),
+        "resources/subscribe": ("result", "EmptyResult"),
     },
     "2026-07-28": {
         "server/discover": ("message", "DiscoverResultResponse"),
@@ -415,6 +489,10 @@ def main():
         log = os.path.join(work, f"mcp-asked-{mode}.jsonl")
         records = os.path.join(work, f"runs-asked-{mode}.jsonl")
         logs.append((log, anyio.run(asked_session, binary, mode, log, records)))
+    for mode in ["legacy", "auto"]:
+        log = os.path.join(work, f"mcp-runs-{mode}.jsonl")
+        records = os.path.join(work, f"runs-runs-{mode}.jsonl")
+        logs.append((log, anyio.run(runs_session, binary, mode, log, records)))
     for mode in ["legacy", "auto"]:
         log = os.path.join(work, f"mcp-logged-{mode}.jsonl")
         logs.append((log, anyio.run(logged_session, binary, mode, log)))

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::contract::ask::Ask;
 use crate::model::approval::Decision;
-use crate::model::record::Progress;
+use crate::model::record::{Progress, RunRecord};
 use crate::sync::lock;
 
 /// The least time between two reports passed on to a watcher: a handler
@@ -104,6 +104,9 @@ pub(crate) type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
 /// Where a job's log lines go.
 pub(crate) type LogHook = Arc<dyn Fn(&LogLine) + Send + Sync>;
 
+/// Where a watched job's run record goes when it ends, beside the sink.
+pub(crate) type RecordHook = Arc<dyn Fn(&Arc<RunRecord>) + Send + Sync>;
+
 /// How much a log line matters, least first: syslog's levels (RFC 5424),
 /// which MCP's `notifications/message` carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -171,6 +174,7 @@ pub struct LogLine {
 pub struct Watch {
     pub(crate) progress: Option<ProgressHook>,
     pub(crate) log: Option<LogHook>,
+    pub(crate) record: Option<RecordHook>,
     pub(crate) cancel: Option<Cancel>,
     pub(crate) decision: Option<Decision>,
     /// The caller, when it can be asked while the job runs.
@@ -196,6 +200,14 @@ impl Watch {
     /// show its redacted inputs to scrubs them first, as the MCP server does.
     pub fn on_log(mut self, f: impl Fn(&LogLine) + Send + Sync + 'static) -> Watch {
         self.log = Some(Arc::new(f));
+        self
+    }
+
+    /// Pass the job's run record to `f` when it ends (as the sink gets it,
+    /// redacted; from the job's task: `f` must not block). Each job started
+    /// with this watcher, a pipeline's steps included, hands on its own.
+    pub fn on_record(mut self, f: impl Fn(&Arc<RunRecord>) + Send + Sync + 'static) -> Watch {
+        self.record = Some(Arc::new(f));
         self
     }
 
@@ -231,6 +243,7 @@ impl fmt::Debug for Watch {
         f.debug_struct("Watch")
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.is_some())
+            .field("record", &self.record.is_some())
             .field("cancel", &self.cancel)
             .field("decision", &self.decision)
             .field("ask", &self.ask.is_some())

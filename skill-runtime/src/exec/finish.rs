@@ -170,6 +170,7 @@ impl Runtime {
         // Where the job stopped, told to its watcher if the coalescing held
         // the last report back.
         let progress = st.inv.flush_progress();
+        let told = st.inv.watch.record.clone();
         let inv = &mut *st.inv;
         let (job_id, trace_id, parent_job_id, caller, constraints, intent, scope) =
             match Arc::get_mut(inv) {
@@ -239,7 +240,11 @@ impl Runtime {
             },
         });
         // SAFETY: written just above, in place.
-        inner.sink.record(unsafe { block.assume_init() });
+        let record = unsafe { block.assume_init() };
+        if let Some(told) = told {
+            told(&record);
+        }
+        inner.sink.record(record);
         // The state's block, and its invocation's, kept for the next job
         // on this thread (`crate::spare`).
         st.let_go();

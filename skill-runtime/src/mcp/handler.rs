@@ -1,6 +1,7 @@
 //! The MCP methods the server answers: tools (`server.rs` says who may see
 //! and call which), tasks (`tasks.rs`), the registry as resources with
-//! completion of their template (`resources.rs`), and the level of the log
+//! completion of their template (`resources.rs`), the caller's runs
+//! (`runs.rs`), and the level of the log
 //! lines a session's calls send (`watched.rs`). With feature `otel`, each
 //! answer is made in a server span of its own (`spans.rs`).
 
@@ -20,6 +21,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::mcp::published::Args;
 use crate::mcp::resources;
 use crate::mcp::results::outcome_result;
+use crate::mcp::runs::{self, RUN_TEMPLATE};
 use crate::mcp::server::McpServer;
 #[cfg(feature = "otel")]
 use crate::mcp::spans;
@@ -51,7 +53,9 @@ impl McpServer {
         uri: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if self.published.knows(uri) {
+        // A run may not have started yet, or be another caller's: told
+        // only of the subscriber's own (`runs.rs`), it can learn nothing.
+        if self.published.knows(uri) || runs::job_of(uri).is_some() {
             return Ok(());
         }
         resources::read(uri, self.entries_for(self.caller_of(context))).map(|_| ())
@@ -95,8 +99,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         traced("resources/list", None, &context, async {
-            let mut listed = resources::list(self.entries_for(self.caller_of(&context)));
+            let caller = self.caller_of(&context);
+            let mut listed = resources::list(self.entries_for(caller));
             listed.resources.extend(self.published.listed());
+            listed.resources.extend(self.runs.listed(caller));
             Ok(listed)
         })
         .await
@@ -109,6 +115,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         traced("resources/templates/list", None, &context, async {
             let mut listed = resources::templates();
+            listed.resource_templates.push(runs::template());
             listed.resource_templates.extend(self.published.templates());
             Ok(listed)
         })
@@ -121,6 +128,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         traced("resources/read", Some(&request.uri), &context, async {
+            if let Some(run) = self.runs.read(&request.uri, self.caller_of(&context)) {
+                return run.map(Into::into);
+            }
             match self.published.read(&request.uri) {
                 Some(Ok(contents)) => Ok(ReadResourceResult::new(vec![contents]).into()),
                 Some(Err(why)) => Err(ErrorData::resource_not_found(
@@ -179,7 +189,11 @@ impl ServerHandler for McpServer {
             .resource_subscriptions
             .iter()
             .flatten()
-            .filter(|uri| self.published.knows(uri) || resources::names_registry(uri))
+            .filter(|uri| {
+                self.published.knows(uri)
+                    || resources::names_registry(uri)
+                    || runs::job_of(uri).is_some()
+            })
             .cloned()
             .collect();
         let mut accepted = SubscriptionFilter::new();
@@ -253,6 +267,10 @@ impl ServerHandler for McpServer {
                 // variable may be.
                 Some(values) => {
                     resources::completed(values.iter().map(String::as_str), &argument.value)
+                }
+                None if r.as_resource_uri() == Some(RUN_TEMPLATE) && argument.name == "job_id" => {
+                    let ids = self.runs.job_ids(self.caller_of(&context));
+                    resources::completed(ids.iter().map(String::as_str), &argument.value)
                 }
                 None => resources::complete(&request, self.entries_for(self.caller_of(&context))),
             }

@@ -22,6 +22,7 @@ mod options;
 mod published;
 mod resources;
 mod results;
+mod runs;
 mod seal;
 mod server;
 #[cfg(feature = "otel")]

@@ -30,10 +30,11 @@ use crate::mcp::listed::{Listed, Route, headed, lacking};
 use crate::mcp::options::McpOptions;
 use crate::mcp::published::{Published, Subscribers};
 use crate::mcp::results::{error_result, tool_result};
+use crate::mcp::runs::{self, Runs};
 use crate::mcp::seal::Seals;
 use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::watched::{Logs, log_level, watched};
-use crate::mcp::{agents, resources, stdio};
+use crate::mcp::{agents, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::content::CONTENT_MARKER;
 use crate::model::envelope::JobEnvelope;
@@ -62,7 +63,7 @@ pub struct McpServer {
     /// over stdio, and over HTTP without an authenticator).
     caller: Arc<Caller>,
     /// By tool name, sorted: a binary search, no hashing, per call.
-    tools: Arc<[Listed]>,
+    pub(crate) tools: Arc<[Listed]>,
     pub(crate) info: Arc<ServerConfig>,
     pub(crate) result_ids: bool,
     /// Whether the server asks its clients' users for approvals
@@ -90,6 +91,9 @@ pub struct McpServer {
     /// Every session's subscriptions, and this session's own URIs.
     pub(crate) subscribers: Arc<Subscribers>,
     pub(crate) subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// The runs of its callers, as resources (`skill://runs/{job_id}`),
+    /// across its sessions.
+    pub(crate) runs: Arc<Runs>,
     /// Its HTTP session's clock, for `mcp.server.session.duration`: a
     /// session's server only ([`McpServer::for_session`]).
     #[cfg(feature = "otel")]
@@ -197,6 +201,7 @@ impl McpServer {
             published: Arc::new(options.published),
             subscribers: Arc::default(),
             subscribed: Arc::default(),
+            runs: Arc::default(),
             #[cfg(feature = "otel")]
             session: None,
         })
@@ -277,46 +282,6 @@ impl McpServer {
         self.tools_for(&self.caller)
     }
 
-    /// The tools `caller` sees: those whose MCP permissions it holds.
-    pub fn tools_for(&self, caller: &Caller) -> Vec<Tool> {
-        self.tools
-            .iter()
-            .filter(|t| lacking(caller, &t.needs).is_empty())
-            .map(|t| t.tool.clone())
-            .collect()
-    }
-
-    /// The registry entries of the skills `caller` may call, in
-    /// `tools/list` order.
-    pub(crate) fn entries_for<'a>(
-        &'a self,
-        caller: &'a Caller,
-    ) -> impl Iterator<Item = resources::Entry<'a>> {
-        self.tools
-            .iter()
-            .filter(move |t| lacking(caller, &t.needs).is_empty())
-            .filter_map(|t| {
-                Some(resources::Entry {
-                    tool: &t.tool.name,
-                    description: t.tool.description.as_deref(),
-                    json: t.entry.as_deref()?,
-                })
-            })
-    }
-
-    /// Every MCP permission some tool needs.
-    pub fn all_permissions(&self) -> std::collections::BTreeSet<&'static str> {
-        self.tools
-            .iter()
-            .flat_map(|t| t.needs.iter().copied())
-            .collect()
-    }
-
-    /// The MCP permissions a caller needs for tool `name`, when there is one.
-    pub fn permissions_of(&self, name: &str) -> Option<&[&'static str]> {
-        self.listed(name).map(|t| &*t.needs)
-    }
-
     /// Whether a `tools/call` of `name` needs nothing of rmcp's request
     /// machinery beyond what `http/direct.rs` does: a skill's tool, no person
     /// asked, not run as a task, no `Mcp-Param-*` headers to check.
@@ -340,21 +305,6 @@ impl McpServer {
     /// (`notifications/resources/updated`); the number of sessions told.
     pub async fn resource_updated(&self, uri: &str) -> usize {
         self.subscribers.updated(uri).await
-    }
-
-    /// Whether the skill named `skill` answers content blocks (a task's
-    /// result names its skill, not its tool).
-    pub(crate) fn answers_blocks(&self, skill: &str) -> bool {
-        self.tools
-            .iter()
-            .any(|t| t.blocks && matches!(t.route, Route::Serve { name, .. } if name == skill))
-    }
-
-    pub(crate) fn listed(&self, name: &str) -> Option<&Listed> {
-        self.tools
-            .binary_search_by(|t| t.tool.name.as_ref().cmp(name))
-            .ok()
-            .map(|i| &self.tools[i])
     }
 
     /// Serve over standard input and output until the client closes them.
@@ -420,10 +370,20 @@ impl McpServer {
             params,
             caller.clone(),
         ));
-        Ok(match self.runtime.invoke_watched(job, watch).await {
+        let job_id = job.job_id.clone();
+        let (running, watch) =
+            self.runs
+                .start(&self.subscribers, job_id.as_str(), skill, caller, watch);
+        let answer = match self.runtime.invoke_watched(job, watch).await {
             Ok(result) => tool_result(&result, self.result_ids, listed.blocks),
             Err(e) => error_result(&e),
-        })
+        };
+        drop(running);
+        let uri = runs::uri_of(job_id.as_str());
+        if self.subscribers.wanted(&uri) {
+            self.subscribers.updated(&uri).await;
+        }
+        Ok(answer)
     }
 }
 
