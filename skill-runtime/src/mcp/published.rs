@@ -521,6 +521,11 @@ impl Subscribers {
         lock(&self.held).retain(|s| !matches!(s, Subscriber::Stream { id: i, .. } if *i == id));
     }
 
+    /// Whether any client is subscribed to anything.
+    pub(crate) fn any(&self) -> bool {
+        !lock(&self.held).is_empty()
+    }
+
     /// Whether any client is subscribed to `uri`.
     pub(crate) fn wanted(&self, uri: &str) -> bool {
         lock(&self.held).iter().any(|s| s.wants(uri) && !s.gone())

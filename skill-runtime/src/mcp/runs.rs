@@ -6,7 +6,7 @@
 //! id, and its subscribers are told as it progresses and when it ends. A run
 //! of another principal is "not found", exactly as an unknown one.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -15,8 +15,10 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTempla
 use serde_json::{Value, json};
 
 use crate::contract::watch::Watch;
+use crate::exec::sink::MemorySink;
 use crate::mcp::published::Subscribers;
 use crate::model::caller::Caller;
+use crate::model::id::Id;
 use crate::model::record::{Progress, RunRecord};
 use crate::model::time::format_time;
 use crate::sync::lock;
@@ -25,7 +27,8 @@ use crate::sync::lock;
 pub(crate) const RUN_TEMPLATE: &str = "skill://runs/{job_id}";
 const RUN_PREFIX: &str = "skill://runs/";
 const JSON: &str = "application/json";
-/// How many ended runs a server keeps the records of, all callers together.
+/// How many ended runs a server keeps the records of, all callers together,
+/// when its runtime keeps none in memory.
 /// A record keeps at most `Limits::max_record_value_bytes` of params and of
 /// output: a few megabytes at most, whatever clients send.
 const KEPT: usize = 256;
@@ -45,89 +48,119 @@ pub(crate) fn job_of(uri: &str) -> Option<&str> {
 
 /// A job running for a caller.
 struct Running {
-    owner: String,
-    skill: String,
+    job_id: Id,
+    caller: Caller,
+    skill: &'static str,
     started_at: SystemTime,
     progress: Option<Progress>,
 }
 
-/// The runs of a server's callers: those in flight, by job id, and the
-/// records of the last [`KEPT`] that ended.
-#[derive(Default)]
+/// The runs of a server's callers: those in flight (a handful: a list, no
+/// hashing), and the records of those that ended: the runtime's own, when
+/// it keeps them in memory, else the last [`KEPT`] the jobs' watchers
+/// handed over.
 pub(crate) struct Runs {
-    in_flight: Mutex<HashMap<String, Running>>,
+    in_flight: Mutex<Vec<Running>>,
+    memory: Option<Arc<MemorySink>>,
     ended: Mutex<VecDeque<Arc<RunRecord>>>,
 }
 
 /// A job in flight, taken out of [`Runs`] when dropped (ended, or its call
-/// dropped).
-pub(crate) struct Started {
-    runs: Arc<Runs>,
-    job_id: String,
+/// dropped). One pointer: it is held across the call's await, and a call's
+/// future is copied whole each time it moves.
+pub(crate) struct Started(Box<(Arc<Runs>, Id)>);
+
+impl Started {
+    /// The job's id.
+    pub(crate) fn job_id(&self) -> &str {
+        self.0.1.as_str()
+    }
 }
 
 impl Drop for Started {
     fn drop(&mut self) {
-        lock(&self.runs.in_flight).remove(&self.job_id);
+        let (runs, job_id) = &*self.0;
+        let mut in_flight = lock(&runs.in_flight);
+        if let Some(i) = in_flight.iter().position(|r| r.job_id == *job_id) {
+            in_flight.swap_remove(i);
+        }
     }
 }
 
 impl Runs {
+    /// The runs of a server whose runtime keeps `memory`'s records.
+    pub(crate) fn new(memory: Option<Arc<MemorySink>>) -> Runs {
+        Runs {
+            in_flight: Mutex::default(),
+            memory,
+            ended: Mutex::default(),
+        }
+    }
+
     /// Job `job_id` of `skill` starts for `caller`, watched by `watch`:
-    /// its progress noted and told to the run's subscribers, its record kept
-    /// when it ends.
+    /// its progress noted and told to the run's subscribers, and its record
+    /// kept when it ends (unless the runtime keeps records in memory).
     pub(crate) fn start(
         self: &Arc<Self>,
         subscribers: &Arc<Subscribers>,
-        job_id: &str,
-        skill: &str,
+        job_id: &Id,
+        skill: &'static str,
         caller: &Caller,
         mut watch: Watch,
     ) -> (Started, Watch) {
-        lock(&self.in_flight).insert(
-            job_id.to_owned(),
-            Running {
-                owner: caller.principal(),
-                skill: skill.to_owned(),
-                started_at: SystemTime::now(),
-                progress: None,
-            },
-        );
+        lock(&self.in_flight).push(Running {
+            job_id: job_id.clone(),
+            caller: caller.clone(),
+            skill,
+            started_at: SystemTime::now(),
+            progress: None,
+        });
         let told = watch.progress.take();
-        let (runs, subscribers, id) = (self.clone(), subscribers.clone(), job_id.to_owned());
+        let (runs, subscribers, id) = (self.clone(), subscribers.clone(), job_id.clone());
         watch = watch.on_progress(move |p| {
             if let Some(told) = &told {
                 told(p);
             }
-            if let Some(run) = lock(&runs.in_flight).get_mut(&id) {
+            if let Some(run) = lock(&runs.in_flight).iter_mut().find(|r| r.job_id == id) {
                 run.progress = Some(p.clone());
             }
-            let uri = uri_of(&id);
-            if subscribers.wanted(&uri) {
-                let subscribers = subscribers.clone();
-                tokio::spawn(async move { subscribers.updated(&uri).await });
+            if subscribers.any() {
+                let uri = uri_of(id.as_str());
+                if subscribers.wanted(&uri) {
+                    let subscribers = subscribers.clone();
+                    tokio::spawn(async move { subscribers.updated(&uri).await });
+                }
             }
         });
-        let runs = self.clone();
-        watch = watch.on_record(move |record| {
-            let mut ended = lock(&runs.ended);
-            if ended.len() == KEPT {
-                ended.pop_front();
-            }
-            ended.push_back(record.clone());
-        });
-        let started = Started {
-            runs: self.clone(),
-            job_id: job_id.to_owned(),
-        };
-        (started, watch)
+        if self.memory.is_none() {
+            let runs = self.clone();
+            watch = watch.on_record(move |record| {
+                let mut ended = lock(&runs.ended);
+                if ended.len() == KEPT {
+                    ended.pop_front();
+                }
+                ended.push_back(record.clone());
+            });
+        }
+        (Started(Box::new((self.clone(), job_id.clone()))), watch)
+    }
+
+    /// The records of ended runs, oldest first.
+    fn records(&self) -> Vec<Arc<RunRecord>> {
+        match &self.memory {
+            Some(memory) => memory.records(),
+            None => lock(&self.ended).iter().cloned().collect(),
+        }
     }
 
     /// The run `job_id` as its resource shows it, if `owner`'s: its
     /// progress while it runs, then its record.
     fn shown(&self, job_id: &str, owner: &str) -> Option<Value> {
-        if let Some(run) = lock(&self.in_flight).get(job_id) {
-            return (run.owner == owner).then(|| {
+        if let Some(run) = lock(&self.in_flight)
+            .iter()
+            .find(|r| r.job_id.as_str() == job_id)
+        {
+            return (run.caller.principal() == owner).then(|| {
                 json!({
                     "job_id": job_id,
                     "skill": run.skill,
@@ -137,11 +170,11 @@ impl Runs {
                 })
             });
         }
-        let record = lock(&self.ended)
-            .iter()
+        let record = self
+            .records()
+            .into_iter()
             .rev()
-            .find(|r| r.job_id.as_str() == job_id)
-            .cloned()?;
+            .find(|r| r.job_id.as_str() == job_id)?;
         (record.caller.principal() == owner)
             .then(|| serde_json::to_value(&*record).ok())
             .flatten()
@@ -174,11 +207,17 @@ impl Runs {
         let owner = caller.principal();
         let mut runs: Vec<(String, String)> = lock(&self.in_flight)
             .iter()
-            .filter(|(_, r)| r.owner == owner)
-            .map(|(id, r)| (id.clone(), format!("{}: running", r.skill)))
+            .rev()
+            .filter(|r| r.caller.principal() == owner)
+            .map(|r| {
+                (
+                    r.job_id.as_str().to_owned(),
+                    format!("{}: running", r.skill),
+                )
+            })
             .collect();
         runs.extend(
-            lock(&self.ended)
+            self.records()
                 .iter()
                 .rev()
                 .filter(|r| r.caller.principal() == owner)

@@ -181,6 +181,7 @@ impl McpServer {
                     + "`. Invalid arguments come back as a tool error listing each \
                        schema violation with its JSON path.",
             );
+        let runs = Arc::new(Runs::new(runtime.memory_records().cloned()));
         Ok(McpServer {
             runtime,
             caller: Arc::new(caller),
@@ -201,7 +202,7 @@ impl McpServer {
             published: Arc::new(options.published),
             subscribers: Arc::default(),
             subscribed: Arc::default(),
-            runs: Arc::default(),
+            runs,
             #[cfg(feature = "otel")]
             session: None,
         })
@@ -370,17 +371,19 @@ impl McpServer {
             params,
             caller.clone(),
         ));
-        let job_id = job.job_id.clone();
         let (running, watch) =
             self.runs
-                .start(&self.subscribers, job_id.as_str(), skill, caller, watch);
+                .start(&self.subscribers, &job.job_id, skill, caller, watch);
         let answer = match self.runtime.invoke_watched(job, watch).await {
             Ok(result) => tool_result(&result, self.result_ids, listed.blocks),
             Err(e) => error_result(&e),
         };
+        let uri = self
+            .subscribers
+            .any()
+            .then(|| runs::uri_of(running.job_id()));
         drop(running);
-        let uri = runs::uri_of(job_id.as_str());
-        if self.subscribers.wanted(&uri) {
+        if let Some(uri) = uri.filter(|uri| self.subscribers.wanted(uri)) {
             self.subscribers.updated(&uri).await;
         }
         Ok(answer)
