@@ -29,6 +29,7 @@ mod server;
 mod spans;
 mod stdio;
 pub mod tasks;
+mod tools;
 mod watched;
 
 pub use self::error::ToolError;
