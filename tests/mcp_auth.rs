@@ -8,6 +8,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -124,6 +125,22 @@ fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "0"}}})
+}
+
+/// A new API key named `name` in `file`, with `options` (`--grant`,
+/// `--role`, ...): the key, as `api-key new` prints it once.
+fn api_key(file: &Path, name: &str, options: &[&str]) -> String {
+    let out = Command::new(app())
+        .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
+        .args(options)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// A session opened with `token`: its id.
@@ -363,17 +380,8 @@ fn api_keys_name_their_callers_and_revoke_without_a_restart() {
     let dir = temp_dir("api-keys");
     let file = dir.join("keys.json");
     let new_key = |name: &str, grants: &[&str]| {
-        let mut args = vec!["api-key", "new", name, "--file", file.to_str().unwrap()];
-        for g in grants {
-            args.extend(["--grant", g]);
-        }
-        let out = Command::new(app()).args(&args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        let options: Vec<&str> = grants.iter().flat_map(|g| ["--grant", g]).collect();
+        api_key(&file, name, &options)
     };
     let seo = new_key("seo-bot", &["seo:read"]);
     let notes = new_key("notes-bot", &["obsidian:read"]);
@@ -565,26 +573,7 @@ fn withdrawn_keys_stop_within_the_refresh_and_a_failing_issuer_is_not_hammered()
 fn a_session_belongs_to_the_caller_who_opened_it() {
     let dir = temp_dir("session-owner");
     let file = dir.join("keys.json");
-    let key = |name: &str| {
-        let out = Command::new(app())
-            .args([
-                "api-key",
-                "new",
-                name,
-                "--file",
-                file.to_str().unwrap(),
-                "--grant",
-                "seo:read",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let key = |name: &str| api_key(&file, name, &["--grant", "seo:read"]);
     let (ann, bob) = (key("ann"), key("bob"));
     let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
     let addr = &server.addr;
@@ -646,24 +635,15 @@ fn an_approval_state_answers_only_for_its_caller() {
     let dir = temp_dir("approval-owner");
     let file = dir.join("keys.json");
     let key = |name: &str| {
-        let out = Command::new(app())
-            .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
-            .args([
-                "--role",
-                "orchestrator",
-                "--level",
-                "admin",
-                "--grant",
-                "rag:admin",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        let options = [
+            "--role",
+            "orchestrator",
+            "--level",
+            "admin",
+            "--grant",
+            "rag:admin",
+        ];
+        api_key(&file, name, &options)
     };
     let (ann, bob) = (key("ann"), key("bob"));
     let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
@@ -768,12 +748,7 @@ fn the_inspector_connects_with_a_header() {
 fn each_caller_gets_its_own_rate_limit() {
     let dir = temp_dir("caller-rate");
     let file = dir.join("keys.json");
-    let new_key = |name: &str| {
-        let args = ["api-key", "new", name, "--file", file.to_str().unwrap()];
-        let out = Command::new(app()).args(args).output().unwrap();
-        assert!(out.status.success());
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let new_key = |name: &str| api_key(&file, name, &[]);
     let (busy, calm) = (new_key("busy-bot"), new_key("calm-bot"));
     let records = dir.join("runs.jsonl");
     let server = serve(&[
@@ -831,17 +806,7 @@ fn each_caller_gets_its_own_rate_limit() {
 fn a_remote_client_is_served_by_any_name_on_a_kept_alive_connection() {
     let dir = temp_dir("remote");
     let file = dir.join("keys.json");
-    let out = Command::new(app())
-        .args([
-            "api-key",
-            "new",
-            "remote-bot",
-            "--file",
-            file.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let key = api_key(&file, "remote-bot", &[]);
     let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
     let port = server.addr.rsplit(':').next().unwrap();
     let script = r#"
@@ -942,18 +907,7 @@ fn request_2026(addr: &str, token: &str, method: &str, name: &str, mut params: V
 fn a_run_is_readable_by_its_caller_only() {
     let dir = temp_dir("runs-owner");
     let file = dir.join("keys.json");
-    let key = |name: &str| {
-        let out = Command::new(app())
-            .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let key = |name: &str| api_key(&file, name, &[]);
     let (ann, bob) = (key("ann"), key("bob"));
     let records = dir.join("runs.jsonl");
     let server = serve(&[
@@ -1008,4 +962,14 @@ fn a_run_is_readable_by_its_caller_only() {
     };
     assert_eq!(listed(&ann), vec![uri.clone()]);
     assert!(listed(&bob).is_empty());
+    // Subscribing, on a 2025-11-25 session: the owner may; another caller
+    // holding the job id is told the run is unknown.
+    let subscribe = json!({"jsonrpc": "2.0", "id": 4, "method": "resources/subscribe",
+        "params": {"uri": uri}});
+    let hers = session(addr, &ann);
+    let own = post(addr, Some(&ann), Some(&hers), &subscribe).body;
+    assert!(own["result"].is_object(), "{own}");
+    let his = session(addr, &bob);
+    let stolen = post(addr, Some(&bob), Some(&his), &subscribe).body;
+    assert_eq!(stolen["error"]["code"], -32002, "{stolen}");
 }

@@ -95,19 +95,25 @@ async fn a_direct_call_whose_client_leaves_is_cancelled_with_its_record() {
     assert_eq!(record.status, RunStatus::Cancelled, "{record:?}");
 }
 
+/// The text of a 2025-11-25 POST of `body`, in `session` when given, with
+/// the `headers` lines added.
+fn request(addr: &str, session: Option<&str>, body: &str, headers: &str) -> String {
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    )
+}
+
 /// POST `body` on a new connection, in `session` when given; the answer's
 /// head and body, read whole.
 fn post(addr: &str, session: Option<&str>, body: &str) -> String {
     use std::io::Read;
-    let session = session
-        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
-        .unwrap_or_default();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let request = request(addr, session, body, "Connection: close\r\n");
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
@@ -179,12 +185,7 @@ async fn a_session_used_directly_stays_open_and_an_idle_one_closes() {
         }
         // A call whose client leaves mid-way holds the session no longer.
         let slow = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":100,"step_ms":100}}}"#;
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
-             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{slow}",
-            slow.len()
-        );
+        let request = request(&addr, Some(&session), slow, "");
         let mut left = TcpStream::connect(&addr).unwrap();
         left.write_all(request.as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(200));
@@ -239,12 +240,7 @@ async fn a_broken_event_stream_is_resumed_after_its_last_event_id() {
         let session = open_session(&addr, r#"{"elicitation":{}}"#);
         // 20 numbers, 100 ms apart, with progress: two seconds.
         let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count_slowly","arguments":{"to":20,"step_ms":100},"_meta":{"progressToken":"p"}}}"#;
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
-             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{call}",
-            call.len()
-        );
+        let request = request(&addr, Some(&session), call, "");
         let mut conn = TcpStream::connect(&addr).unwrap();
         conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         conn.write_all(request.as_bytes()).unwrap();

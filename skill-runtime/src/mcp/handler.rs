@@ -53,10 +53,16 @@ impl McpServer {
         uri: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        // A run may not have started yet, or be another caller's: told
-        // only of the subscriber's own (`runs.rs`), it can learn nothing.
-        if self.published.knows(uri) || runs::job_of(uri).is_some() {
+        if self.published.knows(uri) {
             return Ok(());
+        }
+        // A run not started yet may be subscribed to (its id is not
+        // guessable); another caller's is unknown, as on `resources/read`.
+        if let Some(job_id) = runs::job_of(uri) {
+            return match self.runs.foreign(job_id, self.caller_of(context)) {
+                true => Err(runs::not_found(uri, job_id)),
+                false => Ok(()),
+            };
         }
         resources::read(uri, self.entries_for(self.caller_of(context))).map(|_| ())
     }

@@ -66,22 +66,23 @@ pub(crate) struct Runs {
 }
 
 /// A job in flight, taken out of [`Runs`] when dropped (ended, or its call
-/// dropped). One pointer: it is held across the call's await, and a call's
-/// future is copied whole each time it moves.
-pub(crate) struct Started(Box<(Arc<Runs>, Id)>);
+/// dropped).
+pub(crate) struct Started {
+    runs: Arc<Runs>,
+    job_id: Id,
+}
 
 impl Started {
     /// The job's id.
     pub(crate) fn job_id(&self) -> &str {
-        self.0.1.as_str()
+        self.job_id.as_str()
     }
 }
 
 impl Drop for Started {
     fn drop(&mut self) {
-        let (runs, job_id) = &*self.0;
-        let mut in_flight = lock(&runs.in_flight);
-        if let Some(i) = in_flight.iter().position(|r| r.job_id == *job_id) {
+        let mut in_flight = lock(&self.runs.in_flight);
+        if let Some(i) = in_flight.iter().position(|r| r.job_id == self.job_id) {
             in_flight.swap_remove(i);
         }
     }
@@ -142,7 +143,11 @@ impl Runs {
                 ended.push_back(record.clone());
             });
         }
-        (Started(Box::new((self.clone(), job_id.clone()))), watch)
+        let started = Started {
+            runs: self.clone(),
+            job_id: job_id.clone(),
+        };
+        (started, watch)
     }
 
     /// The records of ended runs, oldest first.
@@ -180,6 +185,23 @@ impl Runs {
             .flatten()
     }
 
+    /// Whether run `job_id` is known here and belongs to another principal
+    /// than `caller` (a run not started yet is nobody's).
+    pub(crate) fn foreign(&self, job_id: &str, caller: &Caller) -> bool {
+        let owner = caller.principal();
+        if let Some(run) = lock(&self.in_flight)
+            .iter()
+            .find(|r| r.job_id.as_str() == job_id)
+        {
+            return run.caller.principal() != owner;
+        }
+        self.records()
+            .iter()
+            .rev()
+            .find(|r| r.job_id.as_str() == job_id)
+            .is_some_and(|r| r.caller.principal() != owner)
+    }
+
     /// `resources/read` of a run URI: `None` when `uri` names no run.
     pub(crate) fn read(
         &self,
@@ -191,13 +213,7 @@ impl Runs {
             Some(value) => Ok(ReadResourceResult::new(vec![
                 ResourceContents::text(value.to_string(), uri).with_mime_type(JSON),
             ])),
-            None => Err(ErrorData::resource_not_found(
-                format!(
-                    "no run `{job_id}` of yours on this server: `{RUN_TEMPLATE}` names a job \
-                     this server ran for you, while it runs and for its last {KEPT} runs"
-                ),
-                Some(json!({ "uri": uri })),
-            )),
+            None => Err(not_found(uri, job_id)),
         })
     }
 
@@ -251,6 +267,18 @@ impl Runs {
     pub(crate) fn job_ids(&self, caller: &Caller) -> Vec<String> {
         self.of(caller).into_iter().map(|(id, _)| id).collect()
     }
+}
+
+/// The answer for a run the caller has no run of: the same whether it does
+/// not exist or is another principal's.
+pub(crate) fn not_found(uri: &str, job_id: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!(
+            "no run `{job_id}` of yours on this server: `{RUN_TEMPLATE}` names a job \
+             this server ran for you, while it runs and for its last {KEPT} runs"
+        ),
+        Some(json!({ "uri": uri })),
+    )
 }
 
 /// The run template, for `resources/templates/list`.
