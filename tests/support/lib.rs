@@ -5,6 +5,7 @@ pub mod fleet;
 pub mod issuer;
 pub mod mcp_http;
 pub mod mcp_stdio;
+pub mod postgres;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use skill_runtime::queue::api::{Bound, Outcome, Queue, QueueError};
-use skill_runtime::queue::redis::{RedisBackend, RedisConfig, Schedules, worker_name};
+use skill_runtime::queue::fleet::{Fleet, FleetConfig, worker_name};
+use skill_runtime::queue::schedule::Schedules;
 use skill_runtime::queue::worker::{Worker, WorkerOptions};
 use skill_runtime::record::RunStatus;
 use skill_runtime::{JobEnvelope, Registry, envelope::Priority, envelope::Scope};
@@ -115,10 +116,10 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
     rt.block_on(async move {
         let redis = &args.runtime.redis;
         let Some(url) = redis.url() else {
-            eprintln!("error: `worker` works on a queue on Redis: give --redis URL, or set SKILL_REDIS_URL");
+            eprintln!("error: `worker` works on a queue on Redis or PostgreSQL: give --redis URL, or set SKILL_REDIS_URL");
             return ExitCode::from(2);
         };
-        let mut config = RedisConfig {
+        let mut config = FleetConfig {
             visibility: args.visibility,
             max_deliveries: args.max_deliveries,
             result_ttl: args.result_ttl,
@@ -151,7 +152,7 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
         };
         eprintln!(
             "worker {name}: serving queue `{}` at {url} ({} at once); SIGTERM or Ctrl-C stops it",
-            backend.config().queue,
+            backend.queue_name(),
             options.concurrency
         );
         // With --otel, the queue's depth and the rest as gauges.
@@ -166,7 +167,7 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
         let runner = skill_runtime::agents::AgentRunner::new(runtime.clone(), agents)
             .with_queue(Arc::new(backend.clone()))
             .with_artifact_store(backend.artifact_store());
-        let worker = match Worker::new(runtime, Arc::new(source), options) {
+        let worker = match Worker::new(runtime, source, options) {
             Ok(w) => w.with_agents(runner),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -178,11 +179,12 @@ pub fn worker(args: WorkerArgs) -> ExitCode {
             backend.run_schedules(&schedules, shutdown(stop))
         );
         eprintln!(
-            "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to Redis",
+            "worker {name}: stopped: {} jobs completed, {} dead-lettered, {} handed back; {} requests to {}",
             report.completed,
             report.dead_lettered,
             report.handed_back,
-            backend.round_trips()
+            backend.round_trips(),
+            backend.kind()
         );
         ExitCode::SUCCESS
     })
@@ -430,7 +432,7 @@ pub fn result(args: ResultArgs) -> ExitCode {
 
 /// Wait for job `id`'s outcome (at most `limit`), showing progress on a
 /// terminal.
-async fn wait_for(backend: &RedisBackend, id: &str, limit: Option<Duration>) -> ExitCode {
+async fn wait_for(backend: &Fleet, id: &str, limit: Option<Duration>) -> ExitCode {
     let mut spinner = Spinner::new(format!("waiting for job {id}"));
     let start = tokio::time::Instant::now();
     // Short waits redraw the spinner; without a terminal, longer ones.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use skill_runtime::manifest::{AgentRole, PermissionLevel, TargetKind};
 use skill_runtime::op::{McpClient, McpTools};
-use skill_runtime::queue::redis::RedisBackend;
+use skill_runtime::queue::fleet::Fleet;
 use skill_runtime::record::{FanOut, RecordSink};
 use skill_runtime::registry::Contract;
 use skill_runtime::{
@@ -313,7 +313,7 @@ pub fn build_runtime(
     registry: Registry,
     args: &RuntimeArgs,
     tools: Option<McpTools>,
-    redis: Option<&RedisBackend>,
+    redis: Option<&Fleet>,
 ) -> Result<Runtime, ExitCode> {
     let data = data_dir(args.data.as_deref())?;
     let registry = args.contract.effective(registry)?;

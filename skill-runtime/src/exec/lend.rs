@@ -46,8 +46,8 @@ pub(crate) async fn idle<F: Future>(f: F) -> F::Output {
 
 /// The name the current job's locks are held under, inside a worker.
 #[cfg_attr(
-    not(feature = "redis"),
-    expect(dead_code, reason = "read by the Redis idempotency store")
+    not(any(feature = "redis", feature = "postgres")),
+    expect(dead_code, reason = "read by the shared stores' idempotency")
 )]
 pub(crate) fn holder() -> Option<String> {
     LENDER.try_with(|l| l.holder().to_owned()).ok()

@@ -69,6 +69,31 @@ impl Decision {
 
 /// As the run record's approval step says it: `approved by alice at
 /// 2026-11-25T22:10:00Z`.
+/// A decision as a shared store holds it: the JSON of a [`Decision`], or
+/// what a store's own step writes when a deadline passes (a Lua script or
+/// an SQL function, which have no RFC 3339 clock): `{"decision": "expired",
+/// "deadline_ms": ...}`.
+#[cfg(any(feature = "redis", feature = "postgres"))]
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Stored {
+    Decision(Decision),
+    Expired { deadline_ms: u64 },
+}
+
+#[cfg(any(feature = "redis", feature = "postgres"))]
+impl Decision {
+    /// A decision as a shared store holds it (see [`Stored`]).
+    pub(crate) fn read_stored(stored: &str) -> Result<Decision, serde_json::Error> {
+        Ok(match serde_json::from_str::<Stored>(stored)? {
+            Stored::Decision(d) => d,
+            Stored::Expired { deadline_ms } => Decision::Expired {
+                deadline: std::time::UNIX_EPOCH + std::time::Duration::from_millis(deadline_ms),
+            },
+        })
+    }
+}
+
 impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

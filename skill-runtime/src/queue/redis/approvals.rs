@@ -8,22 +8,12 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use redis::Value;
-use serde::Deserialize;
 
 use crate::model::approval::Decision;
 use crate::queue::api::{AwaitingApproval, Decided, QueueError, QueueStatus};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::reply::{int, items, text};
 use crate::queue::source::{Delivery, Parking};
-
-/// A decision as the decisions hash holds it: the JSON of a [`Decision`],
-/// or what `scripts::EXPIRE_APPROVALS` writes (it has no RFC 3339 clock).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Stored {
-    Decision(Decision),
-    Expired { deadline_ms: u64 },
-}
 
 impl RedisBackend {
     /// Park delivery `d` of job `job_id` (held by `worker`) for up to `wait`,
@@ -155,12 +145,6 @@ impl RedisBackend {
 
     /// A decision as stored.
     fn decision(&self, stored: &str) -> Result<Decision, QueueError> {
-        match serde_json::from_str::<Stored>(stored) {
-            Ok(Stored::Decision(d)) => Ok(d),
-            Ok(Stored::Expired { deadline_ms }) => Ok(Decision::Expired {
-                deadline: UNIX_EPOCH + Duration::from_millis(deadline_ms),
-            }),
-            Err(e) => Err(self.inner.corrupt("decision", e)),
-        }
+        Decision::read_stored(stored).map_err(|e| self.inner.corrupt("decision", e))
     }
 }

@@ -5,14 +5,15 @@ use std::sync::{Arc, OnceLock};
 
 use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
+use crate::queue::records::StoreSink;
 use crate::queue::redis::conn::{Conn, RedisConfig};
-use crate::queue::redis::records::{self, RedisSink};
+use crate::queue::redis::records;
 
 /// A connection to the fleet's Redis. Cheap to clone.
 #[derive(Clone)]
 pub struct RedisBackend {
     pub(super) inner: Arc<Conn>,
-    sink: Arc<OnceLock<Arc<RedisSink>>>,
+    sink: Arc<OnceLock<Arc<StoreSink>>>,
 }
 
 impl RedisBackend {
@@ -33,9 +34,9 @@ impl RedisBackend {
     /// Where the runtime's run records go: the records stream, read by
     /// `stats` over the fleet. One per backend; it starts a writer task, so
     /// call it inside a tokio runtime.
-    pub fn record_sink(&self) -> Arc<RedisSink> {
+    pub fn record_sink(&self) -> Arc<StoreSink> {
         self.sink
-            .get_or_init(|| RedisSink::start(self.inner.clone()))
+            .get_or_init(|| StoreSink::start(Arc::new(records::Writer(self.inner.clone()))))
             .clone()
     }
 
@@ -65,15 +66,4 @@ impl RedisBackend {
     pub fn round_trips(&self) -> u64 {
         self.inner.round_trips()
     }
-}
-
-/// A worker name unique in a fleet: host, process and a random suffix.
-pub fn worker_name() -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "worker".to_owned());
-    let id = crate::model::id::Id::new_v4();
-    format!("{host}-{}-{}", std::process::id(), &id[..8])
 }

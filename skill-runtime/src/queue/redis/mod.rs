@@ -34,10 +34,8 @@ mod scripts;
 mod source;
 
 pub use self::artifacts::RedisArtifacts;
-pub use self::backend::{RedisBackend, worker_name};
+pub use self::backend::RedisBackend;
 pub use self::conn::RedisConfig;
 pub use self::policy::{RedisIdempotency, RedisRateLimits};
-pub use self::records::RedisSink;
 pub use self::runs::RedisRuns;
-pub use self::schedule::{FIRE_WINDOW, Schedule, ScheduleState, Schedules, next_run};
 pub use self::source::RedisSource;

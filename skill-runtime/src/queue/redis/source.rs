@@ -17,7 +17,7 @@ use crate::queue::source::{Delivery, Parking, WorkSource};
 
 impl RedisBackend {
     /// The worker side of the queue, for a worker named `worker` (unique in
-    /// the fleet; [`worker_name`](super::worker_name) makes one).
+    /// the fleet; [`worker_name`](crate::queue::fleet::worker_name) makes one).
     pub async fn work_source(&self, worker: String) -> Result<RedisSource, QueueError> {
         self.inner.ensure_groups().await?;
         Ok(RedisSource {

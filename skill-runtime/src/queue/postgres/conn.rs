@@ -1,0 +1,464 @@
+//! The connection to the fleet's PostgreSQL: configuration, a few client
+//! connections that reconnect themselves (requests sent together on one are
+//! pipelined), the schema's migrations, and the notifications idle workers
+//! and waiters listen for.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{AsyncMessage, Client, Row};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use crate::exec::policy::idempotency::IdempotencyConfig;
+use crate::queue::SecretUrl;
+use crate::queue::api::{Bound, QueueError};
+use crate::queue::postgres::schema;
+use crate::sync::lock;
+
+/// How to reach PostgreSQL and what to keep there.
+#[derive(Clone, Debug)]
+pub struct PostgresConfig {
+    /// `postgres://user:password@host:port/db?sslmode=require` (or
+    /// `postgresql://`); shown with its password masked wherever it is
+    /// printed.
+    pub url: SecretUrl,
+    /// The schema the backend's tables live in (created and migrated on
+    /// connect), so deployments can share a database.
+    pub schema: String,
+    /// The queue's name.
+    pub queue: String,
+    /// How long a job a worker holds may go unsigned before another takes it.
+    pub visibility: Duration,
+    /// Deliveries after which a job that no worker acknowledged goes to the
+    /// dead letters.
+    pub max_deliveries: u32,
+    /// How long outcomes are kept for `result JOB_ID`.
+    pub result_ttl: Duration,
+    /// How many run records the records table keeps (the newest; older
+    /// rows are deleted by the workers' sweep).
+    pub records_max: usize,
+    /// The most JSON a job's params may hold to be queued (see
+    /// `RedisConfig::max_params_bytes`).
+    pub max_params_bytes: usize,
+    /// Locks and results of idempotency keys.
+    pub idempotency: IdempotencyConfig,
+    /// For TLS (`sslmode=require`): a PEM file of the certificate authority
+    /// the server's certificate is checked against, instead of Mozilla's
+    /// roots.
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// Connections kept for requests (each pipelines what is sent on it at
+    /// once), besides the one that listens for notifications.
+    pub connections: usize,
+}
+
+impl PostgresConfig {
+    /// The most deliveries a job may get before it goes to the dead letters.
+    pub const MAX_DELIVERIES: u32 = 1000;
+
+    /// The most connections a backend keeps.
+    pub const MAX_CONNECTIONS: usize = 64;
+
+    /// `url` with the defaults: schema `skill`, queue `default`, a 30 s
+    /// visibility timeout, 5 deliveries, outcomes kept one hour, 100,000 run
+    /// records, the seed's idempotency defaults, 4 connections.
+    pub fn new(url: impl Into<SecretUrl>) -> PostgresConfig {
+        PostgresConfig {
+            url: url.into(),
+            schema: "skill".to_owned(),
+            queue: "default".to_owned(),
+            visibility: Duration::from_secs(30),
+            max_deliveries: 5,
+            result_ttl: Duration::from_secs(3600),
+            records_max: 100_000,
+            max_params_bytes: crate::exec::policy::limits::Limits::default().max_input_bytes,
+            idempotency: IdempotencyConfig::default(),
+            tls_ca: None,
+            connections: 4,
+        }
+    }
+
+    /// This configuration, when each value is within its bound (as
+    /// `RedisConfig::check`), the schema's name is one, and 1 to
+    /// [`PostgresConfig::MAX_CONNECTIONS`] connections are asked for.
+    pub fn check(&self) -> Result<&PostgresConfig, QueueError> {
+        Bound::VISIBILITY.check(self.visibility)?;
+        Bound::RESULT_TTL.check(self.result_ttl)?;
+        Bound::RESULT_TTL.check(self.idempotency.result_ttl)?;
+        Bound::LOCK_TTL.check(self.idempotency.lock_ttl)?;
+        if !(1..=Self::MAX_DELIVERIES).contains(&self.max_deliveries) {
+            return Err(QueueError::Invalid(format!(
+                "`max-deliveries` of {} is outside 1 to {}",
+                self.max_deliveries,
+                Self::MAX_DELIVERIES
+            )));
+        }
+        if self.records_max == 0 {
+            return Err(QueueError::Invalid(
+                "`records_max` of 0 would keep no run record; keep at least 1".to_owned(),
+            ));
+        }
+        if !(1..=Self::MAX_CONNECTIONS).contains(&self.connections) {
+            return Err(QueueError::Invalid(format!(
+                "{} connections is outside 1 to {}",
+                self.connections,
+                Self::MAX_CONNECTIONS
+            )));
+        }
+        schema::check_name(&self.schema).map_err(QueueError::Invalid)?;
+        Ok(self)
+    }
+}
+
+/// What the listening connection hears, handed to those waiting.
+#[derive(Default)]
+pub(super) struct Events {
+    /// Bumped when a job may be waiting (queued, handed back, released, or
+    /// the listener reconnected and may have missed some).
+    jobs: OnceLock<watch::Sender<u64>>,
+    /// Waiters for an outcome, by job id.
+    done: Mutex<HashMap<String, (Arc<Notify>, usize)>>,
+}
+
+impl Events {
+    fn jobs(&self) -> &watch::Sender<u64> {
+        self.jobs.get_or_init(|| watch::channel(0).0)
+    }
+
+    /// A receiver that changes when a job may be waiting.
+    pub(super) fn jobs_changed(&self) -> watch::Receiver<u64> {
+        self.jobs().subscribe()
+    }
+
+    fn job_queued(&self) {
+        self.jobs().send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Wake the waiters of `job_id`'s outcome.
+    fn done(&self, job_id: &str) {
+        if let Some((n, _)) = lock(&self.done).get(job_id) {
+            n.notify_waiters();
+        }
+    }
+
+    /// Wake every waiter: notifications may have been missed.
+    fn all(&self) {
+        self.job_queued();
+        for (n, _) in lock(&self.done).values() {
+            n.notify_waiters();
+        }
+    }
+
+    /// Wait for `job_id`'s outcome to be announced: the handle, held while
+    /// waiting.
+    pub(super) fn waiter(self: &Arc<Events>, job_id: &str) -> Waiter {
+        let mut done = lock(&self.done);
+        let slot = done
+            .entry(job_id.to_owned())
+            .or_insert_with(|| (Arc::new(Notify::new()), 0));
+        slot.1 += 1;
+        Waiter {
+            events: self.clone(),
+            job_id: job_id.to_owned(),
+            notify: slot.0.clone(),
+        }
+    }
+}
+
+/// One waiter for an outcome; dropped, it is forgotten.
+pub(super) struct Waiter {
+    events: Arc<Events>,
+    job_id: String,
+    pub(super) notify: Arc<Notify>,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let mut done = lock(&self.events.done);
+        if let Some(slot) = done.get_mut(&self.job_id) {
+            slot.1 -= 1;
+            if slot.1 == 0 {
+                done.remove(&self.job_id);
+            }
+        }
+    }
+}
+
+/// One PostgreSQL database, as the backend's parts use it.
+pub(super) struct Conn {
+    pub(super) config: PostgresConfig,
+    /// The URL without its password, for messages.
+    pub(super) shown: String,
+    pg: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    clients: Vec<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    next: AtomicUsize,
+    round_trips: AtomicU64,
+    pub(super) events: Arc<Events>,
+    listening: OnceLock<()>,
+}
+
+impl Conn {
+    /// Connect to `config.url` and bring the schema to this build's version.
+    /// An unreachable server is an error that names the URL.
+    pub(super) async fn open(config: PostgresConfig) -> Result<Conn, QueueError> {
+        config.check()?;
+        let shown = config.url.shown();
+        let fail = |message: String| QueueError::Store {
+            store: format!("PostgreSQL at {shown}"),
+            message,
+        };
+        let mut pg: tokio_postgres::Config = config
+            .url
+            .expose()
+            .parse()
+            .map_err(|e| fail(format!("not a PostgreSQL URL: {e}")))?;
+        if pg.get_connect_timeout().is_none() {
+            pg.connect_timeout(Duration::from_secs(5));
+        }
+        if pg.get_application_name().is_none() {
+            pg.application_name("skill-runtime");
+        }
+        let tls = tls(&config).map_err(fail)?;
+        let conn = Conn {
+            clients: (0..config.connections)
+                .map(|_| tokio::sync::Mutex::new(None))
+                .collect(),
+            next: AtomicUsize::new(0),
+            round_trips: AtomicU64::new(0),
+            events: Arc::default(),
+            listening: OnceLock::new(),
+            shown,
+            pg,
+            tls,
+            config,
+        };
+        conn.migrate().await?;
+        Ok(conn)
+    }
+
+    /// A new connection, driven by a task of its own; its notifications go
+    /// to `events` when given.
+    async fn connect(&self, events: Option<Arc<Events>>) -> Result<Client, QueueError> {
+        let (client, mut connection) = self
+            .pg
+            .connect(self.tls.clone())
+            .await
+            .map_err(|e| self.error(&e))?;
+        let schema = self.config.schema.clone();
+        tokio::spawn(async move {
+            let jobs = format!("{schema}.jobs");
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(AsyncMessage::Notification(n))) => {
+                        if let Some(events) = &events {
+                            if n.channel() == jobs {
+                                events.job_queued();
+                            } else {
+                                events.done(n.payload());
+                            }
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        tracing::debug!("PostgreSQL connection ended: {e}");
+                        return;
+                    }
+                    None => return,
+                }
+            }
+        });
+        Ok(client)
+    }
+
+    /// Create the schema and apply the migrations this build has and the
+    /// database lacks, in one transaction under an advisory lock: workers
+    /// that start together migrate once.
+    async fn migrate(&self) -> Result<(), QueueError> {
+        let s = &self.config.schema;
+        let mut client = self.connect(None).await?;
+        let tx = client.transaction().await.map_err(|e| self.error(&e))?;
+        let setup = format!(
+            "SELECT pg_advisory_xact_lock(hashtext('skill-runtime migrations'), hashtext('{s}'));
+             CREATE SCHEMA IF NOT EXISTS \"{s}\";
+             CREATE TABLE IF NOT EXISTS \"{s}\".migrations (
+               version integer PRIMARY KEY,
+               applied_at timestamptz NOT NULL DEFAULT now());"
+        );
+        tx.batch_execute(&setup).await.map_err(|e| self.error(&e))?;
+        let row = tx
+            .query_one(
+                &format!("SELECT coalesce(max(version), 0) FROM \"{s}\".migrations"),
+                &[],
+            )
+            .await
+            .map_err(|e| self.error(&e))?;
+        let at: i32 = row.get(0);
+        if at > schema::latest() {
+            return Err(QueueError::Invalid(format!(
+                "schema `{s}` of PostgreSQL at {} is at version {at}, newer than this build's {}: upgrade this program, or give it a schema of its own",
+                self.shown,
+                schema::latest()
+            )));
+        }
+        for (version, sql) in schema::pending(s, at) {
+            tx.batch_execute(&sql)
+                .await
+                .map_err(|e| QueueError::Store {
+                    store: format!("PostgreSQL at {}", self.shown),
+                    message: format!("migration {version} of schema `{s}`: {}", detail(&e)),
+                })?;
+            tx.execute(
+                &format!("INSERT INTO \"{s}\".migrations (version) VALUES ($1)"),
+                &[&version],
+            )
+            .await
+            .map_err(|e| self.error(&e))?;
+        }
+        tx.commit().await.map_err(|e| self.error(&e))
+    }
+
+    /// A client, connected (again) if it had to be.
+    async fn client(&self) -> Result<Arc<Client>, QueueError> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len();
+        let mut slot = self.clients[i].lock().await;
+        if let Some(c) = slot.as_ref()
+            && !c.is_closed()
+        {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(self.connect(None).await?);
+        *slot = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Start the connection that listens for notifications, once: it
+    /// reconnects when it drops, and wakes every waiter then (what was
+    /// announced meanwhile is not heard).
+    pub(super) fn listen(self: &Arc<Conn>) {
+        if self.listening.set(()).is_err() {
+            return;
+        }
+        let conn = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(100);
+            loop {
+                let Some(c) = conn.upgrade() else { return };
+                let s = &c.config.schema;
+                let listening = match c.connect(Some(c.events.clone())).await {
+                    Ok(client) => client
+                        .batch_execute(&format!("LISTEN \"{s}.jobs\"; LISTEN \"{s}.done\""))
+                        .await
+                        .map(|()| client)
+                        .map_err(|e| c.error(&e)),
+                    Err(e) => Err(e),
+                };
+                match listening {
+                    Ok(client) => {
+                        wait = Duration::from_millis(100);
+                        c.events.all();
+                        drop(c);
+                        // Held until the connection drops.
+                        while !client.is_closed() {
+                            tokio::time::sleep(Duration::from_millis(250)).await;
+                            if conn.strong_count() == 0 {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!("cannot listen for the queue's notifications: {e}");
+                        drop(c);
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(Duration::from_secs(5));
+                    }
+                }
+            }
+        });
+    }
+
+    /// Run `sql` with `params` (each with its type: one round trip, no
+    /// prepare).
+    pub(super) async fn call(
+        &self,
+        sql: &str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Vec<Row>, QueueError> {
+        let client = self.client().await?;
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        client
+            .query_typed(sql, params)
+            .await
+            .map_err(|e| self.error(&e))
+    }
+
+    /// `sql` with this schema's name in place of `@.` and `@@`.
+    pub(super) fn sql(&self, sql: &str) -> String {
+        schema::in_schema(sql, &self.config.schema)
+    }
+
+    /// Requests sent so far.
+    pub(super) fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn error(&self, e: &tokio_postgres::Error) -> QueueError {
+        QueueError::Store {
+            store: format!("PostgreSQL at {}", self.shown),
+            message: detail(e),
+        }
+    }
+
+    /// What the store holds is not what this version writes.
+    pub(super) fn corrupt(&self, what: &'static str, e: impl std::fmt::Display) -> QueueError {
+        QueueError::Corrupt {
+            store: format!("PostgreSQL at {}", self.shown),
+            what,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// An error with the server's own message, when it sent one.
+fn detail(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => match std::error::Error::source(e) {
+            Some(source) => format!("{e}: {source}"),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// The TLS connector: Mozilla's roots, or the CA file given. Whether TLS is
+/// used is the URL's `sslmode` (`prefer` by default: TLS when the server
+/// offers it).
+fn tls(config: &PostgresConfig) -> Result<MakeRustlsConnect, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+
+    // rustls needs a process-wide provider: ring, unless the application
+    // chose one already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    match &config.tls_ca {
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(ca) => {
+            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca)
+                .and_then(|certs| certs.collect())
+                .map_err(|e| format!("the TLS certificate authority {}: {e}", ca.display()))?;
+            for cert in certs {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("the TLS certificate authority {}: {e}", ca.display()))?;
+            }
+        }
+    }
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(tls))
+}

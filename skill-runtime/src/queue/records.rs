@@ -1,0 +1,152 @@
+//! Run records of a fleet: the sink every part of a process shares, which
+//! writes records to the shared store (Redis, PostgreSQL) in batches, and
+//! keeps a worker's job's record apart, for the backend to store in the
+//! same step as the job's outcome (so a record is never lost or doubled by
+//! a crash).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::exec::policy::BoxFuture;
+use crate::exec::sink::RecordSink;
+use crate::model::record::RunRecord;
+use crate::queue::api::QueueError;
+use crate::sync::lock;
+
+/// Records waiting for the writer, at most; beyond it, records are dropped
+/// and counted (a store that is down for long must not grow the process).
+const BACKLOG: usize = 10_000;
+
+/// Records written per round trip, at most.
+const BATCH: usize = 512;
+
+/// The fleet's record sink: a writer task sends records to the shared
+/// store in batches; a worker's job keeps its record apart, to store it in
+/// the same step as its outcome ([`StoreSink::capture`]).
+pub struct StoreSink {
+    tx: mpsc::Sender<Message>,
+    /// Records of jobs a worker runs, by job id, kept until it stores them
+    /// with the job's outcome (`None` until the record comes).
+    captured: Mutex<HashMap<String, Option<String>>>,
+    dropped: AtomicU64,
+}
+
+enum Message {
+    Record(String),
+    Flush(oneshot::Sender<()>),
+}
+
+impl StoreSink {
+    /// A sink whose writer task sends batches to `writer`; start it inside
+    /// a tokio runtime.
+    pub(crate) fn start(writer: Arc<dyn RecordWriter>) -> Arc<StoreSink> {
+        let (tx, rx) = mpsc::channel(BACKLOG);
+        tokio::spawn(write(writer, rx));
+        Arc::new(StoreSink {
+            tx,
+            captured: Mutex::new(HashMap::new()),
+            dropped: AtomicU64::new(0),
+        })
+    }
+
+    /// Keep the record of job `job_id` for [`StoreSink::captured`] instead of
+    /// writing it.
+    pub fn capture(&self, job_id: &str) {
+        lock(&self.captured).insert(job_id.to_owned(), None);
+    }
+
+    /// The record of a captured job, as JSON, once it came.
+    pub fn captured(&self, job_id: &str) -> Option<String> {
+        lock(&self.captured).get(job_id).cloned().flatten()
+    }
+
+    /// Forget a captured job: its record was stored.
+    pub fn release(&self, job_id: &str) {
+        lock(&self.captured).remove(job_id);
+    }
+
+    /// Wait until every record handed to the sink so far is written.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Message::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Records dropped because the store could not take them fast enough (or
+    /// they did not serialize).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl RecordSink for StoreSink {
+    fn record(&self, record: Arc<RunRecord>) {
+        let text = match serde_json::to_string(&*record) {
+            Ok(t) => t,
+            Err(e) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(job_id = %record.job_id, error = %e, "run record does not serialize");
+                return;
+            }
+        };
+        {
+            let mut captured = lock(&self.captured);
+            if let Some(slot) = captured.get_mut(record.job_id.as_str()) {
+                *slot = Some(text);
+                return;
+            }
+        }
+        if self.tx.try_send(Message::Record(text)).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(job_id = %record.job_id, "run record dropped: the store is not keeping up");
+        }
+    }
+
+    fn lost(&self) -> u64 {
+        self.dropped()
+    }
+}
+
+/// Where a [`StoreSink`]'s batches go: the shared store's records.
+pub(crate) trait RecordWriter: Send + Sync + 'static {
+    /// Write `batch` (records as JSON text), all or nothing.
+    fn write<'a>(&'a self, batch: &'a [String]) -> BoxFuture<'a, Result<(), QueueError>>;
+}
+
+/// The writer task: batches of records in one round trip each; a batch that
+/// fails is tried again until it is written.
+async fn write(writer: Arc<dyn RecordWriter>, mut rx: mpsc::Receiver<Message>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = Vec::new();
+        let mut flushes = Vec::new();
+        let mut next = Some(first);
+        while let Some(m) = next.take() {
+            match m {
+                Message::Record(r) => batch.push(r),
+                Message::Flush(tx) => flushes.push(tx),
+            }
+            if batch.len() < BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        let mut wait = Duration::from_millis(50);
+        while !batch.is_empty() {
+            match writer.write(&batch).await {
+                Ok(()) => batch.clear(),
+                Err(e) => {
+                    tracing::warn!("cannot write run records, will try again: {e}");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+        for tx in flushes {
+            let _ = tx.send(());
+        }
+    }
+}
