@@ -376,3 +376,100 @@ impl Drop for WorkerProcess {
         self.kill_hard();
     }
 }
+
+/// The stores a fleet runs on: the fleet's tests run each body on both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A `redis-server` of the test's own.
+    Redis,
+    /// A PostgreSQL cluster of the test's own.
+    Postgres,
+}
+
+impl Kind {
+    /// A fresh store of this kind (a Redis that keeps nothing on disk).
+    pub fn start(self, name: &str) -> Store {
+        match self {
+            Kind::Redis => Store::Redis(RedisServer::start(name)),
+            Kind::Postgres => Store::Postgres(crate::postgres::PostgresServer::start(name)),
+        }
+    }
+
+    /// A fresh store that finds its data again after a restart (a Redis
+    /// that writes every change to its append-only file; PostgreSQL always
+    /// does).
+    pub fn start_durable(self, name: &str) -> Store {
+        match self {
+            Kind::Redis => Store::Redis(RedisServer::start_durable(name)),
+            Kind::Postgres => self.start(name),
+        }
+    }
+
+    /// `name` made unique to this kind, for the test's directories (both
+    /// kinds' tests run at once in one process).
+    pub fn tag(self, name: &str) -> String {
+        match self {
+            Kind::Redis => format!("redis-{name}"),
+            Kind::Postgres => format!("pg-{name}"),
+        }
+    }
+
+    /// How messages name a store of this kind: `Redis`, `PostgreSQL`.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Kind::Redis => "Redis",
+            Kind::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A store of the test's own. Dropping it stops it and removes its data.
+pub enum Store {
+    Redis(RedisServer),
+    Postgres(crate::postgres::PostgresServer),
+}
+
+impl Store {
+    /// Its URL, which `--redis` and `Fleet::connect` take.
+    pub fn url(&self) -> String {
+        match self {
+            Store::Redis(s) => s.url(),
+            Store::Postgres(s) => s.url(),
+        }
+    }
+
+    /// Stop it and start it again with its data.
+    pub fn restart(&mut self) {
+        match self {
+            Store::Redis(s) => s.restart(),
+            Store::Postgres(s) => s.restart(),
+        }
+    }
+
+    /// Put `raw` on the default queue's normal line as another program
+    /// might: a message no one checked.
+    pub fn put_raw(&self, raw: &str) {
+        match self {
+            Store::Redis(s) => {
+                s.cli(&["XADD", "skill:q:default:normal", "*", "job", raw]);
+            }
+            Store::Postgres(s) => {
+                let quoted = raw.replace('\'', "''");
+                s.psql(&format!(
+                    "INSERT INTO skill.jobs (queue, job_id, priority, state, message) \
+                     VALUES ('default', '', 2, 0, '{quoted}')"
+                ));
+            }
+        }
+    }
+
+    /// The default queue's dead letters, as text (messages and reasons).
+    pub fn dead_letters(&self) -> String {
+        match self {
+            Store::Redis(s) => s.cli(&["XRANGE", "skill:q:default:dead", "-", "+"]),
+            Store::Postgres(s) => {
+                s.psql("SELECT message, reason FROM skill.dead WHERE queue = 'default' ORDER BY id")
+            }
+        }
+    }
+}

@@ -90,7 +90,7 @@ impl PostgresServer {
 
     /// A fresh server of the test's own.
     pub fn start(name: &str) -> PostgresServer {
-        let dir = temp_dir(&format!("pg-{name}"));
+        let dir = temp_dir(&format!("postgres-server-{name}"));
         let bin = bin_dir();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))
             .expect("open the data directory's parent");

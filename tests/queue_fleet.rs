@@ -1,7 +1,11 @@
-//! The queue on a real Redis, served by real worker processes of the example
-//! app (`skill-examples worker`): delivery, takeover after a crash, shared
-//! idempotency and rate limits, expiry, poisoned messages, a Redis restart,
-//! and the CLI commands as the README gives them.
+//! The queue on a real Redis and a real PostgreSQL, served by real worker
+//! processes of the example app (`skill-examples worker`): delivery,
+//! takeover after a crash, shared idempotency and rate limits, expiry,
+//! poisoned messages, a restart of the store, cancellation, delayed jobs,
+//! schedules, approvals, MCP tasks, and the CLI commands as the README gives
+//! them. Each test body runs on both stores (`on_each_store!`, at the end);
+//! the few about Redis itself (its README block, a restart without
+//! persistence, keys of the wrong type) run on Redis.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -10,9 +14,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use skill_runtime::JobEnvelope;
 use skill_runtime::queue::api::{Cancelled, Outcome, Queue};
-use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::RunStatus;
-use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
+use skill_tests::fleet::{Kind, RedisServer, WorkerProcess, app, data_copy, free_port};
 use skill_tests::mcp_stdio::McpStdio;
 use skill_tests::root;
 
@@ -27,14 +31,14 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-async fn backend(url: &str) -> RedisBackend {
-    RedisBackend::connect(RedisConfig::new(url))
+async fn backend(url: &str) -> Fleet {
+    Fleet::connect(FleetConfig::new(url))
         .await
-        .expect("redis is up")
+        .expect("the store is up")
 }
 
 /// Every outcome, waiting up to `limit` for all of them.
-async fn outcomes(b: &RedisBackend, ids: &[String], limit: Duration) -> Vec<Outcome> {
+async fn outcomes(b: &Fleet, ids: &[String], limit: Duration) -> Vec<Outcome> {
     let deadline = tokio::time::Instant::now() + limit;
     let mut out = Vec::new();
     for id in ids {
@@ -61,7 +65,7 @@ fn worker(url: &str, extra: &[&str], data: &std::path::Path) -> WorkerProcess {
     WorkerProcess::start(url, &args)
 }
 
-/// `n` workers of `concurrency` slots each on the Redis at `url`.
+/// `n` workers of `concurrency` slots each on the store at `url`.
 fn workers(n: usize, concurrency: &str, url: &str, data: &std::path::Path) -> Vec<WorkerProcess> {
     (0..n)
         .map(|_| worker(url, &["--concurrency", concurrency], data))
@@ -69,7 +73,7 @@ fn workers(n: usize, concurrency: &str, url: &str, data: &std::path::Path) -> Ve
 }
 
 /// Queue every job, in order; their ids.
-async fn enqueue_all(b: &RedisBackend, jobs: impl IntoIterator<Item = JobEnvelope>) -> Vec<String> {
+async fn enqueue_all(b: &Fleet, jobs: impl IntoIterator<Item = JobEnvelope>) -> Vec<String> {
     let mut ids = Vec::new();
     for job in jobs {
         ids.push(b.enqueue(job).await.unwrap().to_string());
@@ -94,11 +98,10 @@ fn outbox(data: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn a_thousand_jobs_over_three_workers_each_run_once() {
-    let redis = RedisServer::start("thousand");
-    let data = data_copy("thousand");
-    let url = redis.url();
+fn a_thousand_jobs_over_three_workers_each_run_once(kind: Kind) {
+    let store = kind.start("thousand");
+    let data = data_copy(&kind.tag("thousand"));
+    let url = store.url();
     let mut workers = workers(3, "8", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
@@ -126,11 +129,10 @@ fn a_thousand_jobs_over_three_workers_each_run_once() {
     assert_eq!((status.in_flight, status.dead_letters), (0, 0), "{status}");
 }
 
-#[test]
-fn a_job_whose_worker_is_killed_completes_on_another() {
-    let redis = RedisServer::start("killed");
-    let data = data_copy("killed");
-    let url = redis.url();
+fn a_job_whose_worker_is_killed_completes_on_another(kind: Kind) {
+    let store = kind.start("killed");
+    let data = data_copy(&kind.tag("killed"));
+    let url = store.url();
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let mut first = worker(&url, &["--concurrency", "2"], &data);
@@ -159,11 +161,10 @@ fn a_job_whose_worker_is_killed_completes_on_another() {
     assert_eq!(outbox(&data).len(), 1, "delivered once");
 }
 
-#[test]
-fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet() {
-    let redis = RedisServer::start("idempotent");
-    let data = data_copy("idempotent");
-    let url = redis.url();
+fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet(kind: Kind) {
+    let store = kind.start("idempotent");
+    let data = data_copy(&kind.tag("idempotent"));
+    let url = store.url();
     let _workers = workers(3, "8", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
@@ -182,11 +183,10 @@ fn one_key_enqueued_a_hundred_times_runs_once_across_the_fleet() {
     assert_eq!(outbox(&data).len(), 1, "the side effect happened once");
 }
 
-#[test]
-fn a_rate_limit_holds_across_the_fleet() {
-    let redis = RedisServer::start("rate");
-    let data = data_copy("rate");
-    let url = redis.url();
+fn a_rate_limit_holds_across_the_fleet(kind: Kind) {
+    let store = kind.start("rate");
+    let data = data_copy(&kind.tag("rate"));
+    let url = store.url();
     // search_notes is tagged `requires_review`: the workers' operator
     // approves.
     let _workers: Vec<_> = (0..3)
@@ -210,11 +210,10 @@ fn a_rate_limit_holds_across_the_fleet() {
     assert_eq!((ran, limited), (10, 40), "exactly 10 run inside the minute");
 }
 
-#[test]
-fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
-    let redis = RedisServer::start("expired");
-    let data = data_copy("expired");
-    let url = redis.url();
+fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving(kind: Kind) {
+    let store = kind.start("expired");
+    let data = data_copy(&kind.tag("expired"));
+    let url = store.url();
     let rt = rt();
     let b = rt.block_on(backend(&url));
     // Queued before any worker: it expires while it waits.
@@ -227,19 +226,7 @@ fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
         "{\"jobId\": broken",
         "{\"skill\": \"echo\", \"payload\": {}, \"surprise\": 1}",
     ] {
-        let out = Command::new("redis-cli")
-            .args([
-                "-u",
-                &url,
-                "XADD",
-                "skill:q:default:normal",
-                "*",
-                "job",
-                raw,
-            ])
-            .output()
-            .expect("redis-cli runs");
-        assert!(out.status.success());
+        store.put_raw(raw);
     }
     let _worker = worker(&url, &[], &data);
     let o = rt
@@ -260,22 +247,17 @@ fn expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving() {
     assert_eq!(o.status, RunStatus::Succeeded);
     let status = rt.block_on(b.status()).unwrap();
     assert_eq!(status.dead_letters, 2, "{status}");
-    let dead = Command::new("redis-cli")
-        .args(["-u", &url, "XRANGE", "skill:q:default:dead", "-", "+"])
-        .output()
-        .unwrap();
-    let dead = String::from_utf8_lossy(&dead.stdout);
+    let dead = store.dead_letters();
     assert!(dead.contains("not a job envelope"), "{dead}");
     assert!(dead.contains("unknown field `surprise`"), "{dead}");
 }
 
 /// A request sent again (after a lost connection, or by a caller that is not
 /// sure) does not queue its job twice.
-#[test]
-fn queueing_the_same_job_twice_queues_it_once() {
-    let redis = RedisServer::start("twice");
+fn queueing_the_same_job_twice_queues_it_once(kind: Kind) {
+    let store = kind.start("twice");
     let rt = rt();
-    let b = rt.block_on(backend(&redis.url()));
+    let b = rt.block_on(backend(&store.url()));
     let job = notify(None, 0, "twice@example.com");
     let (a, c) = rt.block_on(async {
         (
@@ -320,11 +302,10 @@ fn queueing_the_same_job_twice_queues_it_once() {
 /// A job id names one job: another job brought with an id the queue holds
 /// is refused, never answered with the first job's outcome; the same job
 /// sent again is the job it already is.
-#[test]
-fn a_job_id_names_one_job() {
-    let redis = RedisServer::start("job-id");
-    let data = data_copy("job-id");
-    let url = redis.url();
+fn a_job_id_names_one_job(kind: Kind) {
+    let store = kind.start("job-id");
+    let data = data_copy(&kind.tag("job-id"));
+    let url = store.url();
     let _worker = worker(&url, &[], &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
@@ -367,7 +348,7 @@ fn a_job_id_names_one_job() {
         );
     });
     // The CLI says so, with an envelope file that reuses the id.
-    let dir = skill_tests::temp_dir("job-id-cli");
+    let dir = skill_tests::temp_dir(&kind.tag("job-id-cli"));
     let file = dir.join("reused.json");
     let mut envelope = serde_json::to_value(&other).unwrap();
     envelope["createdAt"] = json!("2026-11-23T08:00:00Z");
@@ -384,11 +365,10 @@ fn a_job_id_names_one_job() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("first"));
 }
 
-#[test]
-fn jobs_survive_a_redis_restart_mid_run() {
-    let mut redis = RedisServer::start_durable("restart");
-    let data = data_copy("restart");
-    let url = redis.url();
+fn jobs_survive_a_restart_of_the_store_mid_run(kind: Kind) {
+    let mut store = kind.start_durable("restart");
+    let data = data_copy(&kind.tag("restart"));
+    let url = store.url();
     let _workers = workers(2, "4", &url, &data);
     let rt = rt();
     let b = rt.block_on(backend(&url));
@@ -402,7 +382,7 @@ fn jobs_survive_a_redis_restart_mid_run() {
     let status = rt.block_on(b.status()).unwrap();
     let left: u64 = status.waiting.iter().map(|(_, n)| n).sum::<u64>() + status.in_flight;
     assert!(left > 50, "the restart comes mid-run: {status}");
-    redis.restart();
+    store.restart();
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
     assert!(
         done.iter().all(|o| o.status == RunStatus::Succeeded),
@@ -418,11 +398,10 @@ fn jobs_survive_a_redis_restart_mid_run() {
 }
 
 /// The commands as the README gives them, against a worker.
-#[test]
-fn the_cli_enqueues_waits_and_reports() {
-    let redis = RedisServer::start("cli");
-    let data = data_copy("cli");
-    let url = redis.url();
+fn the_cli_enqueues_waits_and_reports(kind: Kind) {
+    let store = kind.start("cli");
+    let data = data_copy(&kind.tag("cli"));
+    let url = store.url();
     let cli = |args: &[&str]| {
         Command::new(app())
             .args(args)
@@ -430,7 +409,7 @@ fn the_cli_enqueues_waits_and_reports() {
             .output()
             .expect("skill-examples runs")
     };
-    // Without a Redis to talk to, queue commands say so.
+    // Without a store to talk to, queue commands say so.
     let out = Command::new(app())
         .args(["queue", "status"])
         .env_remove("SKILL_REDIS_URL")
@@ -438,12 +417,17 @@ fn the_cli_enqueues_waits_and_reports() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--redis URL"));
-    let out = cli(&["queue", "status", "--redis", "redis://127.0.0.1:1/0"]);
+    let unreachable = match kind {
+        Kind::Redis => "redis://127.0.0.1:1/0",
+        Kind::Postgres => "postgres://skill:pw@127.0.0.1:1/postgres",
+    };
+    let out = cli(&["queue", "status", "--redis", unreachable]);
     assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    let named = unreachable.replace(":pw@", ":***@");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("Redis at redis://127.0.0.1:1/0"),
-        "an unreachable Redis is named: {}",
-        String::from_utf8_lossy(&out.stderr)
+        said.contains(&format!("{} at {named}", kind.shown())) && !said.contains(":pw@"),
+        "an unreachable store is named, its password masked: {said}"
     );
 
     let _worker = worker(&url, &[], &data);
@@ -631,7 +615,7 @@ fn the_readmes_fleet_commands_work_as_written() {
 }
 
 /// The run records of job `id` in the fleet's records stream.
-fn records_of(rt: &tokio::runtime::Runtime, b: &RedisBackend, id: &str) -> Vec<Value> {
+fn records_of(rt: &tokio::runtime::Runtime, b: &Fleet, id: &str) -> Vec<Value> {
     rt.block_on(b.records(100_000))
         .unwrap()
         .iter()
@@ -641,7 +625,7 @@ fn records_of(rt: &tokio::runtime::Runtime, b: &RedisBackend, id: &str) -> Vec<V
 }
 
 /// Wait until `n` jobs are in flight.
-fn until_in_flight(rt: &tokio::runtime::Runtime, b: &RedisBackend, n: u64) {
+fn until_in_flight(rt: &tokio::runtime::Runtime, b: &Fleet, n: u64) {
     rt.block_on(async {
         for _ in 0..400 {
             if b.status().await.unwrap().in_flight == n {
@@ -658,11 +642,10 @@ fn until_in_flight(rt: &tokio::runtime::Runtime, b: &RedisBackend, n: u64) {
 /// and their locks at once (their holder's heartbeat is gone), instead of
 /// waiting out the locks' lifetime with its slots held; it shows in `queue
 /// status` while it works; each message is delivered once.
-#[test]
-fn a_dead_workers_locks_are_taken_over_at_once() {
-    let redis = RedisServer::start("dead-locks");
-    let data = data_copy("dead-locks");
-    let url = redis.url();
+fn a_dead_workers_locks_are_taken_over_at_once(kind: Kind) {
+    let store = kind.start("dead-locks");
+    let data = data_copy(&kind.tag("dead-locks"));
+    let url = store.url();
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let long = |concurrency: &'static str| {
@@ -720,11 +703,10 @@ fn a_dead_workers_locks_are_taken_over_at_once() {
 /// then resumed: another worker ran the job meanwhile; the resumed one
 /// learns its job was taken over and produces no second effect (the outbox
 /// checks the key's fence), no second outcome and no second record.
-#[test]
-fn a_paused_worker_resumed_makes_no_second_effect_or_record() {
-    let redis = RedisServer::start("paused");
-    let data = data_copy("paused");
-    let url = redis.url();
+fn a_paused_worker_resumed_makes_no_second_effect_or_record(kind: Kind) {
+    let store = kind.start("paused");
+    let data = data_copy(&kind.tag("paused"));
+    let url = store.url();
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let first = worker(&url, &["--concurrency", "2"], &data);
@@ -873,11 +855,10 @@ fn hand_made_trouble_is_contained_and_named() {
 /// running one stops within a second (its worker polls the marks), each
 /// ends `cancelled` with a record that says so; a job with an outcome
 /// already, or an id nobody queued, is answered as such.
-#[test]
-fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
-    let redis = RedisServer::start("cancel");
-    let url = redis.url();
-    let data = data_copy("cancel");
+fn cancel_stops_a_running_job_and_a_waiting_one_never_runs(kind: Kind) {
+    let store = kind.start("cancel");
+    let url = store.url();
+    let data = data_copy(&kind.tag("cancel"));
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let _w = worker(&url, &["--concurrency", "1"], &data);
@@ -926,11 +907,10 @@ fn cancel_stops_a_running_job_and_a_waiting_one_never_runs() {
 /// Jobs cancelled while they waited, before any worker started: a worker
 /// that starts after the cancellations runs none of them, whatever it does
 /// first; each ends `cancelled` and its effect never happens.
-#[test]
-fn jobs_cancelled_before_a_worker_starts_never_run() {
-    let redis = RedisServer::start("cancel-early");
-    let url = redis.url();
-    let data = data_copy("cancel-early");
+fn jobs_cancelled_before_a_worker_starts_never_run(kind: Kind) {
+    let store = kind.start("cancel-early");
+    let url = store.url();
+    let data = data_copy(&kind.tag("cancel-early"));
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let jobs = (0..6).map(|i| notify(None, 0, &format!("early-{i}@example.com")));
@@ -954,11 +934,10 @@ fn jobs_cancelled_before_a_worker_starts_never_run() {
 /// `enqueue --delay`: not run early, run within a second of its time, once
 /// across three workers that all move due jobs; `queue status` counts the
 /// jobs not due yet; `--at` takes a time.
-#[test]
-fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
-    let redis = RedisServer::start("delayed");
-    let url = redis.url();
-    let data = data_copy("delayed");
+fn delayed_jobs_run_on_time_and_once_across_the_fleet(kind: Kind) {
+    let store = kind.start("delayed");
+    let url = store.url();
+    let data = data_copy(&kind.tag("delayed"));
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let _w = workers(3, "4", &url, &data);
@@ -1053,12 +1032,11 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet() {
 /// of `*/2 * * * * *`, five jobs, one record each, two seconds apart; a
 /// worker restarted mid-way queues no tick twice; `queue schedules` shows
 /// the next run and the last tick's job; a bad file is refused.
-#[test]
-fn a_cron_schedule_fires_once_per_tick_across_the_fleet() {
-    let redis = RedisServer::start("schedules");
-    let url = redis.url();
-    let data = data_copy("schedules");
-    let dir = skill_tests::temp_dir("schedules");
+fn a_cron_schedule_fires_once_per_tick_across_the_fleet(kind: Kind) {
+    let store = kind.start("schedules");
+    let url = store.url();
+    let data = data_copy(&kind.tag("schedules"));
+    let dir = skill_tests::temp_dir(&kind.tag("schedules"));
     let file = dir.join("schedules.json");
     std::fs::write(
         &file,
@@ -1135,11 +1113,10 @@ fn a_cron_schedule_fires_once_per_tick_across_the_fleet() {
 /// A running job's progress is stored with it: `Queue::progress` and `queue
 /// status --json` show the last report (twice a second at most), and it is
 /// gone once the job ends (its last report is in its record).
-#[test]
-fn a_running_jobs_progress_is_stored_and_listed() {
-    let redis = RedisServer::start("progress");
-    let url = redis.url();
-    let data = data_copy("progress");
+fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
+    let store = kind.start("progress");
+    let url = store.url();
+    let data = data_copy(&kind.tag("progress"));
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let _w = worker(&url, &[], &data);
@@ -1193,14 +1170,13 @@ fn a_running_jobs_progress_is_stored_and_listed() {
 /// and its record names the approver and the time; `deny` ends one
 /// `not_approved`; one nobody decides fails `approval_expired` at its
 /// deadline.
-#[test]
-fn a_job_that_needs_a_person_waits_for_one() {
+fn a_job_that_needs_a_person_waits_for_one(kind: Kind) {
     use skill_runtime::Caller;
     use skill_runtime::manifest::{AgentRole, PermissionLevel};
 
-    let redis = RedisServer::start("approvals");
-    let url = redis.url();
-    let data = data_copy("approvals");
+    let store = kind.start("approvals");
+    let url = store.url();
+    let data = data_copy(&kind.tag("approvals"));
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let admin = Caller::agent(AgentRole::Orchestrator, PermissionLevel::Admin);
@@ -1326,11 +1302,10 @@ fn a_job_that_needs_a_person_waits_for_one() {
 /// progress, and its result survives the server that created it (another
 /// server answers for it); cancelled, it ends `cancelled`; a short tool
 /// answers inline; without Redis the server's own queue runs tasks.
-#[test]
-fn mcp_tasks_run_on_the_fleet_and_outlive_their_server() {
-    let redis = RedisServer::start("tasks");
-    let url = redis.url();
-    let data = data_copy("tasks");
+fn mcp_tasks_run_on_the_fleet_and_outlive_their_server(kind: Kind) {
+    let store = kind.start("tasks");
+    let url = store.url();
+    let data = data_copy(&kind.tag("tasks"));
     let _w = worker(&url, &["--concurrency", "2"], &data);
     let data_arg = data.display().to_string();
     let server_args = ["--redis", &url, "--data", &data_arg];
@@ -1409,3 +1384,47 @@ fn mcp_tasks_run_on_the_fleet_and_outlive_their_server() {
         json!({"counted": 3})
     );
 }
+
+/// Each body above that takes a [`Kind`], as a test on Redis (`redis::NAME`)
+/// and on PostgreSQL (`postgres::NAME`): one body, both stores.
+macro_rules! on_each_store {
+    ($($name:ident),* $(,)?) => {
+        mod redis {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(skill_tests::fleet::Kind::Redis)
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(skill_tests::fleet::Kind::Postgres)
+                }
+            )*
+        }
+    };
+}
+
+on_each_store!(
+    a_thousand_jobs_over_three_workers_each_run_once,
+    a_job_whose_worker_is_killed_completes_on_another,
+    one_key_enqueued_a_hundred_times_runs_once_across_the_fleet,
+    a_rate_limit_holds_across_the_fleet,
+    expired_and_poisoned_jobs_do_not_run_and_the_workers_keep_serving,
+    queueing_the_same_job_twice_queues_it_once,
+    a_job_id_names_one_job,
+    jobs_survive_a_restart_of_the_store_mid_run,
+    the_cli_enqueues_waits_and_reports,
+    a_dead_workers_locks_are_taken_over_at_once,
+    a_paused_worker_resumed_makes_no_second_effect_or_record,
+    cancel_stops_a_running_job_and_a_waiting_one_never_runs,
+    jobs_cancelled_before_a_worker_starts_never_run,
+    delayed_jobs_run_on_time_and_once_across_the_fleet,
+    a_cron_schedule_fires_once_per_tick_across_the_fleet,
+    a_running_jobs_progress_is_stored_and_listed,
+    a_job_that_needs_a_person_waits_for_one,
+    mcp_tasks_run_on_the_fleet_and_outlive_their_server,
+);
