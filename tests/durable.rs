@@ -1,6 +1,7 @@
 //! Durable pipeline runs: the state a run keeps between its steps (the
 //! seed's GraphState), a run resumed where it stopped after its worker was
-//! killed (`kill -9`, real worker processes on a real Redis), and a
+//! killed (`kill -9`, real worker processes on a real Redis and a real
+//! PostgreSQL), and a
 //! completed step never run again.
 
 use std::sync::Arc;
@@ -8,11 +9,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use skill_runtime::queue::api::Queue;
-use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
+use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::GraphStatus;
 use skill_runtime::record::RunStatus;
 use skill_runtime::{JobEnvelope, Registry};
-use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::fleet::{Kind, Store, WorkerProcess, app, data_copy};
 use skill_tests::run_ok;
 
 use seed_skills as _;
@@ -56,34 +57,35 @@ fn tally(channel: &str, slow_ms: u32) -> JobEnvelope {
     )
 }
 
-/// A fleet to kill workers in: a Redis server, a copy of the example data,
-/// a client, and the arguments its workers start with (short visibility
-/// and lock timeouts, so a dead worker's job is taken over in seconds).
-struct Fleet {
-    _redis: RedisServer,
+/// A fleet to kill workers in: a store (Redis or PostgreSQL), a copy of the
+/// example data, a client, and the arguments its workers start with (short
+/// visibility and lock timeouts, so a dead worker's job is taken over in
+/// seconds).
+struct Rig {
+    _store: Store,
     data: std::path::PathBuf,
     url: String,
     rt: tokio::runtime::Runtime,
-    b: RedisBackend,
+    b: Fleet,
     args: Vec<String>,
 }
 
-impl Fleet {
-    fn start(name: &str) -> Fleet {
-        let redis = RedisServer::start(name);
-        let data = data_copy(name);
-        let url = redis.url();
+impl Rig {
+    fn start(kind: Kind, name: &str) -> Rig {
+        let store = kind.start(name);
+        let data = data_copy(&kind.tag(name));
+        let url = store.url();
         let rt = rt();
         let b = rt
-            .block_on(RedisBackend::connect(RedisConfig::new(&url)))
-            .expect("redis is up");
+            .block_on(Fleet::connect(FleetConfig::new(&url)))
+            .expect("the store is up");
         let args = ["--visibility", "2s", "--lock-ttl", "2s", "--data"]
             .map(str::to_owned)
             .into_iter()
             .chain([data.display().to_string()])
             .collect();
-        Fleet {
-            _redis: redis,
+        Rig {
+            _store: store,
             data,
             url,
             rt,
@@ -169,9 +171,8 @@ fn a_run_keeps_its_state_and_a_completed_step_never_runs_again() {
     assert_eq!(state.retry_count, 1);
 }
 
-#[test]
-fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running() {
-    let fleet = Fleet::start("durable");
+fn a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running(kind: Kind) {
+    let fleet = Rig::start(kind, "durable");
     let (data, url) = (fleet.data.clone(), fleet.url.clone());
     let (rt, b) = (&fleet.rt, &fleet.b);
     // Steps 1 to 3 done, step 4 working (5 s): kill its worker.
@@ -658,9 +659,8 @@ fn a_step_that_fails_for_good_runs_its_error_handler_then_the_run_fails() {
     assert_eq!(note.status, RunStatus::Succeeded);
 }
 
-#[test]
-fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed() {
-    let fleet = Fleet::start("durable-agent");
+fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed(kind: Kind) {
+    let fleet = Rig::start(kind, "durable-agent");
     let (data, url) = (fleet.data.clone(), fleet.url.clone());
     let (rt, b) = (&fleet.rt, &fleet.b);
     let job = JobEnvelope::new(
@@ -694,3 +694,31 @@ fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed() {
     );
     assert_eq!(state["status"], "succeeded");
 }
+
+/// The bodies above that take a [`Kind`], on Redis (`redis::NAME`) and on
+/// PostgreSQL (`postgres::NAME`): one body, both stores.
+macro_rules! on_each_store {
+    ($($name:ident),* $(,)?) => {
+        mod redis {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(skill_tests::fleet::Kind::Redis)
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(skill_tests::fleet::Kind::Postgres)
+                }
+            )*
+        }
+    };
+}
+
+on_each_store!(
+    a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running,
+    an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed,
+);
