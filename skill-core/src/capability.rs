@@ -203,13 +203,23 @@ pub const RUNTIME_AMBIENT: &[(&str, &str, Ambient)] = &[
         Ambient::Network,
     ),
     (
-        "skill_runtime::queue::redis::Schedules::load",
-        "skill_runtime::queue::redis::schedule::Schedules::load",
+        "skill_runtime::queue::schedule::Schedules::load",
+        "skill_runtime::queue::schedule::Schedules::load",
         Ambient::FileRead,
     ),
     (
         "skill_runtime::queue::redis::RedisBackend::connect",
         "skill_runtime::queue::redis::backend::RedisBackend::connect",
+        Ambient::Database,
+    ),
+    (
+        "skill_runtime::queue::postgres::PostgresBackend::connect",
+        "skill_runtime::queue::postgres::backend::PostgresBackend::connect",
+        Ambient::Database,
+    ),
+    (
+        "skill_runtime::queue::fleet::Fleet::connect",
+        "skill_runtime::queue::fleet::Fleet::connect",
         Ambient::Database,
     ),
     (

@@ -1,6 +1,6 @@
 //! The MCP endpoint mounted in an axum app, beside the app's own routes:
 //! `/healthz` (the process is up), `/ready` (the runtime is built, and the
-//! fleet's Redis answers when one is configured), `/mcp` (the seed skills as
+//! fleet's store (Redis or PostgreSQL) answers when one is configured), `/mcp` (the seed skills as
 //! MCP tools, through the same service `skill-examples mcp --http` serves:
 //! authentication, approvals asked of the client's user, long calls as tasks
 //! on the fleet with `--redis`, whose stores the runtime shares),
@@ -29,8 +29,8 @@ use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
 use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer, serve_app};
 use skill_runtime::queue::SecretUrl;
 use skill_runtime::queue::api::Queue;
+use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::queue::memory::InProcessQueue;
-use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 use skill_runtime::queue::worker::WorkerOptions;
 
 #[derive(Parser)]
@@ -49,12 +49,13 @@ struct Args {
     issuer: Option<String>,
     #[arg(long)]
     audience: Option<String>,
-    /// The fleet's Redis: the runtime shares its stores (idempotency, rate
-    /// limits, runs, records), long calls run as tasks on its queue (the
-    /// fleet's workers run them), and /ready answers 503 while it does not
-    /// answer. Without it, tasks run on a queue in this process. Its
-    /// password is never printed.
-    #[arg(long, value_name = "URL")]
+    /// The fleet's store, a Redis (redis://) or a PostgreSQL (postgres://):
+    /// the runtime shares its stores (idempotency, rate limits, runs,
+    /// records), long calls run as tasks on its queue (the fleet's workers
+    /// run them), and /ready answers 503 while it does not answer. Without
+    /// it, tasks run on a queue in this process. Its password is never
+    /// printed.
+    #[arg(long, visible_alias = "store", value_name = "URL")]
     redis: Option<SecretUrl>,
     /// The example data (by default found under the working directory or
     /// above this program).
@@ -71,7 +72,7 @@ struct Args {
 
 #[derive(Clone)]
 struct App {
-    redis: Option<RedisBackend>,
+    redis: Option<Fleet>,
 }
 
 async fn ready(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<serde_json::Value>) {
@@ -99,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let registry = Arc::new(Registry::from_inventory()?);
     let data = seed_skills::data_dir(args.data.as_deref())?;
     let redis = match &args.redis {
-        Some(url) => Some(RedisBackend::connect(RedisConfig::new(url.clone())).await?),
+        Some(url) => Some(Fleet::connect(FleetConfig::new(url.clone())).await?),
         None => None,
     };
     let mut builder = seed_skills::runtime_builder(registry, &data)

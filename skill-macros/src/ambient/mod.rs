@@ -436,6 +436,8 @@ const RUNNERS: &[&str] = &[
     "InProcessQueue",
     "McpServer",
     "RedisBackend",
+    "PostgresBackend",
+    "Fleet",
     "Worker",
 ];
 
