@@ -1,18 +1,15 @@
 //! A PostgreSQL of the tests' own: a throwaway cluster (`initdb`) in a
-//! directory under `target/test-tmp`, on a free loopback port, run as the
+//! directory under the system's temporary directory, on a free loopback port, run as the
 //! `postgres` user when the tests run as root (PostgreSQL refuses root).
-//! [`PostgresServer::shared`] is one server per test binary, each test in
-//! a schema of its own; [`PostgresServer::start`] is a test's own server,
-//! to stop and restart.
+//! Each test starts its own (about a second): it may stop, kill and restart
+//! it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::fleet::free_port;
-use crate::temp_dir;
 
 /// The password of the tests' user, `skill`: URLs carry it, so the tests see
 /// it masked wherever a URL is printed.
@@ -77,20 +74,17 @@ fn as_owner(program: &Path) -> Command {
 }
 
 impl PostgresServer {
-    /// One server for the whole test binary, stopped and removed when the
-    /// binary exits (a watchdog process waits for it to).
-    pub fn shared() -> &'static PostgresServer {
-        static SHARED: OnceLock<PostgresServer> = OnceLock::new();
-        SHARED.get_or_init(|| {
-            let server = PostgresServer::start("shared");
-            server.watch();
-            server
-        })
-    }
-
     /// A fresh server of the test's own.
     pub fn start(name: &str) -> PostgresServer {
-        let dir = temp_dir(&format!("postgres-server-{name}"));
+        // Under the system's temporary directory, not target/: the server's
+        // user must reach it, and a checkout may sit in a home directory it
+        // cannot enter.
+        let dir = std::env::temp_dir().join(format!(
+            "skill-tests-postgres-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the server's directory");
         let bin = bin_dir();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))
             .expect("open the data directory's parent");
@@ -181,26 +175,6 @@ impl PostgresServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         false
-    }
-
-    /// A process that stops this server and removes its data once this test
-    /// binary has exited (a static is never dropped).
-    fn watch(&self) {
-        let pid = self.child.as_ref().map_or(0, Child::id);
-        let script = format!(
-            "while kill -0 {me} 2>/dev/null; do sleep 0.5; done; kill -INT {pid} 2>/dev/null; \
-             for i in $(seq 1 40); do kill -0 {pid} 2>/dev/null || break; sleep 0.25; done; \
-             kill -KILL {pid} 2>/dev/null; rm -rf '{dir}'",
-            me = std::process::id(),
-            dir = self.dir.display()
-        );
-        Command::new("sh")
-            .args(["-c", &script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the watchdog");
     }
 
     /// The URL of database `postgres` as user `skill`, password included.

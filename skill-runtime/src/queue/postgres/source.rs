@@ -315,7 +315,11 @@ impl WorkSource for PostgresSource {
     fn promote_due(&self) -> BoxFuture<'_, Result<u64, QueueError>> {
         Box::pin(async move {
             let c = &self.backend.inner;
-            if self.promoted.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == 0 {
+            if self
+                .promoted
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(SWEEP_EVERY)
+            {
                 let max = c.config.records_max.min(i64::MAX as usize) as i64;
                 let runs =
                     crate::queue::postgres::stores::PostgresRuns::KEPT_FOR.as_millis() as i64;
