@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::conn::{Conn, PostgresConfig};
-use crate::queue::postgres::stores;
+use crate::queue::postgres::records;
 use crate::queue::records::StoreSink;
 
 /// A connection to the fleet's PostgreSQL. Cheap to clone.
@@ -37,7 +37,7 @@ impl PostgresBackend {
     /// call it inside a tokio runtime.
     pub fn record_sink(&self) -> Arc<StoreSink> {
         self.sink
-            .get_or_init(|| StoreSink::start(Arc::new(stores::Writer(self.inner.clone()))))
+            .get_or_init(|| StoreSink::start(Arc::new(records::Writer(self.inner.clone()))))
             .clone()
     }
 
@@ -54,7 +54,7 @@ impl PostgresBackend {
 
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
-        stores::read(&self.inner, limit).await
+        records::read(&self.inner, limit).await
     }
 
     /// Requests this process has sent to PostgreSQL so far, through this

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{AsyncMessage, Client, Row};
+use tokio_postgres::{AsyncMessage, Client, Row, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
@@ -113,14 +113,49 @@ impl PostgresConfig {
     }
 }
 
-/// What the listening connection hears, handed to those waiting.
+/// The channels the backend notifies on (`{schema}.jobs`, `{schema}.done`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Channel {
+    /// A job may be waiting: what idle workers listen for.
+    Jobs,
+    /// A job's outcome is stored (the payload: its id, then a newline and the
+    /// outcome itself when it is small): what callers waiting on one listen
+    /// for.
+    Done,
+}
+
+impl Channel {
+    fn name(self, schema: &str) -> String {
+        match self {
+            Channel::Jobs => format!("{schema}.jobs"),
+            Channel::Done => format!("{schema}.done"),
+        }
+    }
+}
+
+/// What the listening connections hear, handed to those waiting.
 #[derive(Default)]
 pub(super) struct Events {
     /// Bumped when a job may be waiting (queued, handed back, released, or
     /// the listener reconnected and may have missed some).
     jobs: OnceLock<watch::Sender<u64>>,
-    /// Waiters for an outcome, by job id.
-    done: Mutex<HashMap<String, (Arc<Notify>, usize)>>,
+    /// Waiters for an outcome, by job id, with how many wait.
+    done: Mutex<HashMap<String, (Arc<Slot>, usize)>>,
+}
+
+/// Where one job's outcome is announced to its waiters.
+#[derive(Default)]
+pub(super) struct Slot {
+    pub(super) notify: Notify,
+    /// The outcome as the notification carried it, when it did.
+    outcome: Mutex<Option<String>>,
+}
+
+impl Slot {
+    /// The outcome a notification carried, if one came.
+    pub(super) fn outcome(&self) -> Option<String> {
+        lock(&self.outcome).clone()
+    }
 }
 
 impl Events {
@@ -137,18 +172,26 @@ impl Events {
         self.jobs().send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Wake the waiters of `job_id`'s outcome.
-    fn done(&self, job_id: &str) {
-        if let Some((n, _)) = lock(&self.done).get(job_id) {
-            n.notify_waiters();
+    /// Wake the waiters of the job `payload` names, handing them the outcome
+    /// it carries.
+    fn done(&self, payload: &str) {
+        let (job_id, outcome) = match payload.split_once('\n') {
+            Some((id, outcome)) => (id, Some(outcome)),
+            None => (payload, None),
+        };
+        if let Some((slot, _)) = lock(&self.done).get(job_id) {
+            if let Some(o) = outcome {
+                *lock(&slot.outcome) = Some(o.to_owned());
+            }
+            slot.notify.notify_waiters();
         }
     }
 
     /// Wake every waiter: notifications may have been missed.
     fn all(&self) {
         self.job_queued();
-        for (n, _) in lock(&self.done).values() {
-            n.notify_waiters();
+        for (slot, _) in lock(&self.done).values() {
+            slot.notify.notify_waiters();
         }
     }
 
@@ -158,12 +201,12 @@ impl Events {
         let mut done = lock(&self.done);
         let slot = done
             .entry(job_id.to_owned())
-            .or_insert_with(|| (Arc::new(Notify::new()), 0));
+            .or_insert_with(|| (Arc::default(), 0));
         slot.1 += 1;
         Waiter {
             events: self.clone(),
             job_id: job_id.to_owned(),
-            notify: slot.0.clone(),
+            slot: slot.0.clone(),
         }
     }
 }
@@ -172,7 +215,7 @@ impl Events {
 pub(super) struct Waiter {
     events: Arc<Events>,
     job_id: String,
-    pub(super) notify: Arc<Notify>,
+    pub(super) slot: Arc<Slot>,
 }
 
 impl Drop for Waiter {
@@ -187,6 +230,13 @@ impl Drop for Waiter {
     }
 }
 
+/// A connection for requests, and the statements prepared on it (a handful:
+/// the backend's own, by their text).
+struct Handle {
+    client: Client,
+    statements: Mutex<HashMap<String, Statement>>,
+}
+
 /// One PostgreSQL database, as the backend's parts use it.
 pub(super) struct Conn {
     pub(super) config: PostgresConfig,
@@ -194,11 +244,12 @@ pub(super) struct Conn {
     pub(super) shown: String,
     pg: tokio_postgres::Config,
     tls: MakeRustlsConnect,
-    clients: Vec<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    clients: Vec<tokio::sync::Mutex<Option<Arc<Handle>>>>,
     next: AtomicUsize,
     round_trips: AtomicU64,
     pub(super) events: Arc<Events>,
-    listening: OnceLock<()>,
+    /// The listening connections started, per channel.
+    listening: [OnceLock<()>; 2],
 }
 
 impl Conn {
@@ -230,7 +281,7 @@ impl Conn {
             next: AtomicUsize::new(0),
             round_trips: AtomicU64::new(0),
             events: Arc::default(),
-            listening: OnceLock::new(),
+            listening: [OnceLock::new(), OnceLock::new()],
             shown,
             pg,
             tls,
@@ -322,24 +373,28 @@ impl Conn {
     }
 
     /// A client, connected (again) if it had to be.
-    async fn client(&self) -> Result<Arc<Client>, QueueError> {
+    async fn client(&self) -> Result<Arc<Handle>, QueueError> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.clients.len();
         let mut slot = self.clients[i].lock().await;
         if let Some(c) = slot.as_ref()
-            && !c.is_closed()
+            && !c.client.is_closed()
         {
             return Ok(c.clone());
         }
-        let c = Arc::new(self.connect(None).await?);
+        let c = Arc::new(Handle {
+            client: self.connect(None).await?,
+            statements: Mutex::default(),
+        });
         *slot = Some(c.clone());
         Ok(c)
     }
 
-    /// Start the connection that listens for notifications, once: it
-    /// reconnects when it drops, and wakes every waiter then (what was
-    /// announced meanwhile is not heard).
-    pub(super) fn listen(self: &Arc<Conn>) {
-        if self.listening.set(()).is_err() {
+    /// Start the connection that listens on `channel`, once: it reconnects
+    /// when it drops, and wakes every waiter then (what was announced
+    /// meanwhile is not heard). Workers listen for jobs, callers for
+    /// outcomes: neither hears the other's traffic.
+    pub(super) fn listen(self: &Arc<Conn>, channel: Channel) {
+        if self.listening[channel as usize].set(()).is_err() {
             return;
         }
         let conn = Arc::downgrade(self);
@@ -347,10 +402,10 @@ impl Conn {
             let mut wait = Duration::from_millis(100);
             loop {
                 let Some(c) = conn.upgrade() else { return };
-                let s = &c.config.schema;
+                let name = channel.name(&c.config.schema);
                 let listening = match c.connect(Some(c.events.clone())).await {
                     Ok(client) => client
-                        .batch_execute(&format!("LISTEN \"{s}.jobs\"; LISTEN \"{s}.done\""))
+                        .batch_execute(&format!("LISTEN \"{name}\""))
                         .await
                         .map(|()| client)
                         .map_err(|e| c.error(&e)),
@@ -380,17 +435,35 @@ impl Conn {
         });
     }
 
-    /// Run `sql` with `params` (each with its type: one round trip, no
-    /// prepare).
+    /// Run `sql` with `params`, each with its type: prepared once per
+    /// connection (the server parses and plans it once), then one round
+    /// trip per call.
     pub(super) async fn call(
         &self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<Row>, QueueError> {
-        let client = self.client().await?;
+        let handle = self.client().await?;
+        let known = lock(&handle.statements).get(sql).cloned();
+        let statement = match known {
+            Some(s) => s,
+            None => {
+                let types: Vec<Type> = params.iter().map(|(_, t)| t.clone()).collect();
+                self.round_trips.fetch_add(1, Ordering::Relaxed);
+                let s = handle
+                    .client
+                    .prepare_typed(sql, &types)
+                    .await
+                    .map_err(|e| self.error(&e))?;
+                lock(&handle.statements).insert(sql.to_owned(), s.clone());
+                s
+            }
+        };
+        let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|(v, _)| *v).collect();
         self.round_trips.fetch_add(1, Ordering::Relaxed);
-        client
-            .query_typed(sql, params)
+        handle
+            .client
+            .query(&statement, &values)
             .await
             .map_err(|e| self.error(&e))
     }

@@ -14,14 +14,16 @@
 //! times, caller, trace id, and the record as `jsonb`).
 //!
 //! Inside, lowest first: `schema` (the versioned migrations), `conn` (the
-//! database, its connections and notifications), `backend`, then `queue`
+//! database, its connections and notifications), `records` (the records
+//! table, the sink's writer), `backend`, then `queue`
 //! (callers), `source` (workers), `policy` (idempotency and rate limits)
-//! and `stores` (records, run states, artifacts, schedules).
+//! and `stores` (run states, artifacts, schedules).
 
 mod backend;
 mod conn;
 mod policy;
 mod queue;
+mod records;
 mod schema;
 mod source;
 mod stores;

@@ -15,6 +15,7 @@ use crate::queue::api::{
     check_job, delay_until,
 };
 use crate::queue::postgres::backend::PostgresBackend;
+use crate::queue::postgres::conn::{Channel, Waiter};
 
 /// How often a waiter for an outcome looks again with no notification (one
 /// may be missed while the listening connection reconnects).
@@ -34,15 +35,65 @@ pub(super) fn priority(r: i16) -> Priority {
 }
 
 impl PostgresBackend {
-    /// Enqueue `job` and wait up to `wait` for its outcome.
+    /// Enqueue `job` and wait up to `wait` for its outcome: a job with an id
+    /// of its own making is listened for before it is queued, and its
+    /// outcome comes with the notification that announces it (no request
+    /// for it, unless it is too large to travel that way).
     pub async fn enqueue_and_wait(
         &self,
         job: JobEnvelope,
         wait: Duration,
     ) -> Result<(Id, Option<Outcome>), QueueError> {
-        let id = self.enqueue(job).await?;
-        let outcome = self.outcome(&id, wait).await?;
+        if !job.minted || wait.is_zero() {
+            // An id the caller brought may be another job's, or this job's,
+            // done already: its outcome is looked at once queued.
+            let id = self.enqueue(job).await?;
+            let outcome = self.outcome(&id, wait).await?;
+            return Ok((id, outcome));
+        }
+        self.inner.listen(Channel::Done);
+        let waiter = self.inner.events.waiter(job.job_id.as_str());
+        let deadline = tokio::time::Instant::now() + wait;
+        let id = self.put(job, None).await?;
+        let outcome = self.wait_for(&id, &waiter, deadline, false).await?;
         Ok((id, outcome))
+    }
+
+    /// The outcome of `id` once announced (to `waiter`), or found by a look
+    /// (first, when `look_first`; then whenever no announcement came for a
+    /// while), until `deadline`.
+    async fn wait_for(
+        &self,
+        id: &str,
+        waiter: &Waiter,
+        deadline: tokio::time::Instant,
+        mut look: bool,
+    ) -> Result<Option<Outcome>, QueueError> {
+        loop {
+            // Armed before looking: an announcement between the look and
+            // the wait is not missed.
+            let notified = waiter.slot.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(text) = waiter.slot.outcome() {
+                return serde_json::from_str(&text)
+                    .map(Some)
+                    .map_err(|e| self.inner.corrupt("outcome", e));
+            }
+            if look && let Some(o) = self.look(id).await? {
+                return Ok(Some(o));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                // A last look: the wait may have ended as it was announced.
+                return self.look(id).await;
+            }
+            let nap = (deadline - now).min(LOOK_AGAIN);
+            // Announced without the outcome (too large to travel), or not
+            // heard at all for a while: look.
+            look = true;
+            let _ = tokio::time::timeout(nap, notified).await;
+        }
     }
 
     /// Queue `job` now (`due` none) or later; its id.
@@ -140,25 +191,10 @@ impl Queue for PostgresBackend {
             if wait.is_zero() {
                 return self.look(id).await;
             }
-            self.inner.listen();
+            self.inner.listen(Channel::Done);
             let waiter = self.inner.events.waiter(id);
             let deadline = tokio::time::Instant::now() + wait;
-            loop {
-                // Armed before looking: an announcement between the look and
-                // the wait is not missed.
-                let notified = waiter.notify.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if let Some(o) = self.look(id).await? {
-                    return Ok(Some(o));
-                }
-                let now = tokio::time::Instant::now();
-                if now >= deadline {
-                    return Ok(None);
-                }
-                let nap = (deadline - now).min(LOOK_AGAIN);
-                let _ = tokio::time::timeout(nap, notified).await;
-            }
+            self.wait_for(id, &waiter, deadline, true).await
         })
     }
 

@@ -218,7 +218,13 @@ BEGIN
   INSERT INTO @.outcomes VALUES (q, jid, outcome, t + @.ms(ttl_ms))
     ON CONFLICT (queue, job_id) DO UPDATE SET outcome = excluded.outcome, until = excluded.until;
   IF rec <> '' THEN PERFORM @.record(jsonb_build_array(rec::jsonb)); END IF;
-  PERFORM pg_notify('@@.done', jid);
+  -- The outcome travels with its announcement when it fits (a payload is
+  -- at most 8,000 bytes); otherwise waiters read it.
+  IF octet_length(outcome) + octet_length(jid) < 7900 THEN
+    PERFORM pg_notify('@@.done', jid || E'\n' || outcome);
+  ELSE
+    PERFORM pg_notify('@@.done', jid);
+  END IF;
   RETURN CASE WHEN there THEN 1 ELSE 2 END;
 END $$;
 

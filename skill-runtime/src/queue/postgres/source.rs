@@ -15,6 +15,7 @@ use crate::model::caller::Priority;
 use crate::model::record::Progress;
 use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::postgres::backend::PostgresBackend;
+use crate::queue::postgres::conn::Channel;
 use crate::queue::postgres::queue::priority;
 use crate::queue::source::{Delivery, Parking, WorkSource};
 
@@ -27,7 +28,7 @@ impl PostgresBackend {
     /// the fleet; [`worker_name`](crate::queue::fleet::worker_name) makes
     /// one).
     pub async fn work_source(&self, worker: String) -> Result<PostgresSource, QueueError> {
-        self.inner.listen();
+        self.inner.listen(Channel::Jobs);
         Ok(PostgresSource {
             backend: self.clone(),
             worker,

@@ -1,6 +1,6 @@
-//! The other stores on PostgreSQL: run records as rows (`records`, read by
-//! `stats`, `runs`), pipeline runs' states (`runs`), agents' R3 files
-//! (`artifacts`), and the schedules workers registered (`schedules`).
+//! The other stores on PostgreSQL: pipeline runs' states (`runs`), agents'
+//! R3 files (`artifacts`), and the schedules workers registered
+//! (`schedules`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,38 +16,7 @@ use crate::model::result::Artifact;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::backend::PostgresBackend;
 use crate::queue::postgres::conn::Conn;
-use crate::queue::records::RecordWriter;
 use crate::queue::schedule::{self, Board, ScheduleState, Schedules};
-
-/// The records table, as a sink's writer: a batch is one statement.
-pub(super) struct Writer(pub(super) Arc<Conn>);
-
-impl RecordWriter for Writer {
-    fn write<'a>(&'a self, batch: &'a [String]) -> BoxFuture<'a, Result<(), QueueError>> {
-        Box::pin(async move {
-            let c = &self.0;
-            let array = format!("[{}]", batch.join(","));
-            c.call(
-                &c.sql("SELECT @.record($1::jsonb)"),
-                &[(&array, Type::TEXT)],
-            )
-            .await
-            .map(drop)
-        })
-    }
-}
-
-/// The most recent `limit` records, oldest first, as JSON text.
-pub(super) async fn read(c: &Conn, limit: usize) -> Result<Vec<String>, QueueError> {
-    let limit = limit.min(i64::MAX as usize) as i64;
-    let rows = c
-        .call(
-            &c.sql("SELECT record::text FROM @.records ORDER BY id DESC LIMIT $1"),
-            &[(&limit, Type::INT8)],
-        )
-        .await?;
-    Ok(rows.iter().rev().map(|r| r.get::<_, String>(0)).collect())
-}
 
 impl PostgresBackend {
     /// Pipeline runs' states shared by every process on this database.
