@@ -16,6 +16,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::queue::SecretUrl;
 use crate::queue::api::{Bound, QueueError};
+use crate::queue::postgres::batch::Batcher;
 use crate::queue::postgres::schema;
 use crate::sync::lock;
 
@@ -250,6 +251,28 @@ pub(super) struct Conn {
     pub(super) events: Arc<Events>,
     /// The listening connections started, per channel.
     listening: [OnceLock<()>; 2],
+    /// Concurrent enqueues and finishes, sent together.
+    enqueues: OnceLock<Batcher<Enqueued, i32>>,
+    finishes: OnceLock<Batcher<Finished, i32>>,
+}
+
+/// A job to queue, as `enqueue_many` takes it.
+pub(super) struct Enqueued {
+    pub(super) job_id: String,
+    pub(super) digest: String,
+    pub(super) rank: i16,
+    pub(super) message: String,
+    pub(super) ttl_ms: i64,
+    pub(super) due: Option<std::time::SystemTime>,
+}
+
+/// A job's end, as `finish_many` takes it.
+pub(super) struct Finished {
+    pub(super) seq: i64,
+    pub(super) worker: String,
+    pub(super) job_id: String,
+    pub(super) outcome: String,
+    pub(super) record: String,
 }
 
 impl Conn {
@@ -282,6 +305,8 @@ impl Conn {
             round_trips: AtomicU64::new(0),
             events: Arc::default(),
             listening: [OnceLock::new(), OnceLock::new()],
+            enqueues: OnceLock::new(),
+            finishes: OnceLock::new(),
             shown,
             pg,
             tls,
@@ -466,6 +491,99 @@ impl Conn {
             .query(&statement, &values)
             .await
             .map_err(|e| self.error(&e))
+    }
+
+    /// Queue `job` (`enqueue`'s answer), with whatever other jobs are
+    /// queued at the same time: one statement, one commit.
+    pub(super) async fn enqueue(self: &Arc<Conn>, job: Enqueued) -> Result<i32, QueueError> {
+        let batcher = self.enqueues.get_or_init(|| {
+            let conn = Arc::downgrade(self);
+            Batcher::start(self.config.connections, move |jobs: Vec<Enqueued>| {
+                let conn = conn.clone();
+                Box::pin(async move {
+                    let Some(c) = conn.upgrade() else {
+                        return Err(QueueError::Invalid("the backend is gone".to_owned()));
+                    };
+                    let mut cols = (
+                        Vec::new(),
+                        Vec::new(),
+                        Vec::new(),
+                        Vec::new(),
+                        Vec::new(),
+                        Vec::new(),
+                    );
+                    for j in jobs {
+                        cols.0.push(j.job_id);
+                        cols.1.push(j.digest);
+                        cols.2.push(j.rank);
+                        cols.3.push(j.message);
+                        cols.4.push(j.ttl_ms);
+                        cols.5.push(j.due);
+                    }
+                    let rows = c
+                        .call(
+                            &c.sql("SELECT @.enqueue_many($1, $2, $3, $4, $5, $6, $7)"),
+                            &[
+                                (&c.config.queue, Type::TEXT),
+                                (&cols.0, Type::TEXT_ARRAY),
+                                (&cols.1, Type::TEXT_ARRAY),
+                                (&cols.2, Type::INT2_ARRAY),
+                                (&cols.3, Type::TEXT_ARRAY),
+                                (&cols.4, Type::INT8_ARRAY),
+                                (&cols.5, Type::TIMESTAMPTZ_ARRAY),
+                            ],
+                        )
+                        .await?;
+                    Ok(rows
+                        .first()
+                        .map_or_else(Vec::new, |r| r.get::<_, Vec<i32>>(0)))
+                })
+            })
+        });
+        batcher.call(job).await
+    }
+
+    /// Finish a job (`finish`'s answer), with whatever other jobs finish at
+    /// the same time: one statement, one commit.
+    pub(super) async fn finish(self: &Arc<Conn>, job: Finished) -> Result<i32, QueueError> {
+        let batcher = self.finishes.get_or_init(|| {
+            let conn = Arc::downgrade(self);
+            Batcher::start(self.config.connections, move |jobs: Vec<Finished>| {
+                let conn = conn.clone();
+                Box::pin(async move {
+                    let Some(c) = conn.upgrade() else {
+                        return Err(QueueError::Invalid("the backend is gone".to_owned()));
+                    };
+                    let mut cols = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                    for j in jobs {
+                        cols.0.push(j.seq);
+                        cols.1.push(j.worker);
+                        cols.2.push(j.job_id);
+                        cols.3.push(j.outcome);
+                        cols.4.push(j.record);
+                    }
+                    let ttl = c.config.result_ttl.as_millis() as i64;
+                    let rows = c
+                        .call(
+                            &c.sql("SELECT @.finish_many($1, $2, $3, $4, $5, $6, $7)"),
+                            &[
+                                (&c.config.queue, Type::TEXT),
+                                (&cols.0, Type::INT8_ARRAY),
+                                (&cols.1, Type::TEXT_ARRAY),
+                                (&cols.2, Type::TEXT_ARRAY),
+                                (&cols.3, Type::TEXT_ARRAY),
+                                (&ttl, Type::INT8),
+                                (&cols.4, Type::TEXT_ARRAY),
+                            ],
+                        )
+                        .await?;
+                    Ok(rows
+                        .first()
+                        .map_or_else(Vec::new, |r| r.get::<_, Vec<i32>>(0)))
+                })
+            })
+        });
+        batcher.call(job).await
     }
 
     /// `sql` with this schema's name in place of `@.` and `@@`.

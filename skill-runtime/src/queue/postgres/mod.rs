@@ -13,13 +13,15 @@
 //! clock. Run records are rows a team can query (`records`: skill, status,
 //! times, caller, trace id, and the record as `jsonb`).
 //!
-//! Inside, lowest first: `schema` (the versioned migrations), `conn` (the
+//! Inside, lowest first: `schema` (the versioned migrations), `batch`
+//! (concurrent requests sent as one statement), `conn` (the
 //! database, its connections and notifications), `records` (the records
 //! table, the sink's writer), `backend`, then `queue`
 //! (callers), `source` (workers), `policy` (idempotency and rate limits)
 //! and `stores` (run states, artifacts, schedules).
 
 mod backend;
+mod batch;
 mod conn;
 mod policy;
 mod queue;

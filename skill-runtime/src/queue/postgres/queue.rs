@@ -15,7 +15,7 @@ use crate::queue::api::{
     check_job, delay_until,
 };
 use crate::queue::postgres::backend::PostgresBackend;
-use crate::queue::postgres::conn::{Channel, Waiter};
+use crate::queue::postgres::conn::{Channel, Enqueued, Waiter};
 
 /// How often a waiter for an outcome looks again with no notification (one
 /// may be missed while the listening connection reconnects).
@@ -111,22 +111,18 @@ impl PostgresBackend {
         };
         let ttl = c.config.result_ttl.saturating_add(delay).as_millis() as i64;
         let due = due.filter(|_| !delay.is_zero());
-        let rows = c
-            .call(
-                &c.sql("SELECT @.enqueue($1, $2, $3, $4, $5, $6, $7)"),
-                &[
-                    (&c.config.queue, Type::TEXT),
-                    (&job.job_id.as_str(), Type::TEXT),
-                    (&digest, Type::TEXT),
-                    (&rank(job.caller.priority), Type::INT2),
-                    (&raw, Type::TEXT),
-                    (&ttl, Type::INT8),
-                    (&due, Type::TIMESTAMPTZ),
-                ],
-            )
+        let answer = c
+            .enqueue(Enqueued {
+                job_id: job.job_id.to_string(),
+                digest,
+                rank: rank(job.caller.priority),
+                message: raw,
+                ttl_ms: ttl,
+                due,
+            })
             .await?;
-        match rows.first().map(|r| r.get::<_, i32>(0)) {
-            Some(-1) => Err(QueueError::JobIdTaken {
+        match answer {
+            -1 => Err(QueueError::JobIdTaken {
                 job_id: job.job_id.to_string(),
             }),
             _ => Ok(job.job_id),

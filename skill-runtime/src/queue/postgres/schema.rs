@@ -118,6 +118,19 @@ BEGIN
   RETURN 1;
 END $$;
 
+-- `enqueue` for each job of a batch (one transaction, one commit); the
+-- answers in order.
+CREATE FUNCTION @.enqueue_many(q text, jids text[], digs text[], pris smallint[],
+                               msgs text[], ttls bigint[], dues timestamptz[])
+RETURNS integer[] LANGUAGE plpgsql AS $$
+DECLARE answers integer[] := '{}';
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(jids, 1), 0) LOOP
+    answers := answers || @.enqueue(q, jids[i], digs[i], pris[i], msgs[i], ttls[i], dues[i]);
+  END LOOP;
+  RETURN answers;
+END $$;
+
 -- Note worker `w`'s heartbeat: alive for `vis_ms` more.
 CREATE FUNCTION @.beat(q text, w text, vis_ms bigint) RETURNS void LANGUAGE sql AS $$
   INSERT INTO @.workers VALUES (w, q, clock_timestamp() + @.ms(vis_ms))
@@ -226,6 +239,19 @@ BEGIN
     PERFORM pg_notify('@@.done', jid);
   END IF;
   RETURN CASE WHEN there THEN 1 ELSE 2 END;
+END $$;
+
+-- `finish` for each job of a batch (one transaction, one commit); the
+-- answers in order.
+CREATE FUNCTION @.finish_many(q text, seqs bigint[], ws text[], jids text[], outcomes text[],
+                              ttl_ms bigint, recs text[]) RETURNS integer[]
+LANGUAGE plpgsql AS $$
+DECLARE answers integer[] := '{}';
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(seqs, 1), 0) LOOP
+    answers := answers || @.finish(q, seqs[i], ws[i], jids[i], outcomes[i], ttl_ms, recs[i]);
+  END LOOP;
+  RETURN answers;
 END $$;
 
 -- Give row `s` back unrun, as message `msg`, at the end of its line.

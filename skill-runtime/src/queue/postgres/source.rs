@@ -15,7 +15,7 @@ use crate::model::caller::Priority;
 use crate::model::record::Progress;
 use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::postgres::backend::PostgresBackend;
-use crate::queue::postgres::conn::Channel;
+use crate::queue::postgres::conn::{Channel, Finished};
 use crate::queue::postgres::queue::priority;
 use crate::queue::source::{Delivery, Parking, WorkSource};
 
@@ -191,29 +191,23 @@ impl WorkSource for PostgresSource {
             // The job's own run record, stored in the same step as its outcome.
             let sink = self.backend.record_sink();
             let record = sink.captured(&outcome.job_id).unwrap_or_default();
-            let ttl = c.config.result_ttl.as_millis() as i64;
-            let rows = c
-                .call(
-                    &c.sql("SELECT @.finish($1, $2, $3, $4, $5, $6, $7)"),
-                    &[
-                        (&c.config.queue, Type::TEXT),
-                        (&Self::seq(d), Type::INT8),
-                        (&self.worker, Type::TEXT),
-                        (&outcome.job_id, Type::TEXT),
-                        (&text, Type::TEXT),
-                        (&ttl, Type::INT8),
-                        (&record, Type::TEXT),
-                    ],
-                )
+            let answer = c
+                .finish(Finished {
+                    seq: Self::seq(d),
+                    worker: self.worker.clone(),
+                    job_id: outcome.job_id.clone(),
+                    outcome: text,
+                    record,
+                })
                 .await?;
             sink.release(&outcome.job_id);
-            match rows.first().map(|r| r.get::<_, i32>(0)) {
-                Some(0) => tracing::warn!(
+            match answer {
+                0 => tracing::warn!(
                     job_id = %outcome.job_id,
                     "job {} was taken over by another worker while this one held it; its outcome is the other worker's",
                     outcome.job_id
                 ),
-                Some(2) => tracing::warn!(
+                2 => tracing::warn!(
                     job_id = %outcome.job_id,
                     "job {} was no longer queued (dead-lettered after its worker stopped answering); its outcome and record are stored",
                     outcome.job_id
