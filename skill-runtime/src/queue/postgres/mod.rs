@@ -14,7 +14,8 @@
 //! times, caller, trace id, and the record as `jsonb`).
 //!
 //! Inside, lowest first: `schema` (the versioned migrations), `batch`
-//! (concurrent requests sent as one statement), `conn` (the
+//! (concurrent requests sent as one statement), `events` (what the
+//! listening connections hear, handed to those waiting), `conn` (the
 //! database, its connections and notifications), `records` (the records
 //! table, the sink's writer), `backend`, then `queue`
 //! (callers), `source` (workers), `policy` (idempotency and rate limits)
@@ -23,6 +24,7 @@
 mod backend;
 mod batch;
 mod conn;
+mod events;
 mod policy;
 mod queue;
 mod records;

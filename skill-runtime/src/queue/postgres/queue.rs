@@ -15,7 +15,8 @@ use crate::queue::api::{
     check_job, delay_until,
 };
 use crate::queue::postgres::backend::PostgresBackend;
-use crate::queue::postgres::conn::{Channel, Enqueued, Waiter};
+use crate::queue::postgres::conn::Enqueued;
+use crate::queue::postgres::events::{Channel, Waiter};
 
 /// How often a waiter for an outcome looks again with no notification (one
 /// may be missed while the listening connection reconnects).

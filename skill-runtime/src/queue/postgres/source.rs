@@ -15,7 +15,8 @@ use crate::model::caller::Priority;
 use crate::model::record::Progress;
 use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::postgres::backend::PostgresBackend;
-use crate::queue::postgres::conn::{Channel, Finished};
+use crate::queue::postgres::conn::Finished;
+use crate::queue::postgres::events::Channel;
 use crate::queue::postgres::queue::priority;
 use crate::queue::source::{Delivery, Parking, WorkSource};
 
