@@ -20,6 +20,8 @@ pub struct PostgresServer {
     port: u16,
     dir: PathBuf,
     bin: PathBuf,
+    /// More `-c name=value` settings (TLS).
+    extra: Vec<String>,
     child: Option<Child>,
 }
 
@@ -76,6 +78,13 @@ fn as_owner(program: &Path) -> Command {
 impl PostgresServer {
     /// A fresh server of the test's own.
     pub fn start(name: &str) -> PostgresServer {
+        PostgresServer::start_with(name, |_| Vec::new())
+    }
+
+    /// A fresh server started with the `name=value` settings `extra` gives
+    /// for its directory (which it may write files into first: see
+    /// [`PostgresServer::hand_over`]).
+    pub fn start_with(name: &str, extra: impl Fn(&Path) -> Vec<String>) -> PostgresServer {
         // Under the system's temporary directory, not target/: the server's
         // user must reach it, and a checkout may sit in a home directory it
         // cannot enter.
@@ -114,11 +123,13 @@ impl PostgresServer {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        let extra = extra(&dir);
         for _ in 0..20 {
             let mut server = PostgresServer {
                 port: free_port(),
                 dir: dir.clone(),
                 bin: bin.clone(),
+                extra: extra.clone(),
                 child: None,
             };
             if server.spawn() {
@@ -150,6 +161,7 @@ impl PostgresServer {
             // A crash of the server process loses nothing the OS holds; the
             // tests never crash the OS.
             .args(["-c", "fsync=off", "-c", "max_connections=200"])
+            .args(self.extra.iter().flat_map(|e| ["-c", e.as_str()]))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -175,6 +187,26 @@ impl PostgresServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         false
+    }
+
+    /// The directory of its data, log and any file given to it.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Make `file` the server's own, readable by it alone (what PostgreSQL
+    /// wants of a private key), when the tests run as root.
+    pub fn hand_over(file: &Path) {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+            .expect("restrict the file");
+        if is_root() {
+            let ok = Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(file)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "chown {} to postgres", file.display());
+        }
     }
 
     /// The URL of database `postgres` as user `skill`, password included.
