@@ -29,6 +29,10 @@ pub struct RedisArgs {
     /// The queue.
     #[arg(long, default_value = "default", value_name = "NAME")]
     queue: String,
+    /// How many run records the fleet keeps, the newest (Redis trims its
+    /// records stream near it; on PostgreSQL, workers delete older rows).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    records_max: usize,
     /// For a rediss:// URL, or a postgres:// URL with TLS: the certificate
     /// authority (PEM) the server's certificate is checked against, instead
     /// of the system's roots.
@@ -46,6 +50,7 @@ impl RedisArgs {
         FleetConfig {
             namespace: self.namespace.clone(),
             queue: self.queue.clone(),
+            records_max: self.records_max,
             tls_ca: self.redis_ca.clone(),
             ..FleetConfig::new(url.clone())
         }
