@@ -94,6 +94,42 @@ pub trait Queue: Send + Sync {
     ) -> BoxFuture<'a, Result<bool, QueueError>>;
 }
 
+/// The most deliveries a job may get on a shared backend before it goes to
+/// the dead letters.
+pub const MAX_DELIVERIES: u32 = 1000;
+
+/// The bounds a shared backend's configuration is held to (Redis,
+/// PostgreSQL): [`Bound::VISIBILITY`], [`Bound::RESULT_TTL`] (outcomes and
+/// idempotent results), [`Bound::LOCK_TTL`], 1 to [`MAX_DELIVERIES`]
+/// deliveries, at least one run record.
+#[cfg_attr(
+    not(any(feature = "redis", feature = "postgres")),
+    expect(dead_code, reason = "the shared backends' configurations")
+)]
+pub(crate) fn check_store(
+    visibility: Duration,
+    result_ttl: Duration,
+    idempotency: &crate::exec::policy::idempotency::IdempotencyConfig,
+    max_deliveries: u32,
+    records_max: usize,
+) -> Result<(), QueueError> {
+    Bound::VISIBILITY.check(visibility)?;
+    Bound::RESULT_TTL.check(result_ttl)?;
+    Bound::RESULT_TTL.check(idempotency.result_ttl)?;
+    Bound::LOCK_TTL.check(idempotency.lock_ttl)?;
+    if !(1..=MAX_DELIVERIES).contains(&max_deliveries) {
+        return Err(QueueError::Invalid(format!(
+            "`max-deliveries` of {max_deliveries} is outside 1 to {MAX_DELIVERIES}"
+        )));
+    }
+    if records_max == 0 {
+        return Err(QueueError::Invalid(
+            "`records_max` of 0 would keep no run record; keep at least 1".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// Marks used once, in this process, each until its deadline: the
 /// in-process queue's [`Queue::use_once`], and a front door's without a
 /// queue. Bounded: past [`OnceMarks::MAX`] live marks, new ones are refused.

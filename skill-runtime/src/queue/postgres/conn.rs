@@ -14,7 +14,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::queue::SecretUrl;
-use crate::queue::api::{Bound, QueueError};
+use crate::queue::api::{MAX_DELIVERIES, QueueError, check_store};
 use crate::queue::postgres::batch::Batcher;
 use crate::queue::postgres::events::{Channel, Events};
 use crate::queue::postgres::schema;
@@ -58,7 +58,7 @@ pub struct PostgresConfig {
 
 impl PostgresConfig {
     /// The most deliveries a job may get before it goes to the dead letters.
-    pub const MAX_DELIVERIES: u32 = 1000;
+    pub const MAX_DELIVERIES: u32 = MAX_DELIVERIES;
 
     /// The most connections a backend keeps.
     pub const MAX_CONNECTIONS: usize = 64;
@@ -86,22 +86,13 @@ impl PostgresConfig {
     /// `RedisConfig::check`), the schema's name is one, and 1 to
     /// [`PostgresConfig::MAX_CONNECTIONS`] connections are asked for.
     pub fn check(&self) -> Result<&PostgresConfig, QueueError> {
-        Bound::VISIBILITY.check(self.visibility)?;
-        Bound::RESULT_TTL.check(self.result_ttl)?;
-        Bound::RESULT_TTL.check(self.idempotency.result_ttl)?;
-        Bound::LOCK_TTL.check(self.idempotency.lock_ttl)?;
-        if !(1..=Self::MAX_DELIVERIES).contains(&self.max_deliveries) {
-            return Err(QueueError::Invalid(format!(
-                "`max-deliveries` of {} is outside 1 to {}",
-                self.max_deliveries,
-                Self::MAX_DELIVERIES
-            )));
-        }
-        if self.records_max == 0 {
-            return Err(QueueError::Invalid(
-                "`records_max` of 0 would keep no run record; keep at least 1".to_owned(),
-            ));
-        }
+        check_store(
+            self.visibility,
+            self.result_ttl,
+            &self.idempotency,
+            self.max_deliveries,
+            self.records_max,
+        )?;
         if !(1..=Self::MAX_CONNECTIONS).contains(&self.connections) {
             return Err(QueueError::Invalid(format!(
                 "{} connections is outside 1 to {}",
@@ -134,6 +125,8 @@ pub(super) struct Conn {
     pub(super) events: Arc<Events>,
     /// The listening connections started, per channel.
     listening: [OnceLock<()>; 2],
+    /// The backend's statements with the schema in place, by their text.
+    sqls: Mutex<HashMap<&'static str, Arc<str>>>,
     /// Concurrent enqueues and finishes, sent together.
     enqueues: OnceLock<Batcher<Enqueued, i32>>,
     finishes: OnceLock<Batcher<Finished, i32>>,
@@ -188,6 +181,7 @@ impl Conn {
             round_trips: AtomicU64::new(0),
             events: Arc::default(),
             listening: [OnceLock::new(), OnceLock::new()],
+            sqls: Mutex::default(),
             enqueues: OnceLock::new(),
             finishes: OnceLock::new(),
             shown,
@@ -470,8 +464,13 @@ impl Conn {
     }
 
     /// `sql` with this schema's name in place of `@.` and `@@`.
-    pub(super) fn sql(&self, sql: &str) -> String {
-        schema::in_schema(sql, &self.config.schema)
+    /// Made once per statement and kept: every request names its
+    /// statement by this text.
+    pub(super) fn sql(&self, sql: &'static str) -> Arc<str> {
+        lock(&self.sqls)
+            .entry(sql)
+            .or_insert_with(|| schema::in_schema(sql, &self.config.schema).into())
+            .clone()
     }
 
     /// Requests sent so far.

@@ -150,7 +150,7 @@ impl PostgresBackend {
     }
 
     /// A small function's one integer answer.
-    async fn code(&self, sql: &str, id: &str, arg: i64) -> Result<i32, QueueError> {
+    async fn code(&self, sql: &'static str, id: &str, arg: i64) -> Result<i32, QueueError> {
         let c = &self.inner;
         let rows = c
             .call(

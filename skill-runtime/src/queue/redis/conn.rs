@@ -13,7 +13,7 @@ use redis::{
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::model::caller::Priority;
 use crate::queue::SecretUrl;
-use crate::queue::api::{Bound, QueueError};
+use crate::queue::api::{MAX_DELIVERIES, QueueError, check_store};
 use crate::queue::redis::scripts;
 use crate::sync::lock;
 
@@ -56,29 +56,20 @@ pub struct RedisConfig {
 
 impl RedisConfig {
     /// The most deliveries a job may get before it goes to the dead letters.
-    pub const MAX_DELIVERIES: u32 = 1000;
+    pub const MAX_DELIVERIES: u32 = MAX_DELIVERIES;
 
     /// This configuration, when each value is within its bound:
-    /// [`Bound::VISIBILITY`], [`Bound::RESULT_TTL`] (outcomes and idempotent
-    /// results), [`Bound::LOCK_TTL`], 1 to [`RedisConfig::MAX_DELIVERIES`]
+    /// the shared backends' bounds (visibility, outcomes and idempotent
+    /// results, locks), 1 to [`RedisConfig::MAX_DELIVERIES`]
     /// deliveries, at least one run record.
     pub fn check(&self) -> Result<&RedisConfig, QueueError> {
-        Bound::VISIBILITY.check(self.visibility)?;
-        Bound::RESULT_TTL.check(self.result_ttl)?;
-        Bound::RESULT_TTL.check(self.idempotency.result_ttl)?;
-        Bound::LOCK_TTL.check(self.idempotency.lock_ttl)?;
-        if !(1..=Self::MAX_DELIVERIES).contains(&self.max_deliveries) {
-            return Err(QueueError::Invalid(format!(
-                "`max-deliveries` of {} is outside 1 to {}",
-                self.max_deliveries,
-                Self::MAX_DELIVERIES
-            )));
-        }
-        if self.records_max == 0 {
-            return Err(QueueError::Invalid(
-                "`records_max` of 0 would keep no run record; keep at least 1".to_owned(),
-            ));
-        }
+        check_store(
+            self.visibility,
+            self.result_ttl,
+            &self.idempotency,
+            self.max_deliveries,
+            self.records_max,
+        )?;
         Ok(self)
     }
 
