@@ -1129,7 +1129,7 @@ fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
     ));
     let id = &ids[0];
     let seen = rt.block_on(async {
-        for _ in 0..100 {
+        for _ in 0..600 {
             if let Some(p) = b.progress(id).await.unwrap()
                 && p.progress.done >= 5
             {
