@@ -418,7 +418,7 @@ fn the_cli_enqueues_waits_and_reports(kind: Kind) {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--redis URL"));
     let unreachable = match kind {
-        Kind::Redis => "redis://127.0.0.1:1/0",
+        Kind::Redis | Kind::Cluster => "redis://127.0.0.1:1/0",
         Kind::Postgres => "postgres://skill:pw@127.0.0.1:1/postgres",
     };
     let out = cli(&["queue", "status", "--redis", unreachable]);
@@ -863,9 +863,12 @@ fn cancel_stops_a_running_job_and_a_waiting_one_never_runs(kind: Kind) {
     let b = rt.block_on(backend(&url));
     let _w = worker(&url, &["--concurrency", "1"], &data);
     let long = |to: u32| JobEnvelope::new("count_slowly", json!({"to": to, "step_ms": 100}));
-    let ids = rt.block_on(enqueue_all(&b, [long(100), long(3)]));
-    let (running, waiting) = (&ids[0], &ids[1]);
+    // The second is queued once the first runs: it waits behind it (one
+    // slot), whichever partition of a cluster each is on.
+    let mut ids = rt.block_on(enqueue_all(&b, [long(100)]));
     until_in_flight(&rt, &b, 1);
+    ids.extend(rt.block_on(enqueue_all(&b, [long(3)])));
+    let (running, waiting) = (&ids[0], &ids[1]);
     std::thread::sleep(Duration::from_millis(300));
     let cancel = |id: &str| {
         Command::new(app())
@@ -1387,6 +1390,135 @@ fn mcp_tasks_run_on_the_fleet_and_outlive_their_server(kind: Kind) {
 
 /// Each body above that takes a [`Kind`], as a test on Redis (`redis::NAME`)
 /// and on PostgreSQL (`postgres::NAME`): one body, both stores.
+/// A Redis Cluster's primary killed (`kill -9`) while jobs are queued and
+/// run, its replica promoted: with `--replicas 1` (every queueing and
+/// outcome acknowledged once a replica holds it) every job the caller was
+/// told was queued ends, successfully, and each one's effect happened once.
+#[test]
+fn a_primary_killed_under_load_loses_no_acknowledged_job() {
+    let mut cluster = skill_tests::cluster::RedisCluster::start("failover");
+    let data = data_copy("cluster-failover");
+    let url = cluster.url();
+    let _workers: Vec<WorkerProcess> = (0..2)
+        .map(|_| worker(&url, &["--concurrency", "8", "--replicas", "1"], &data))
+        .collect();
+    let rt = rt();
+    let b = rt.block_on(async {
+        Fleet::connect(FleetConfig {
+            replicas: 1,
+            ..FleetConfig::new(url.as_str())
+        })
+        .await
+        .expect("the cluster is up")
+    });
+    let total = 300;
+    let mut acked = Vec::new();
+    let mut refused = 0;
+    // The killed primary's port, until it is started again.
+    let mut down = None;
+    for i in 0..total {
+        if i == total / 3 {
+            down = Some(cluster.kill_primary_of("skill:{default.0}:normal"));
+        }
+        let job = notify(
+            Some(&format!("effect-{i}")),
+            20,
+            &format!("{i}@example.com"),
+        );
+        // A refused queueing (the primary gone, or not yet replicated) is
+        // sent again, as a caller would: the same job, so once at most.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            match rt.block_on(b.enqueue(job.clone())) {
+                Ok(id) => {
+                    acked.push((i, id.to_string()));
+                    break;
+                }
+                Err(e) => {
+                    refused += 1;
+                    // The promoted replica has no replica of its own until
+                    // the dead node comes back (as operators bring it, or a
+                    // spare): queueing waits for it, refused meanwhile.
+                    if let Some(port) = down.take_if(|_| cluster.serving()) {
+                        cluster.restart_node(port);
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "job {i} could not be queued for 30 s: {e}"
+                    );
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+    if let Some(port) = down {
+        cluster.wait_for_failover(Duration::from_secs(30));
+        cluster.restart_node(port);
+    }
+    assert!(
+        refused > 0,
+        "the failover refused no queueing: was the primary killed?"
+    );
+    cluster.wait_until_whole(Duration::from_secs(30));
+    let ids: Vec<String> = acked.iter().map(|(_, id)| id.clone()).collect();
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
+    assert!(
+        done.iter().all(|o| o.status == RunStatus::Succeeded),
+        "{:?}",
+        done.iter()
+            .filter(|o| o.status != RunStatus::Succeeded)
+            .collect::<Vec<_>>()
+    );
+    let mut effects = std::collections::BTreeMap::<String, usize>::new();
+    for e in outbox(&data) {
+        *effects
+            .entry(e["to"].as_str().unwrap_or("").to_owned())
+            .or_default() += 1;
+    }
+    for (i, _) in &acked {
+        let n = effects
+            .get(&format!("{i}@example.com"))
+            .copied()
+            .unwrap_or(0);
+        assert_eq!(
+            n, 1,
+            "job {i}'s effect happened {n} times ({refused} queueings refused during the failover)"
+        );
+    }
+}
+
+/// The bodies that run on a Redis Cluster too: the guarantees that depend
+/// on where keys live (exactly-once effects, a dead worker's jobs and locks,
+/// reused ids, cancellation, parked approvals, schedules).
+macro_rules! on_the_cluster {
+    ($($name:ident),* $(,)?) => {
+        mod cluster {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(skill_tests::fleet::Kind::Cluster)
+                }
+            )*
+        }
+    };
+}
+
+on_the_cluster!(
+    a_thousand_jobs_over_three_workers_each_run_once,
+    a_job_whose_worker_is_killed_completes_on_another,
+    one_key_enqueued_a_hundred_times_runs_once_across_the_fleet,
+    a_rate_limit_holds_across_the_fleet,
+    queueing_the_same_job_twice_queues_it_once,
+    a_job_id_names_one_job,
+    a_dead_workers_locks_are_taken_over_at_once,
+    cancel_stops_a_running_job_and_a_waiting_one_never_runs,
+    jobs_cancelled_before_a_worker_starts_never_run,
+    delayed_jobs_run_on_time_and_once_across_the_fleet,
+    a_cron_schedule_fires_once_per_tick_across_the_fleet,
+    a_running_jobs_progress_is_stored_and_listed,
+    a_job_that_needs_a_person_waits_for_one,
+);
+
 macro_rules! on_each_store {
     ($($name:ident),* $(,)?) => {
         mod redis {

@@ -384,6 +384,8 @@ pub enum Kind {
     Redis,
     /// A PostgreSQL cluster of the test's own.
     Postgres,
+    /// A Redis Cluster of the test's own: three primaries, one replica each.
+    Cluster,
 }
 
 impl Kind {
@@ -392,6 +394,7 @@ impl Kind {
         match self {
             Kind::Redis => Store::Redis(RedisServer::start(name)),
             Kind::Postgres => Store::Postgres(crate::postgres::PostgresServer::start(name)),
+            Kind::Cluster => Store::Cluster(crate::cluster::RedisCluster::start(name)),
         }
     }
 
@@ -401,7 +404,7 @@ impl Kind {
     pub fn start_durable(self, name: &str) -> Store {
         match self {
             Kind::Redis => Store::Redis(RedisServer::start_durable(name)),
-            Kind::Postgres => self.start(name),
+            Kind::Postgres | Kind::Cluster => self.start(name),
         }
     }
 
@@ -411,13 +414,14 @@ impl Kind {
         match self {
             Kind::Redis => format!("redis-{name}"),
             Kind::Postgres => format!("pg-{name}"),
+            Kind::Cluster => format!("cluster-{name}"),
         }
     }
 
     /// How messages name a store of this kind: `Redis`, `PostgreSQL`.
     pub fn shown(self) -> &'static str {
         match self {
-            Kind::Redis => "Redis",
+            Kind::Redis | Kind::Cluster => "Redis",
             Kind::Postgres => "PostgreSQL",
         }
     }
@@ -427,6 +431,7 @@ impl Kind {
 pub enum Store {
     Redis(RedisServer),
     Postgres(crate::postgres::PostgresServer),
+    Cluster(crate::cluster::RedisCluster),
 }
 
 impl Store {
@@ -435,6 +440,7 @@ impl Store {
         match self {
             Store::Redis(s) => s.url(),
             Store::Postgres(s) => s.url(),
+            Store::Cluster(c) => c.url(),
         }
     }
 
@@ -443,6 +449,7 @@ impl Store {
         match self {
             Store::Redis(s) => s.restart(),
             Store::Postgres(s) => s.restart(),
+            Store::Cluster(_) => panic!("a whole cluster is not restarted: kill one primary"),
         }
     }
 
@@ -460,6 +467,9 @@ impl Store {
                      VALUES ('default', '', 2, 0, '{quoted}')"
                 ));
             }
+            Store::Cluster(c) => {
+                c.cli(&["XADD", "skill:{default.0}:normal", "*", "job", raw]);
+            }
         }
     }
 
@@ -469,6 +479,16 @@ impl Store {
             Store::Redis(s) => s.cli(&["XRANGE", "skill:q:default:dead", "-", "+"]),
             Store::Postgres(s) => {
                 s.psql("SELECT message, reason FROM skill.dead WHERE queue = 'default' ORDER BY id")
+            }
+            Store::Cluster(c) => {
+                let parts: usize = c
+                    .cli(&["GET", "skill:q:default:partitions"])
+                    .trim()
+                    .parse()
+                    .unwrap_or(0);
+                (0..parts)
+                    .map(|i| c.cli(&["XRANGE", &format!("skill:{{default.{i}}}:dead"), "-", "+"]))
+                    .collect()
             }
         }
     }

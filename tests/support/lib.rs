@@ -1,6 +1,7 @@
 //! Helpers shared by the workspace tests: paths, running cargo, and the
 //! independent checks every exported registry must pass.
 
+pub mod cluster;
 pub mod fleet;
 pub mod issuer;
 pub mod mcp_http;

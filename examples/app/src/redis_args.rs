@@ -10,8 +10,9 @@ use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 /// Where the fleet's store is.
 #[derive(clap::Args)]
 pub struct RedisArgs {
-    /// The fleet's store: a Redis (redis://HOST:PORT/DB) or a PostgreSQL
-    /// database (postgres://USER:PASSWORD@HOST/DB). The queue commands use
+    /// The fleet's store: a Redis (redis://HOST:PORT/DB), a Redis Cluster
+    /// (its nodes comma-separated: redis://H1:P1,redis://H2:P2) or a
+    /// PostgreSQL database (postgres://USER:PASSWORD@HOST/DB). The queue commands use
     /// its queue; every command shares idempotency, rate limits and run
     /// records with the fleet there. Its password is never printed.
     #[arg(
@@ -38,6 +39,17 @@ pub struct RedisArgs {
     /// of the system's roots.
     #[arg(long = "redis-ca", env = "SKILL_REDIS_CA", value_name = "FILE")]
     redis_ca: Option<std::path::PathBuf>,
+    /// Redis replicas that must hold a job's queueing and its outcome before
+    /// either is acknowledged (WAIT): with 1, a failover of the primary
+    /// loses no job the caller was told was queued. 0 takes the primary's
+    /// word.
+    #[arg(
+        long,
+        env = "SKILL_REDIS_REPLICAS",
+        default_value_t = 0,
+        value_name = "N"
+    )]
+    replicas: u32,
 }
 
 impl RedisArgs {
@@ -52,6 +64,7 @@ impl RedisArgs {
             queue: self.queue.clone(),
             records_max: self.records_max,
             tls_ca: self.redis_ca.clone(),
+            replicas: self.replicas,
             ..FleetConfig::new(url.clone())
         }
     }

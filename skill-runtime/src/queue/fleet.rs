@@ -52,6 +52,12 @@ pub struct FleetConfig {
     /// The certificate authority (PEM) a TLS server's certificate is
     /// checked against, instead of the system's or Mozilla's roots.
     pub tls_ca: Option<PathBuf>,
+    /// Replicas that must hold a job's queueing and its outcome before
+    /// either is acknowledged (Redis `WAIT`; 0: the primary's word). On
+    /// PostgreSQL, synchronous replication is the server's own setting
+    /// (`synchronous_standby_names`), and asking for replicas here is an
+    /// error.
+    pub replicas: u32,
 }
 
 impl FleetConfig {
@@ -70,6 +76,7 @@ impl FleetConfig {
             max_params_bytes: crate::exec::policy::limits::Limits::default().max_input_bytes,
             idempotency: IdempotencyConfig::default(),
             tls_ca: None,
+            replicas: 0,
         }
     }
 
@@ -134,9 +141,16 @@ impl Fleet {
                 max_params_bytes: config.max_params_bytes,
                 idempotency: config.idempotency,
                 tls_ca: config.tls_ca,
+                replicas: config.replicas,
+                ..RedisConfig::new(SecretUrl::default())
             })
             .await
             .map(Fleet::Redis),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres if config.replicas > 0 => Err(QueueError::Invalid(format!(
+                "{} is PostgreSQL: its replicas are the server's own setting (synchronous_standby_names with synchronous_commit), not --replicas",
+                config.url
+            ))),
             #[cfg(feature = "postgres")]
             Kind::Postgres => PostgresBackend::connect(PostgresConfig {
                 url: config.url,

@@ -34,8 +34,16 @@ impl SecretUrl {
     }
 }
 
-/// `url` with its password masked (see [`SecretUrl::shown`]).
+/// `url` with its password masked (see [`SecretUrl::shown`]); each of a
+/// cluster's comma-separated nodes.
 fn masked(url: &str) -> String {
+    if url.contains(',') {
+        return url.split(',').map(masked_one).collect::<Vec<_>>().join(",");
+    }
+    masked_one(url)
+}
+
+fn masked_one(url: &str) -> String {
     let mut out = match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let info = &url[scheme + 3..at];
@@ -113,6 +121,10 @@ mod tests {
             ("rediss://u:p@h/1", "rediss://u:***@h/1"),
             ("redis://tok3n@h", "redis://***@h"),
             ("redis://u:p@ss@h", "redis://u:***@h"),
+            (
+                "redis://u:pw@h1:7000,redis://u:pw@h2:7001",
+                "redis://u:***@h1:7000,redis://u:***@h2:7001",
+            ),
             (
                 "postgres://h/db?user=a&password=s3cret&sslmode=require",
                 "postgres://h/db?user=a&password=***&sslmode=require",

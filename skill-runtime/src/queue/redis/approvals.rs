@@ -12,6 +12,8 @@ use redis::Value;
 use crate::model::approval::Decision;
 use crate::queue::api::{AwaitingApproval, Decided, QueueError, QueueStatus};
 use crate::queue::redis::backend::RedisBackend;
+use crate::queue::redis::conn::GROUP;
+use crate::queue::redis::keys::index;
 use crate::queue::redis::reply::{int, items, text};
 use crate::queue::source::{Delivery, Parking};
 
@@ -26,27 +28,23 @@ impl RedisBackend {
         worker: &str,
     ) -> Result<Parking, QueueError> {
         let keys = &self.inner.keys;
-        let slot = 1 + crate::model::caller::Priority::SERVED
-            .iter()
-            .position(|&p| p == d.priority)
-            .unwrap_or(2);
-        let member = format!("{slot}\n{}", d.message());
+        let (part, entry) = keys.entry(&d.id);
+        let part = &keys.parts[part];
+        let member = format!("{}\n{}", index(d.priority), d.message());
         let wait_ms = wait.as_millis().to_string();
-        let mut invocation = self.inner.scripts.park.prepare_invoke();
-        invocation
-            .key(keys.stream(d.priority))
-            .key(&keys.awaiting)
-            .key(&keys.parked)
-            .key(&keys.decisions)
-            .arg(crate::queue::redis::conn::GROUP)
-            .arg(&d.id)
-            .arg(job_id)
-            .arg(member)
-            .arg(worker)
-            .arg(wait_ms);
-        let reply: Value = self
+        let reply = self
             .inner
-            .script(&invocation)
+            .eval(
+                &self.inner.scripts.park,
+                &[
+                    part.stream(d.priority),
+                    &part.awaiting,
+                    &part.parked,
+                    &part.decisions,
+                ],
+                &[GROUP, entry, job_id, &member, worker, &wait_ms],
+                true,
+            )
             .await
             .map_err(|e| self.inner.error(e))?;
         match items(&reply) {
@@ -64,72 +62,67 @@ impl RedisBackend {
         id: &str,
         decision: &Decision,
     ) -> Result<Decided, QueueError> {
-        let keys = &self.inner.keys;
+        let part = self.inner.keys.part_of(id);
         let json =
             serde_json::to_string(decision).map_err(|e| self.inner.corrupt("decision", e))?;
-        let mut invocation = self.inner.scripts.decide.prepare_invoke();
-        invocation
-            .key(&keys.decisions)
-            .key(&keys.awaiting)
-            .key(&keys.parked);
-        for s in &keys.streams {
-            invocation.key(s);
-        }
-        invocation
-            .key(keys.result(id))
-            .key(keys.queued(id))
-            .arg(id)
-            .arg(json);
-        let reply: Value = self
+        let (result, queued) = (part.result(id), part.queued(id));
+        let mut keys: Vec<&str> = vec![&part.decisions, &part.awaiting, &part.parked];
+        keys.extend(part.streams.iter().map(String::as_str));
+        keys.push(&result);
+        keys.push(&queued);
+        let reply = self
             .inner
-            .script(&invocation)
+            .eval(&self.inner.scripts.decide, &keys, &[id, &json], true)
             .await
             .map_err(|e| self.inner.error(e))?;
-        Ok(match int(&reply) {
+        let decided = match int(&reply) {
             Some(1) => Decided::Released,
             Some(2) => Decided::AlreadyDone,
             Some(3) => Decided::AlreadyDecided,
             Some(4) => Decided::Recorded,
             _ => Decided::Unknown,
-        })
+        };
+        if matches!(decided, Decided::Released) {
+            self.inner.wake().await;
+        }
+        Ok(decided)
     }
 
     /// Put the parked jobs whose deadline passed back in line, decided
     /// expired; how many moved.
     pub(super) async fn expire_approvals(&self) -> Result<u64, QueueError> {
-        let keys = &self.inner.keys;
-        let mut invocation = self.inner.scripts.expire_approvals.prepare_invoke();
-        invocation
-            .key(&keys.awaiting)
-            .key(&keys.parked)
-            .key(&keys.decisions);
-        for s in &keys.streams {
-            invocation.key(s);
+        let mut moved = 0;
+        for part in &self.inner.keys.parts {
+            let mut keys: Vec<&str> = vec![&part.awaiting, &part.parked, &part.decisions];
+            keys.extend(part.streams.iter().map(String::as_str));
+            let reply = self
+                .inner
+                .eval(&self.inner.scripts.expire_approvals, &keys, &["100"], false)
+                .await
+                .map_err(|e| self.inner.error(e))?;
+            moved += int(&reply).unwrap_or(0).max(0) as u64;
         }
-        invocation.arg(100);
-        let reply: Value = self
-            .inner
-            .script(&invocation)
-            .await
-            .map_err(|e| self.inner.error(e))?;
-        Ok(int(&reply).unwrap_or(0).max(0) as u64)
+        if moved > 0 {
+            self.inner.wake().await;
+        }
+        Ok(moved)
     }
 
     /// The jobs parked for approval, soonest deadline first.
     pub(super) async fn awaiting(&self) -> Result<Vec<AwaitingApproval>, QueueError> {
-        let reply: Value = self
-            .inner
-            .query(
-                redis::cmd("ZRANGE")
-                    .arg(&self.inner.keys.awaiting)
-                    .arg(0)
-                    .arg(QueueStatus::LISTED - 1)
-                    .arg("WITHSCORES"),
-            )
-            .await?;
-        Ok(items(&reply)
-            .chunks(2)
-            .filter_map(|p| {
+        let mut all = Vec::new();
+        for part in &self.inner.keys.parts {
+            let reply: Value = self
+                .inner
+                .query(
+                    redis::cmd("ZRANGE")
+                        .arg(&part.awaiting)
+                        .arg(0)
+                        .arg(QueueStatus::LISTED - 1)
+                        .arg("WITHSCORES"),
+                )
+                .await?;
+            all.extend(items(&reply).chunks(2).filter_map(|p| {
                 let id = p.first().and_then(text)?;
                 let ms = match p.get(1)? {
                     Value::Double(ms) => *ms,
@@ -139,8 +132,11 @@ impl RedisBackend {
                     job_id: id,
                     deadline: UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64),
                 })
-            })
-            .collect())
+            }));
+        }
+        all.sort_by_key(|a| a.deadline);
+        all.truncate(QueueStatus::LISTED);
+        Ok(all)
     }
 
     /// A decision as stored.

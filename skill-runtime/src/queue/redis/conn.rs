@@ -1,19 +1,20 @@
-//! The connection to the fleet's Redis: configuration, key names, scripts,
-//! and every request, counted (each request is one round trip).
+//! The connection to the fleet's Redis (one server or a cluster):
+//! configuration, key names, scripts, and every request, counted (each
+//! request is one round trip).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
-use redis::{
-    AsyncConnectionConfig, Client, Cmd, FromRedisValue, Pipeline, Script, ScriptInvocation,
-};
+use futures_util::StreamExt;
+use redis::{Cmd, FromRedisValue, Pipeline, Script, Value};
+use tokio::sync::watch;
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
-use crate::model::caller::Priority;
 use crate::queue::SecretUrl;
 use crate::queue::api::{MAX_DELIVERIES, QueueError, check_store};
+use crate::queue::redis::keys::Keys;
+use crate::queue::redis::link::{Client, Link};
 use crate::queue::redis::scripts;
 use crate::sync::lock;
 
@@ -26,8 +27,9 @@ const IDLE_WAITERS: usize = 256;
 /// How to reach Redis and what to keep there.
 #[derive(Clone, Debug)]
 pub struct RedisConfig {
-    /// `redis://host:port/db` (or `rediss://`, `unix://`); shown with its
-    /// password masked wherever it is printed.
+    /// `redis://host:port/db` (or `rediss://`, `unix://`); a cluster's
+    /// nodes comma-separated (`redis://h1:7000,redis://h2:7001`). Shown with
+    /// its password masked wherever it is printed.
     pub url: SecretUrl,
     /// The prefix of every key, so deployments can share a server.
     pub namespace: String,
@@ -52,6 +54,16 @@ pub struct RedisConfig {
     /// server's certificate is checked against, instead of the system's and
     /// Mozilla's roots (a server with a certificate of its own CA).
     pub tls_ca: Option<std::path::PathBuf>,
+    /// Replicas that must hold a job's queueing and its outcome before
+    /// either is acknowledged (`WAIT`): 0 acknowledges what the primary
+    /// holds. A write the replicas do not confirm within `replica_wait` is
+    /// an error (queueing is safe to send again).
+    pub replicas: u32,
+    /// How long a write waits for `replicas`.
+    pub replica_wait: Duration,
+    /// On a cluster, how many partitions a new queue is split into (the
+    /// first process to use the queue fixes it; the others read it).
+    pub partitions: u32,
 }
 
 impl RedisConfig {
@@ -63,6 +75,18 @@ impl RedisConfig {
     /// results, locks), 1 to [`RedisConfig::MAX_DELIVERIES`]
     /// deliveries, at least one run record.
     pub fn check(&self) -> Result<&RedisConfig, QueueError> {
+        if !(1..=1024).contains(&self.partitions) {
+            return Err(QueueError::Invalid(format!(
+                "partitions must be 1 to 1024, not {}",
+                self.partitions
+            )));
+        }
+        if self.replicas > 0 && self.replica_wait.is_zero() {
+            return Err(QueueError::Invalid(
+                "replica_wait must be more than 0 when replicas are asked for (0 waits forever)"
+                    .to_owned(),
+            ));
+        }
         check_store(
             self.visibility,
             self.result_ttl,
@@ -88,6 +112,9 @@ impl RedisConfig {
             max_params_bytes: crate::exec::policy::limits::Limits::default().max_input_bytes,
             idempotency: IdempotencyConfig::default(),
             tls_ca: None,
+            replicas: 0,
+            replica_wait: Duration::from_secs(1),
+            partitions: 8,
         }
     }
 }
@@ -99,98 +126,45 @@ pub(super) struct Conn {
     pub(super) shown: String,
     pub(super) keys: Keys,
     pub(super) scripts: Scripts,
-    client: Client,
+    pub(super) client: Client,
     /// Reconnects on its own; every request that does not block goes through it.
-    manager: ConnectionManager,
+    manager: Link,
     /// Connections for requests that block (each holds its connection while it
     /// waits), kept for the next such request.
-    waiters: Mutex<Vec<MultiplexedConnection>>,
+    waiters: Mutex<Vec<Link>>,
     round_trips: AtomicU64,
 }
 
-/// The keys of one namespace and queue.
-pub(super) struct Keys {
-    /// One stream per priority, highest first.
-    pub(super) streams: [String; 4],
-    pub(super) dead: String,
-    /// Jobs set to run later, scored by when they are due.
-    pub(super) delayed: String,
-    /// The schedules workers registered, and each one's last tick.
-    pub(super) schedules: String,
-    /// Jobs cancelled, scored by when their marks lapse.
-    pub(super) cancelled: String,
-    /// Running jobs' last progress reports, by job id.
-    pub(super) progress: String,
-    /// Jobs parked for a person's approval, scored by their deadlines.
-    pub(super) awaiting: String,
-    /// Each parked job's message, by job id.
-    pub(super) parked: String,
-    /// People's decisions on jobs that need approval, by job id, until the
-    /// job ends.
-    pub(super) decisions: String,
-    pub(super) workers: String,
-    /// Every worker's last heartbeat, across the namespace's queues: what an
-    /// idempotency lock's holder is checked against.
-    pub(super) alive: String,
-    /// The namespace's fencing-token counter.
-    pub(super) fence: String,
-    pub(super) ns: String,
+/// A script, by its digest and its text.
+pub(super) struct Lua {
+    script: Script,
+    text: &'static str,
 }
 
-impl Keys {
-    fn new(ns: &str, queue: &str) -> Keys {
-        Keys {
-            streams: Priority::SERVED.map(|p| format!("{ns}:q:{queue}:{}", p.as_str())),
-            dead: format!("{ns}:q:{queue}:dead"),
-            delayed: format!("{ns}:q:{queue}:delayed"),
-            schedules: format!("{ns}:q:{queue}:schedules"),
-            cancelled: format!("{ns}:q:{queue}:cancelled"),
-            progress: format!("{ns}:q:{queue}:progress"),
-            awaiting: format!("{ns}:q:{queue}:awaiting"),
-            parked: format!("{ns}:q:{queue}:parked"),
-            decisions: format!("{ns}:q:{queue}:decisions"),
-            workers: format!("{ns}:q:{queue}:workers"),
-            alive: format!("{ns}:alive"),
-            fence: format!("{ns}:fence"),
-            ns: ns.to_owned(),
+impl Lua {
+    fn new(text: &'static str) -> Lua {
+        Lua {
+            script: Script::new(text),
+            text,
         }
-    }
-
-    pub(super) fn stream(&self, p: Priority) -> &str {
-        let i = Priority::SERVED.iter().position(|&q| q == p).unwrap_or(2);
-        &self.streams[i]
-    }
-
-    pub(super) fn result(&self, job_id: &str) -> String {
-        format!("{}:result:{job_id}", self.ns)
-    }
-
-    pub(super) fn records(&self) -> String {
-        format!("{}:records", self.ns)
-    }
-
-    /// The mark that job `job_id` was queued (so that queueing it again does
-    /// nothing).
-    pub(super) fn queued(&self, job_id: &str) -> String {
-        format!("{}:queued:{job_id}", self.ns)
     }
 }
 
 pub(super) struct Scripts {
-    pub(super) claim: Script,
-    pub(super) sign: Script,
-    pub(super) finish: Script,
-    pub(super) park: Script,
-    pub(super) decide: Script,
-    pub(super) expire_approvals: Script,
-    pub(super) hand_back: Script,
-    pub(super) dead_letter: Script,
-    pub(super) reclaim: Script,
-    pub(super) idem_claim: Script,
-    pub(super) idem_finish: Script,
-    pub(super) rate: Script,
-    pub(super) status: Script,
-    pub(super) cancelled_among: Script,
+    pub(super) claim: Lua,
+    pub(super) sign: Lua,
+    pub(super) finish: Lua,
+    pub(super) park: Lua,
+    pub(super) decide: Lua,
+    pub(super) expire_approvals: Lua,
+    pub(super) hand_back: Lua,
+    pub(super) dead_letter: Lua,
+    pub(super) reclaim: Lua,
+    pub(super) idem_claim: Lua,
+    pub(super) idem_finish: Lua,
+    pub(super) rate: Lua,
+    pub(super) status: Lua,
+    pub(super) cancelled_among: Lua,
 }
 
 /// A request that blocks on the server.
@@ -212,62 +186,55 @@ impl Conn {
         // rustls needs a process-wide provider: ring, unless the application
         // chose one already.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = match &config.tls_ca {
-            None => Client::open(config.url.expose()),
-            Some(ca) => {
-                let pem = std::fs::read(ca).map_err(|e| {
-                    fail(format!(
-                        "the TLS certificate authority {}: {e}",
-                        ca.display()
-                    ))
-                })?;
-                Client::build_with_tls(
-                    config.url.expose(),
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(pem),
-                    },
-                )
-            }
-        }
-        .map_err(|e| fail(format!("not a Redis URL: {e}")))?;
-        // Requests fail rather than wait for a server that is down; the
-        // manager reconnects with backoff on the next request.
-        let manager = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(10)))
-            .set_number_of_retries(3)
-            .set_max_delay(Duration::from_secs(2));
+        let ca = match &config.tls_ca {
+            None => None,
+            Some(ca) => Some(std::fs::read(ca).map_err(|e| {
+                fail(format!(
+                    "the TLS certificate authority {}: {e}",
+                    ca.display()
+                ))
+            })?),
+        };
+        let client = Client::open(config.url.expose(), ca)
+            .map_err(|e| fail(format!("not a Redis URL: {e}")))?;
         let manager = client
-            .get_connection_manager_with_config(manager)
+            .link()
             .await
             .map_err(|e| fail(format!("cannot connect: {e}")))?;
+        let keys = if client.is_cluster() {
+            let n = partitions(&manager, &config)
+                .await
+                .map_err(|e| fail(format!("cannot connect: {e}")))?;
+            Keys::clustered(&config.namespace, &config.queue, n)
+        } else {
+            Keys::single(&config.namespace, &config.queue)
+        };
         let conn = Conn {
-            keys: Keys::new(&config.namespace, &config.queue),
+            keys,
             shown: shown.clone(),
             client,
             manager,
             config,
             scripts: Scripts {
-                claim: Script::new(scripts::CLAIM),
-                sign: Script::new(scripts::SIGN),
-                finish: Script::new(scripts::FINISH),
-                park: Script::new(scripts::PARK),
-                decide: Script::new(scripts::DECIDE),
-                expire_approvals: Script::new(scripts::EXPIRE_APPROVALS),
-                hand_back: Script::new(scripts::HAND_BACK),
-                dead_letter: Script::new(scripts::DEAD_LETTER),
-                reclaim: Script::new(scripts::RECLAIM),
-                idem_claim: Script::new(scripts::IDEM_CLAIM),
-                idem_finish: Script::new(scripts::IDEM_FINISH),
-                rate: Script::new(scripts::RATE),
-                status: Script::new(scripts::STATUS),
-                cancelled_among: Script::new(scripts::CANCELLED_AMONG),
+                claim: Lua::new(scripts::CLAIM),
+                sign: Lua::new(scripts::SIGN),
+                finish: Lua::new(scripts::FINISH),
+                park: Lua::new(scripts::PARK),
+                decide: Lua::new(scripts::DECIDE),
+                expire_approvals: Lua::new(scripts::EXPIRE_APPROVALS),
+                hand_back: Lua::new(scripts::HAND_BACK),
+                dead_letter: Lua::new(scripts::DEAD_LETTER),
+                reclaim: Lua::new(scripts::RECLAIM),
+                idem_claim: Lua::new(scripts::IDEM_CLAIM),
+                idem_finish: Lua::new(scripts::IDEM_FINISH),
+                rate: Lua::new(scripts::RATE),
+                status: Lua::new(scripts::STATUS),
+                cancelled_among: Lua::new(scripts::CANCELLED_AMONG),
             },
             waiters: Mutex::new(Vec::new()),
             round_trips: AtomicU64::new(0),
         };
-        let _: String = conn
+        let _: Value = conn
             .query(&redis::cmd("PING"))
             .await
             .map_err(|e| fail(format!("cannot connect: {}", message(&e))))?;
@@ -317,13 +284,84 @@ impl Conn {
         }
     }
 
-    /// Run a script (its body is sent only when the server does not have it).
-    pub(super) async fn script<T: FromRedisValue>(
+    /// Run `script` on `keys` and `args` (by its digest; its body is sent
+    /// only when the server does not have it), acknowledged once the
+    /// configured replicas hold its writes when `durable`.
+    pub(super) async fn eval(
         &self,
-        invocation: &ScriptInvocation<'_>,
-    ) -> redis::RedisResult<T> {
+        lua: &Lua,
+        keys: &[&str],
+        args: &[&str],
+        durable: bool,
+    ) -> redis::RedisResult<Value> {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(lua.script.get_hash())
+            .arg(keys.len())
+            .arg(keys)
+            .arg(args);
+        match self.acked(&cmd, durable).await {
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                self.sent();
+                // Loaded where the keys live: the script is sent by its keys.
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(lua.text).arg(keys.len()).arg(keys).arg(args);
+                self.acked(&eval, durable).await
+            }
+            other => other,
+        }
+    }
+
+    /// Send `cmd`, followed (in the same round trip) by `WAIT` for the
+    /// configured replicas when `durable`: an error when fewer confirm its
+    /// writes in time.
+    async fn acked(&self, cmd: &Cmd, durable: bool) -> redis::RedisResult<Value> {
         self.sent();
-        invocation.invoke_async(&mut self.manager.clone()).await
+        let replicas = self.config.replicas;
+        if !durable || replicas == 0 {
+            return cmd.query_async(&mut self.manager.clone()).await;
+        }
+        let mut pipe = redis::pipe();
+        pipe.add_command(cmd.clone())
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(self.config.replica_wait.as_millis().max(1) as u64);
+        let (reply, acked): (Value, i64) = pipe.query_async(&mut self.manager.clone()).await?;
+        self.replicated(acked)?;
+        Ok(reply)
+    }
+
+    /// Send `cmd`, a write acknowledged once the configured replicas hold it.
+    pub(super) async fn durable(&self, cmd: &Cmd) -> Result<Value, QueueError> {
+        self.acked(cmd, true).await.map_err(|e| self.error(e))
+    }
+
+    /// On a cluster, tell idle workers that a job is in line (they cannot
+    /// block on every partition at once); nothing on one server, whose
+    /// workers block on the streams themselves.
+    pub(super) async fn wake(&self) {
+        if let Some(channel) = &self.keys.wake
+            && let Err(e) = self
+                .query::<Value>(redis::cmd("PUBLISH").arg(channel).arg("1"))
+                .await
+        {
+            tracing::debug!("cannot wake idle workers: {e}");
+        }
+    }
+
+    /// An error unless `acked` replicas are enough.
+    pub(super) fn replicated(&self, acked: i64) -> redis::RedisResult<()> {
+        let asked = self.config.replicas;
+        if acked < i64::from(asked) {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "not replicated",
+                format!(
+                    "written on the primary, but {acked} of the {asked} replicas asked for confirmed it within {} ms; sending it again is safe",
+                    self.config.replica_wait.as_millis()
+                ),
+            )));
+        }
+        Ok(())
     }
 
     /// Send a request that blocks on the server for up to `block`, on a
@@ -341,16 +379,8 @@ impl Conn {
             let fresh = kept.is_none();
             let mut conn = match kept.take() {
                 Some(c) => c,
-                None => {
-                    // No response timeout of the client's own: the wait bounds it.
-                    let config = AsyncConnectionConfig::new()
-                        .set_connection_timeout(Some(Duration::from_secs(2)))
-                        .set_response_timeout(None);
-                    self.client
-                        .get_multiplexed_async_connection_with_config(&config)
-                        .await
-                        .map_err(|e| self.error(e))?
-                }
+                // No response timeout of the client's own: the wait bounds it.
+                None => self.client.waiter().await.map_err(|e| self.error(e))?,
             };
             self.sent();
             let query = async {
@@ -382,7 +412,7 @@ impl Conn {
     /// The streams and their consumer group, created when missing (a fresh
     /// server, or one restarted without its data).
     pub(super) async fn ensure_groups(&self) -> Result<(), QueueError> {
-        for stream in &self.keys.streams {
+        for stream in self.keys.parts.iter().flat_map(|p| &p.streams) {
             self.sent();
             let created: redis::RedisResult<()> = redis::cmd("XGROUP")
                 .arg("CREATE")
@@ -423,6 +453,57 @@ impl Conn {
             message: message.to_string(),
         }
     }
+}
+
+/// Listen to `channel`, where jobs queued on a cluster are announced: the
+/// receiver changes on each announcement. The subscription is made again
+/// (on another node when its node is gone) until the receiver is dropped.
+pub(super) async fn listen(conn: Arc<Conn>, channel: String) -> watch::Receiver<u64> {
+    let (tx, rx) = watch::channel(0u64);
+    let first = conn.client.subscribe(&channel).await;
+    tokio::spawn(async move {
+        let mut pubsub = first.ok();
+        loop {
+            let Some(sub) = pubsub.as_mut() else {
+                tokio::select! {
+                    () = tx.closed() => return,
+                    () = tokio::time::sleep(Duration::from_millis(200)) => {}
+                }
+                pubsub = conn.client.subscribe(&channel).await.ok();
+                // Whatever was announced meanwhile is looked for.
+                tx.send_modify(|n| *n += 1);
+                continue;
+            };
+            let mut messages = sub.on_message();
+            loop {
+                tokio::select! {
+                    () = tx.closed() => return,
+                    message = messages.next() => match message {
+                        Some(_) => tx.send_modify(|n| *n += 1),
+                        None => break,
+                    },
+                }
+            }
+            drop(messages);
+            pubsub = None;
+        }
+    });
+    rx
+}
+
+/// The partitions of the queue on a cluster: what the first process to use
+/// it chose, so that every process agrees.
+async fn partitions(link: &Link, config: &RedisConfig) -> redis::RedisResult<u32> {
+    let key = format!("{}:q:{}:partitions", config.namespace, config.queue);
+    let mut link = link.clone();
+    let _: Value = redis::cmd("SET")
+        .arg(&key)
+        .arg(config.partitions)
+        .arg("NX")
+        .query_async(&mut link)
+        .await?;
+    let n: u32 = redis::cmd("GET").arg(&key).query_async(&mut link).await?;
+    Ok(n.max(1))
 }
 
 /// The message of a store error, without the store's name.

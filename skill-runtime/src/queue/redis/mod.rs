@@ -14,8 +14,13 @@
 //! `{ns}:idem:{skill}:{key}`, `{ns}:rate:{skill}`; jobs waiting for a
 //! person's approval are parked apart (`approvals`).
 //!
-//! Inside, lowest first: `reply` and `scripts` (no imports of their own),
-//! `conn` (the server, its keys and every request), `records`, `backend`,
+//! On a Redis Cluster (several nodes' URLs, comma-separated) the queue is
+//! split into partitions whose keys share a hash tag (`keys`), so that every
+//! script stays one atomic step on one primary.
+//!
+//! Inside, lowest first: `reply`, `scripts` and `keys` (no imports of their
+//! own), `link` (one server or a cluster), `conn` (the store, its keys and
+//! every request), `records`, `backend`,
 //! then the parts built on it: `approvals` (parked jobs and decisions),
 //! `queue` (callers), `source` (workers),
 //! `policy` (idempotency and rate limits), `schedule` (cron schedules).
@@ -24,6 +29,8 @@ mod approvals;
 mod artifacts;
 mod backend;
 mod conn;
+mod keys;
+mod link;
 mod policy;
 mod queue;
 mod records;

@@ -5,8 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::Value;
-
 use crate::exec::policy::BoxFuture;
 use crate::exec::policy::idempotency::{Claim, IdempotencyConfig, IdempotencyStore};
 use crate::exec::policy::rate::{RateLimitStore, Refusal};
@@ -35,16 +33,11 @@ impl RedisBackend {
 /// Idempotency on Redis: one key runs once across every process that shares
 /// the server (how jobs wait, retry and release: `queue::locks`). A key's
 /// lock is `{ns}:idem:{skill}:{key}` (`SET NX PX lock_ttl`), its result
-/// `{lock}:result`, the fencing tokens the namespace's counter.
+/// `{lock}:result`, the fencing tokens the namespace's counter; on a
+/// cluster `{ns}:idem:{{skill}:{key}}`, so that the lock, the result and
+/// the key's own fencing counter share a slot.
 pub struct RedisIdempotency {
     backend: RedisBackend,
-}
-
-/// The lock's and the result's keys of (`skill`, `key`).
-fn idem_keys(backend: &RedisBackend, skill: &str, key: &str) -> (String, String) {
-    let lock = format!("{}:idem:{skill}:{key}", backend.inner.keys.ns);
-    let result = format!("{lock}:result");
-    (lock, result)
 }
 
 impl KeyStore for RedisBackend {
@@ -64,33 +57,47 @@ impl KeyStore for RedisBackend {
     ) -> BoxFuture<'a, Result<Step, QueueError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let (lock, result) = idem_keys(self, skill, key);
+            let (lock, result, fence) = inner.keys.idempotency(skill, key);
             let ttl = inner.config.idempotency.lock_ttl.as_millis().to_string();
-            let reply = inner
-                .script::<Value>(
-                    inner
-                        .scripts
-                        .idem_claim
-                        .key(&lock)
-                        .key(&result)
-                        .key(&inner.keys.alive)
-                        .key(&inner.keys.fence)
-                        .arg(value)
-                        .arg(&ttl),
-                )
-                .await
-                .map_err(|e| inner.error(e))?;
-            Ok(match items(&reply) {
-                [state, stored] if int(state) == Some(0) => {
-                    Step::Stored(text(stored).unwrap_or_default())
-                }
-                [state, fence, rest @ ..] if matches!(int(state), Some(1 | 3)) => Step::Run {
-                    fence: int(fence).unwrap_or(0).max(0) as u64,
-                    took_over: rest.first().and_then(text),
-                },
-                [_, pttl] => Step::Held(int(pttl).unwrap_or(0)),
-                _ => return Err(inner.corrupt("idempotency claim", format!("{reply:?}"))),
-            })
+            let cluster = inner.keys.clustered_layout();
+            // On a cluster the heartbeats are elsewhere: the claim says who
+            // holds the lock, and takes it over, in a second step, only if
+            // that holder still holds it once found dead.
+            let heartbeats = if cluster { &lock } else { &inner.keys.alive };
+            let mut probe = if cluster {
+                "?".to_owned()
+            } else {
+                String::new()
+            };
+            loop {
+                let reply = inner
+                    .eval(
+                        &inner.scripts.idem_claim,
+                        &[&lock, &result, heartbeats, &fence],
+                        &[value, &ttl, &probe],
+                        false,
+                    )
+                    .await
+                    .map_err(|e| inner.error(e))?;
+                return Ok(match items(&reply) {
+                    [state, stored] if int(state) == Some(0) => {
+                        Step::Stored(text(stored).unwrap_or_default())
+                    }
+                    [state, fence, rest @ ..] if matches!(int(state), Some(1 | 3)) => Step::Run {
+                        fence: int(fence).unwrap_or(0).max(0) as u64,
+                        took_over: rest.first().and_then(text),
+                    },
+                    [_, pttl, held] => {
+                        let held = text(held).unwrap_or_default();
+                        if probe == "?" && self.holder_dead(&held).await? {
+                            probe = held;
+                            continue;
+                        }
+                        Step::Held(int(pttl).unwrap_or(0))
+                    }
+                    _ => return Err(inner.corrupt("idempotency claim", format!("{reply:?}"))),
+                });
+            }
         })
     }
 
@@ -103,23 +110,40 @@ impl KeyStore for RedisBackend {
     ) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let (lock, result) = idem_keys(self, skill, key);
+            let (lock, result, _) = inner.keys.idempotency(skill, key);
             let ttl = inner.config.idempotency.result_ttl.as_millis().to_string();
+            // The result is acknowledged once the replicas asked for hold
+            // it: a failover then cannot run the key's job again.
             inner
-                .script::<Value>(
-                    inner
-                        .scripts
-                        .idem_finish
-                        .key(&lock)
-                        .key(&result)
-                        .arg(value)
-                        .arg(stored)
-                        .arg(&ttl),
+                .eval(
+                    &inner.scripts.idem_finish,
+                    &[&lock, &result],
+                    &[value, stored, &ttl],
+                    true,
                 )
                 .await
                 .map(drop)
                 .map_err(|e| inner.error(e))
         })
+    }
+}
+
+impl RedisBackend {
+    /// Whether the worker named in lock value `held` (`token worker`) has
+    /// stopped signing: its heartbeat is missing or past, by the server's
+    /// clock.
+    async fn holder_dead(&self, held: &str) -> Result<bool, QueueError> {
+        let Some((_, holder)) = held.split_once(' ') else {
+            return Ok(false);
+        };
+        let mut pipe = redis::pipe();
+        pipe.cmd("HGET")
+            .arg(&self.inner.keys.alive)
+            .arg(holder)
+            .cmd("TIME");
+        let (alive, (secs, micros)): (Option<i64>, (i64, i64)) = self.inner.pipe(&pipe).await?;
+        let now = secs * 1000 + micros / 1000;
+        Ok(alive.is_none_or(|until| until < now))
     }
 }
 
@@ -146,17 +170,16 @@ impl RateLimitStore for RedisRateLimits {
             let key = format!("{}:rate:{skill}", self.backend.inner.keys.ns);
             let inner = &self.backend.inner;
             let member = Id::new_v4().to_string();
+            let max = max_per_minute.to_string();
             let reply = inner
-                .script::<i64>(
-                    inner
-                        .scripts
-                        .rate
-                        .key(&key)
-                        .arg(max_per_minute)
-                        .arg(60_000)
-                        .arg(&member),
+                .eval(
+                    &inner.scripts.rate,
+                    &[&key],
+                    &[&max, "60000", &member],
+                    false,
                 )
-                .await;
+                .await
+                .map(|v| int(&v).unwrap_or(0));
             match reply {
                 Ok(0) => Ok(()),
                 Ok(ms) => Err(Refusal::Limited(Duration::from_millis(ms.max(1) as u64))),

@@ -15,6 +15,7 @@ use crate::queue::api::{
 };
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::{Blocking, GROUP};
+use crate::queue::redis::keys::index;
 use crate::queue::redis::reply::{int, items, text};
 use crate::queue::redis::scripts;
 
@@ -34,17 +35,32 @@ impl RedisBackend {
             return Ok((id, outcome));
         }
         let message = self.message(job)?;
-        let key = self.inner.keys.result(&message.id);
+        let key = self.inner.keys.part_of(&message.id).result(&message.id);
         let mut pipe = redis::pipe();
-        pipe.add_command(self.enqueue_cmd(&message))
-            .ignore()
-            .cmd("BLMOVE")
+        pipe.add_command(self.enqueue_cmd(&message)).ignore();
+        let replicas = self.inner.config.replicas;
+        if replicas > 0 {
+            pipe.cmd("WAIT")
+                .arg(replicas)
+                .arg(self.inner.config.replica_wait.as_millis().max(1) as u64);
+        }
+        pipe.cmd("BLMOVE")
             .arg(&key)
             .arg(&key)
             .arg("LEFT")
             .arg("RIGHT")
             .arg(seconds(wait));
-        let (moved,): (Value,) = self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
+        let moved = if replicas > 0 {
+            let (acked, moved): (i64, Value) =
+                self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
+            self.inner
+                .replicated(acked)
+                .map_err(|e| self.inner.error(e))?;
+            moved
+        } else {
+            let (moved,): (Value,) = self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
+            moved
+        };
         let outcome = self.read_outcome(&moved)?;
         Ok((message.id, outcome))
     }
@@ -57,11 +73,12 @@ impl RedisBackend {
         cmd.arg(scripts::ENQUEUE)
             .arg(2)
             .arg(&message.stream)
-            .arg(self.inner.keys.queued(&message.id))
+            .arg(self.inner.keys.part_of(&message.id).queued(&message.id))
             .arg(&message.raw)
             .arg(self.inner.config.result_ttl.as_millis() as u64)
             .arg(&message.digest)
-            .arg(message.id.as_str());
+            .arg(message.id.as_str())
+            .arg(self.inner.keys.wake.as_deref().unwrap_or(""));
         cmd
     }
 
@@ -72,7 +89,12 @@ impl RedisBackend {
         let mut job = job.seal();
         let _publish = crate::exec::trace::publish("redis", &self.inner.config.queue, &mut job);
         let raw = serde_json::to_string(&job).map_err(|e| self.inner.corrupt("job", e))?;
-        let stream = self.inner.keys.stream(job.caller.priority).to_owned();
+        let stream = self
+            .inner
+            .keys
+            .part_of(job.job_id.as_str())
+            .stream(job.caller.priority)
+            .to_owned();
         Ok(Message {
             id: job.job_id,
             raw,
@@ -125,9 +147,9 @@ impl Queue for RedisBackend {
             let stream = message.stream.clone();
             // Once more after a failure (the connection reconnects on its
             // own): queueing is safe to repeat.
-            let reply = match self.inner.query::<Value>(&cmd).await {
+            let reply = match self.inner.durable(&cmd).await {
                 Ok(reply) => reply,
-                Err(_) => self.inner.query(&cmd).await.map_err(|e| match e {
+                Err(_) => self.inner.durable(&cmd).await.map_err(|e| match e {
                     QueueError::Store { store, message } if message.contains("WRONGTYPE") => {
                         QueueError::Store {
                             store,
@@ -150,7 +172,7 @@ impl Queue for RedisBackend {
         wait: Duration,
     ) -> BoxFuture<'a, Result<Option<Outcome>, QueueError>> {
         Box::pin(async move {
-            let key = self.inner.keys.result(id);
+            let key = self.inner.keys.part_of(id).result(id);
             let reply: Value = if wait.is_zero() {
                 self.inner
                     .query(redis::cmd("LINDEX").arg(&key).arg(0))
@@ -180,13 +202,9 @@ impl Queue for RedisBackend {
             if delay.is_zero() {
                 return self.enqueue(job).await;
             }
-            let priority = job.caller.priority;
+            let index = index(job.caller.priority);
             let message = self.message(job)?;
-            let index = Priority::SERVED
-                .iter()
-                .position(|&p| p == priority)
-                .unwrap_or(2)
-                + 1;
+            let part = self.inner.keys.part_of(&message.id);
             let due_ms = due
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64);
@@ -195,13 +213,13 @@ impl Queue for RedisBackend {
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(scripts::ENQUEUE_AT)
                 .arg(2)
-                .arg(&self.inner.keys.delayed)
-                .arg(self.inner.keys.queued(&message.id))
+                .arg(&part.delayed)
+                .arg(part.queued(&message.id))
                 .arg(format!("{index}\n{}", message.raw))
                 .arg(ttl.as_millis() as u64)
                 .arg(&message.digest)
                 .arg(due_ms);
-            let reply: Value = self.inner.query(&cmd).await?;
+            let reply = self.inner.durable(&cmd).await?;
             taken_or(&reply, message.id)
         })
     }
@@ -212,7 +230,7 @@ impl Queue for RedisBackend {
     ) -> BoxFuture<'a, Result<Option<JobProgress>, QueueError>> {
         Box::pin(async move {
             let cmd = redis::cmd("HGET")
-                .arg(&self.inner.keys.progress)
+                .arg(&self.inner.keys.part_of(id).progress)
                 .arg(id)
                 .clone();
             let reply: Value = self.inner.query(&cmd).await?;
@@ -227,7 +245,7 @@ impl Queue for RedisBackend {
 
     fn cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Cancelled, QueueError>> {
         Box::pin(async move {
-            let keys = &self.inner.keys;
+            let keys = self.inner.keys.part_of(id);
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(scripts::CANCEL)
                 .arg(9)
@@ -243,6 +261,9 @@ impl Queue for RedisBackend {
                 .arg(id)
                 .arg(self.inner.config.result_ttl.as_millis() as u64);
             let reply: Value = self.inner.query(&cmd).await?;
+            if int(&reply) == Some(1) {
+                self.inner.wake().await;
+            }
             Ok(match int(&reply) {
                 Some(1) => Cancelled::Requested,
                 Some(2) => Cancelled::AlreadyDone,
@@ -312,70 +333,79 @@ impl Queue for RedisBackend {
 
     fn status(&self) -> BoxFuture<'_, Result<QueueStatus, QueueError>> {
         Box::pin(async move {
-            let keys = &self.inner.keys;
-            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
-            ks.push(&keys.dead);
-            ks.push(&keys.workers);
-            let mut invocation = self.inner.scripts.status.prepare_invoke();
-            for k in &ks {
-                invocation.key(*k);
-            }
-            invocation.arg(GROUP);
-            let reply: Value = match self.inner.script(&invocation).await {
-                Ok(v) => v,
-                Err(e) => return Err(self.inner.error(e)),
-            };
-            let [counts, seen, now_ms, broken] = items(&reply) else {
-                return Err(self.inner.corrupt("queue status", format!("{reply:?}")));
-            };
-            let counts: Vec<u64> = items(counts)
-                .iter()
-                .map(|v| int(v).unwrap_or(0).max(0) as u64)
-                .collect();
-            let delayed: Value = self
-                .inner
-                .query(redis::cmd("ZCARD").arg(&keys.delayed))
-                .await?;
             let mut status = QueueStatus {
                 queue: self.inner.config.queue.clone(),
-                delayed: int(&delayed).unwrap_or(0).max(0) as u64,
+                waiting: Priority::SERVED.iter().map(|&p| (p, 0)).collect(),
                 ..QueueStatus::default()
             };
-            // Acknowledged entries are deleted, so a stream holds what waits
-            // and what is in flight (pending).
-            for (i, p) in Priority::SERVED.iter().enumerate() {
-                let len = counts.get(2 * i).copied().unwrap_or(0);
-                let pending = counts.get(2 * i + 1).copied().unwrap_or(0);
-                status.waiting.push((*p, len.saturating_sub(pending)));
-                status.in_flight += pending;
+            let mut alive: Vec<(String, i64)> = Vec::new();
+            let mut reports = Vec::new();
+            let mut now_ms = 0;
+            for part in &self.inner.keys.parts {
+                let mut ks: Vec<&str> = part.streams.iter().map(String::as_str).collect();
+                ks.push(&part.dead);
+                ks.push(&part.workers);
+                let reply = self
+                    .inner
+                    .eval(&self.inner.scripts.status, &ks, &[GROUP], false)
+                    .await
+                    .map_err(|e| self.inner.error(e))?;
+                let [counts, seen, now, broken] = items(&reply) else {
+                    return Err(self.inner.corrupt("queue status", format!("{reply:?}")));
+                };
+                let counts: Vec<u64> = items(counts)
+                    .iter()
+                    .map(|v| int(v).unwrap_or(0).max(0) as u64)
+                    .collect();
+                let delayed: Value = self
+                    .inner
+                    .query(redis::cmd("ZCARD").arg(&part.delayed))
+                    .await?;
+                status.delayed += int(&delayed).unwrap_or(0).max(0) as u64;
+                // Acknowledged entries are deleted, so a stream holds what
+                // waits and what is in flight (pending).
+                for (i, waiting) in status.waiting.iter_mut().enumerate() {
+                    let len = counts.get(2 * i).copied().unwrap_or(0);
+                    let pending = counts.get(2 * i + 1).copied().unwrap_or(0);
+                    waiting.1 += len.saturating_sub(pending);
+                    status.in_flight += pending;
+                }
+                status.dead_letters += counts.get(8).copied().unwrap_or(0);
+                now_ms = now_ms.max(int(now).unwrap_or(0));
+                alive.extend(
+                    items(seen)
+                        .chunks(2)
+                        .filter_map(|p| Some((p.first().and_then(text)?, p.get(1).and_then(int)?))),
+                );
+                status
+                    .not_streams
+                    .extend(items(broken).iter().filter_map(text));
+                let hvals: Value = self
+                    .inner
+                    .query(redis::cmd("HVALS").arg(&part.progress))
+                    .await?;
+                reports.extend(items(&hvals).iter().filter_map(text));
             }
-            status.dead_letters = counts.get(8).copied().unwrap_or(0);
             // A heartbeat says how long its worker is alive: until its
             // visibility timeout runs out, unless it signs again.
-            let now_ms = int(now_ms).unwrap_or(0);
-            let mut workers: Vec<String> = items(seen)
-                .chunks(2)
-                .filter(|p| p.get(1).and_then(int).is_some_and(|until| until >= now_ms))
-                .filter_map(|p| p.first().and_then(text))
+            let mut workers: Vec<String> = alive
+                .into_iter()
+                .filter(|(_, until)| *until >= now_ms)
+                .map(|(w, _)| w)
                 .collect();
             workers.sort();
+            workers.dedup();
             // Reports of workers still alive (a dead worker's job goes to
             // another, which reports afresh).
-            let reports: Value = self
-                .inner
-                .query(redis::cmd("HVALS").arg(&keys.progress))
-                .await?;
-            let mut running: Vec<JobProgress> = items(&reports)
+            let mut running: Vec<JobProgress> = reports
                 .iter()
-                .filter_map(text)
-                .filter_map(|t| serde_json::from_str::<JobProgress>(&t).ok())
+                .filter_map(|t| serde_json::from_str::<JobProgress>(t).ok())
                 .filter(|r| workers.contains(&r.worker))
                 .collect();
             running.sort_by(|a, b| a.job_id.cmp(&b.job_id));
             status.running = running;
             status.workers = workers;
             status.awaiting_approval = self.awaiting().await?;
-            status.not_streams = items(broken).iter().filter_map(text).collect();
             Ok(status)
         })
     }

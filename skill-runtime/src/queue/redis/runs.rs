@@ -70,14 +70,13 @@ impl RunStore for RedisRuns {
             // `intermediate`, its failure in `errors`), and the run's place
             // in the index (by its first save: NX keeps a resumed run where
             // it started). No reader sees one without the other.
-            let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("SET")
-                .arg(self.key(&run))
+            let mut set = redis::cmd("SET");
+            set.arg(self.key(&run))
                 .arg(text)
                 .arg("EX")
-                .arg(Self::KEPT_FOR.as_secs())
-                .ignore()
+                .arg(Self::KEPT_FOR.as_secs());
+            let mut index = redis::pipe();
+            index
                 .cmd("ZADD")
                 .arg(self.index())
                 .arg("NX")
@@ -89,11 +88,23 @@ impl RunStore for RedisRuns {
                 .arg(0)
                 .arg(-Self::INDEXED - 1)
                 .ignore();
-            self.backend
-                .inner
-                .pipe::<()>(&pipe)
-                .await
-                .map_err(|e| e.to_string())
+            let inner = &self.backend.inner;
+            let saved = if inner.keys.clustered_layout() {
+                // The state and the index are in different slots: the state
+                // first, so that an indexed run always has one.
+                match inner.durable(&set).await {
+                    Ok(_) => inner.pipe::<()>(&index).await,
+                    Err(e) => Err(e),
+                }
+            } else {
+                let mut pipe = redis::pipe();
+                pipe.atomic().add_command(set).ignore();
+                for cmd in index.cmd_iter() {
+                    pipe.add_command(cmd.clone()).ignore();
+                }
+                inner.pipe::<()>(&pipe).await
+            };
+            saved.map_err(|e| e.to_string())
         })
     }
 

@@ -7,9 +7,11 @@
 /// id KEYS[2] was taken in the last `ARGV[2]` ms (as long as outcomes are
 /// kept): the id is marked with the job's digest `ARGV[3]`. Every entry of
 /// a priority stream carries its job's id beside the message (`id`), which
-/// a take checks against the cancellations (`CLAIM`). Returns the entry id;
-/// 0 when the same job was queued already (a request sent again after a
-/// lost reply does not queue it twice); -1 when another job holds the id.
+/// a take checks against the cancellations (`CLAIM`). On a cluster, the
+/// job is announced on channel `ARGV[5]` (idle workers listen there).
+/// Returns the entry id; 0 when the same job was queued already (a request
+/// sent again after a lost reply does not queue it twice); -1 when another
+/// job holds the id.
 pub(super) const ENQUEUE: &str = r#"
 local held = redis.call('GET', KEYS[2])
 if not held then
@@ -17,6 +19,7 @@ if not held then
   -- is marked (a script's writes are not undone by a later error).
   local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1], 'id', ARGV[4])
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], '1') end
   return id
 end
 if held == ARGV[3] then return 0 end
@@ -398,29 +401,55 @@ return out
 /// Idempotency: the stored result of key KEYS[2] (`{0, result}`); or the
 /// key's lock KEYS[1] taken with value `ARGV[1]` (a token, then the holding
 /// worker's name when a worker runs the job) for `ARGV[2]` ms, with a
-/// fencing token from the namespace's counter KEYS[4] (`{1, fence}`); or,
-/// when the lock's holder is a worker whose heartbeat in KEYS[3] has run
-/// out (it died, or stopped answering), the lock taken over at once (`{3,
-/// fence, holder}`); or the lock's remaining time when a live job holds it
-/// (`{2, ms}`).
+/// fencing token from counter KEYS[4] (`{1, fence}`); or, when the lock's
+/// holder is a worker whose heartbeat has run out (it died, or stopped
+/// answering), the lock taken over at once (`{3, fence, holder}`); or the
+/// lock's remaining time and its value when a live job holds it (`{2, ms,
+/// held}`).
+///
+/// On one server (`ARGV[3]` empty) the heartbeats are KEYS[3], read in the
+/// same step. On a cluster they live in another slot: `ARGV[3]` is `?` to
+/// learn who holds the lock, then the value held when the caller found its
+/// holder's heartbeat run out, taken over only if it still holds it. A
+/// cluster's counter is the key's own (KEYS[4], in its slot), never below
+/// the server's clock in microseconds, so it grows even after it lapsed.
 pub(super) const IDEM_CLAIM: &str = r#"
+local function fence()
+  local f = redis.call('INCR', KEYS[4])
+  if ARGV[3] ~= '' then
+    local t = redis.call('TIME')
+    local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if f < floor then
+      f = floor
+      redis.call('SET', KEYS[4], string.format('%.0f', f))
+    end
+    redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[2]))
+  end
+  return f
+end
 local r = redis.call('GET', KEYS[2])
 if r then return {0, r} end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('INCR', KEYS[4])}
+  return {1, fence()}
 end
 local held = redis.call('GET', KEYS[1])
 local holder = held and string.match(held, '^%S+ (.+)$')
 if holder then
-  local alive = redis.call('HGET', KEYS[3], holder)
-  local t = redis.call('TIME')
-  local now = t[1] * 1000 + math.floor(t[2] / 1000)
-  if not alive or tonumber(alive) < now then
+  local dead = false
+  if ARGV[3] == '' then
+    local alive = redis.call('HGET', KEYS[3], holder)
+    local t = redis.call('TIME')
+    local now = t[1] * 1000 + math.floor(t[2] / 1000)
+    dead = not alive or tonumber(alive) < now
+  else
+    dead = held == ARGV[3]
+  end
+  if dead then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    return {3, redis.call('INCR', KEYS[4]), holder}
+    return {3, fence(), holder}
   end
 end
-return {2, redis.call('PTTL', KEYS[1])}
+return {2, redis.call('PTTL', KEYS[1]), held or ''}
 "#;
 
 /// Idempotency: store result `ARGV[2]` (when not empty) at KEYS[2] for

@@ -2,16 +2,19 @@
 //! sign for those in flight, take over a dead worker's, store outcomes.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use redis::{ScriptInvocation, Value};
+use redis::Value;
+use tokio::sync::watch;
 
 use crate::exec::policy::BoxFuture;
 use crate::model::caller::Priority;
 use crate::model::record::Progress;
 use crate::queue::api::{JobProgress, Outcome, QueueError};
 use crate::queue::redis::backend::RedisBackend;
-use crate::queue::redis::conn::{Blocking, GROUP};
+use crate::queue::redis::conn::{Blocking, GROUP, Lua, listen};
+use crate::queue::redis::keys::index;
 use crate::queue::redis::reply::{field, int, items, stream_entries, text};
 use crate::queue::source::{Delivery, Parking, WorkSource};
 
@@ -20,10 +23,17 @@ impl RedisBackend {
     /// the fleet; [`worker_name`](crate::queue::fleet::worker_name) makes one).
     pub async fn work_source(&self, worker: String) -> Result<RedisSource, QueueError> {
         self.inner.ensure_groups().await?;
+        let wake = match &self.inner.keys.wake {
+            Some(channel) => Some(listen(self.inner.clone(), channel.clone()).await),
+            None => None,
+        };
         Ok(RedisSource {
             backend: self.clone(),
             worker,
             said: Default::default(),
+            next: AtomicUsize::new(0),
+            wake,
+            signed: Default::default(),
         })
     }
 }
@@ -34,43 +44,122 @@ pub struct RedisSource {
     worker: String,
     /// Stream keys found holding something else, and when that was said.
     said: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// The partition the next take starts with: each in turn.
+    next: AtomicUsize,
+    /// On a cluster, bumped whenever a job is announced.
+    wake: Option<watch::Receiver<u64>>,
+    /// On a cluster, when this worker last wrote its heartbeat where
+    /// idempotency locks are checked (a take writes it on one server).
+    signed: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl RedisSource {
     fn priority_of(&self, stream: &str) -> Priority {
-        let keys = &self.backend.inner.keys;
-        keys.streams
+        self.backend
+            .inner
+            .keys
+            .parts
             .iter()
-            .position(|s| s == stream)
+            .find_map(|part| part.streams.iter().position(|s| s == stream))
             .map_or(Priority::Normal, |i| Priority::SERVED[i])
     }
 
-    /// Run `script` with `keys` and `args`; a missing group (a server that
-    /// lost its data) is created and the script run once more.
+    /// Run `script` with `keys` and `args`, acknowledged once the replicas
+    /// asked for hold its writes when `durable`; a missing group (a server
+    /// that lost its data) is created and the script run once more.
     async fn run(
         &self,
-        script: &redis::Script,
+        script: &Lua,
         keys: &[&str],
         args: &[&str],
+        durable: bool,
     ) -> Result<Value, QueueError> {
         let conn = &self.backend.inner;
-        let mut invocation: ScriptInvocation<'_> = script.prepare_invoke();
-        for k in keys {
-            invocation.key(*k);
-        }
-        for a in args {
-            invocation.arg(*a);
-        }
-        match conn.script::<Value>(&invocation).await {
+        match conn.eval(script, keys, args, durable).await {
             Ok(v) => Ok(v),
             Err(e) if e.to_string().contains("NOGROUP") => {
                 conn.ensure_groups().await?;
-                conn.script::<Value>(&invocation)
+                conn.eval(script, keys, args, durable)
                     .await
                     .map_err(|e| conn.error(e))
             }
             Err(e) => Err(conn.error(e)),
         }
+    }
+
+    /// On a cluster, this worker's heartbeat where idempotency locks are
+    /// checked, in a slot of its own: written by each sign, and by a take
+    /// when the last is a quarter of the visibility timeout old (on one
+    /// server, every take writes it in the same step).
+    async fn sign_alive(&self, always: bool) -> Result<(), QueueError> {
+        let b = &self.backend.inner;
+        if !b.keys.clustered_layout() {
+            return Ok(());
+        }
+        let fresh = crate::sync::lock(&self.signed)
+            .is_some_and(|at| at.elapsed() < b.config.visibility / 4);
+        if fresh && !always {
+            return Ok(());
+        }
+        let visibility = b.config.visibility.as_millis().to_string();
+        let alive = [b.keys.alive.as_str(); 6];
+        self.run(
+            &b.scripts.sign,
+            &alive,
+            &[GROUP, &self.worker, &visibility],
+            false,
+        )
+        .await?;
+        *crate::sync::lock(&self.signed) = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// Take up to `n` new entries from the partitions, each in turn, the
+    /// highest priority first within each; and the stream keys found not
+    /// to be streams.
+    async fn claim(&self, n: usize) -> Result<(Vec<Delivery>, Vec<String>), QueueError> {
+        let keys = &self.backend.inner.keys;
+        let count = keys.parts.len();
+        let first = self.next.fetch_add(1, Ordering::Relaxed) % count;
+        let visibility = self.backend.inner.config.visibility.as_millis().to_string();
+        let mut taken = Vec::new();
+        let mut bad = Vec::new();
+        for k in 0..count {
+            if taken.len() >= n {
+                break;
+            }
+            let i = (first + k) % count;
+            let part = &keys.parts[i];
+            let mut ks: Vec<&str> = part.streams.iter().map(String::as_str).collect();
+            ks.push(&part.workers);
+            ks.push(&part.alive);
+            ks.push(&part.cancelled);
+            let want = (n - taken.len()).to_string();
+            let reply = self
+                .run(
+                    &self.backend.inner.scripts.claim,
+                    &ks,
+                    &[GROUP, &self.worker, &want, &visibility],
+                    false,
+                )
+                .await?;
+            let (entries, broken) = match items(&reply) {
+                [entries, broken] => (items(entries), items(broken)),
+                _ => (&[][..], &[][..]),
+            };
+            bad.extend(broken.iter().filter_map(text));
+            for e in entries {
+                if let [p, id, fields, cancelled] = items(e)
+                    && let (Some(p), Some(id)) = (int(p), text(id))
+                {
+                    let stream = &part.streams[(p as usize).clamp(1, 4) - 1];
+                    let mut d = self.delivery(stream, keys.delivery_id(i, &id), fields, 1);
+                    d.cancelled = int(cancelled) == Some(1);
+                    taken.push(d);
+                }
+            }
+        }
+        Ok((taken, bad))
     }
 
     /// Say, loudly and at most once a minute per key, that these stream keys
@@ -94,7 +183,7 @@ impl RedisSource {
     /// Wait up to `wait` for one new entry of any priority whose stream is
     /// one (`bad` are not).
     async fn block(&self, wait: Duration, bad: &[String]) -> Result<Vec<Delivery>, QueueError> {
-        let keys = &self.backend.inner.keys;
+        let keys = &self.backend.inner.keys.parts[0];
         let streams: Vec<&String> = keys.streams.iter().filter(|s| !bad.contains(s)).collect();
         if streams.is_empty() {
             tokio::time::sleep(wait).await;
@@ -138,6 +227,7 @@ impl RedisSource {
                     &self.backend.inner.scripts.cancelled_among,
                     &[&keys.cancelled],
                     &ids,
+                    false,
                 )
                 .await?;
             for (d, flag) in out.iter_mut().zip(items(&flags)) {
@@ -164,39 +254,24 @@ impl WorkSource for RedisSource {
 
     fn take(&self, n: usize, wait: Duration) -> BoxFuture<'_, Result<Vec<Delivery>, QueueError>> {
         Box::pin(async move {
-            let keys = &self.backend.inner.keys;
-            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
-            ks.push(&keys.workers);
-            ks.push(&keys.alive);
-            ks.push(&keys.cancelled);
-            let n = n.to_string();
-            let visibility = self.backend.inner.config.visibility.as_millis().to_string();
-            let reply = self
-                .run(
-                    &self.backend.inner.scripts.claim,
-                    &ks,
-                    &[GROUP, &self.worker, &n, &visibility],
-                )
-                .await?;
-            let (entries, bad) = match items(&reply) {
-                [entries, bad] => (items(entries), items(bad)),
-                _ => (&[][..], &[][..]),
-            };
-            let bad: Vec<String> = bad.iter().filter_map(text).collect();
-            self.not_streams(&bad);
-            let mut taken = Vec::new();
-            for e in entries {
-                if let [p, id, fields, cancelled] = items(e)
-                    && let (Some(p), Some(id)) = (int(p), text(id))
-                {
-                    let stream = &keys.streams[(p as usize).clamp(1, 4) - 1];
-                    let mut d = self.delivery(stream, id, fields, 1);
-                    d.cancelled = int(cancelled) == Some(1);
-                    taken.push(d);
-                }
+            let mut wake = self.wake.clone();
+            if let Some(w) = wake.as_mut() {
+                w.borrow_and_update();
             }
+            self.sign_alive(false).await?;
+            let (mut taken, bad) = self.claim(n).await?;
+            self.not_streams(&bad);
             if taken.is_empty() && !wait.is_zero() {
-                taken = self.block(wait, &bad).await?;
+                taken = match wake.as_mut() {
+                    // One server: a blocking read of every priority.
+                    None => self.block(wait, &bad).await?,
+                    // A cluster: no read spans partitions; the next
+                    // announcement (or the wait's end) sends a take round.
+                    Some(w) => {
+                        let _ = tokio::time::timeout(wait, w.changed()).await;
+                        self.claim(n).await?.0
+                    }
+                };
             }
             Ok(taken)
         })
@@ -208,32 +283,36 @@ impl WorkSource for RedisSource {
             let idle = b.config.visibility.as_millis().to_string();
             let max = b.config.max_deliveries.to_string();
             let mut taken = Vec::new();
-            for stream in &b.keys.streams {
-                if taken.len() >= n {
-                    break;
-                }
-                let count = (n - taken.len()).to_string();
-                let reply = match self
-                    .run(
-                        &b.scripts.reclaim,
-                        &[stream, &b.keys.dead, &b.keys.cancelled],
-                        &[GROUP, &self.worker, &idle, &count, &max],
-                    )
-                    .await
-                {
-                    Ok(reply) => reply,
-                    // Said by `take`; the other priorities are still reclaimed.
-                    Err(e) if e.to_string().contains("WRONGTYPE") => continue,
-                    Err(e) => return Err(e),
-                };
-                for e in items(&reply) {
-                    if let [id, fields, deliveries, cancelled] = items(e)
-                        && let Some(id) = text(id)
+            for (i, part) in b.keys.parts.iter().enumerate() {
+                for stream in &part.streams {
+                    if taken.len() >= n {
+                        return Ok(taken);
+                    }
+                    let count = (n - taken.len()).to_string();
+                    let reply = match self
+                        .run(
+                            &b.scripts.reclaim,
+                            &[stream, &part.dead, &part.cancelled],
+                            &[GROUP, &self.worker, &idle, &count, &max],
+                            false,
+                        )
+                        .await
                     {
-                        let n = int(deliveries).unwrap_or(2).max(1) as u64;
-                        let mut d = self.delivery(stream, id, fields, n);
-                        d.cancelled = int(cancelled) == Some(1);
-                        taken.push(d);
+                        Ok(reply) => reply,
+                        // Said by `take`; the other priorities are still reclaimed.
+                        Err(e) if e.to_string().contains("WRONGTYPE") => continue,
+                        Err(e) => return Err(e),
+                    };
+                    for e in items(&reply) {
+                        if let [id, fields, deliveries, cancelled] = items(e)
+                            && let Some(id) = text(id)
+                        {
+                            let n = int(deliveries).unwrap_or(2).max(1) as u64;
+                            let mut d =
+                                self.delivery(stream, b.keys.delivery_id(i, &id), fields, n);
+                            d.cancelled = int(cancelled) == Some(1);
+                            taken.push(d);
+                        }
                     }
                 }
             }
@@ -246,22 +325,37 @@ impl WorkSource for RedisSource {
         in_flight: &'a [(Priority, String)],
     ) -> BoxFuture<'a, Result<Vec<(Priority, String)>, QueueError>> {
         Box::pin(async move {
-            let keys = &self.backend.inner.keys;
-            let mut ks: Vec<&str> = keys.streams.iter().map(String::as_str).collect();
-            ks.push(&keys.workers);
-            ks.push(&keys.alive);
-            let visibility = self.backend.inner.config.visibility.as_millis().to_string();
-            let mut args: Vec<String> = vec![GROUP.to_owned(), self.worker.clone(), visibility];
+            let b = &self.backend.inner;
+            let keys = &b.keys;
+            let visibility = b.config.visibility.as_millis().to_string();
+            // Each partition holding some of them signs for its own; the
+            // first signs even for none, so the worker is seen alive.
+            let mut by_part: Vec<Vec<String>> = vec![Vec::new(); keys.parts.len()];
             for (p, id) in in_flight {
-                let i = Priority::SERVED.iter().position(|q| q == p).unwrap_or(2) + 1;
-                args.push(i.to_string());
-                args.push(id.clone());
+                let (i, entry) = keys.entry(id);
+                by_part[i].push(index(*p).to_string());
+                by_part[i].push(entry.to_owned());
             }
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let reply = self
-                .run(&self.backend.inner.scripts.sign, &ks, &args)
-                .await?;
-            let lost: Vec<String> = items(&reply).iter().filter_map(text).collect();
+            let mut lost = Vec::new();
+            for (i, held) in by_part.iter().enumerate() {
+                if i > 0 && held.is_empty() {
+                    continue;
+                }
+                let part = &keys.parts[i];
+                let mut ks: Vec<&str> = part.streams.iter().map(String::as_str).collect();
+                ks.push(&part.workers);
+                ks.push(&part.alive);
+                let mut args: Vec<&str> = vec![GROUP, &self.worker, &visibility];
+                args.extend(held.iter().map(String::as_str));
+                let reply = self.run(&b.scripts.sign, &ks, &args, false).await?;
+                lost.extend(
+                    items(&reply)
+                        .iter()
+                        .filter_map(text)
+                        .map(|entry| keys.delivery_id(i, &entry)),
+                );
+            }
+            self.sign_alive(true).await?;
             Ok(in_flight
                 .iter()
                 .filter(|(_, id)| lost.contains(id))
@@ -287,21 +381,26 @@ impl WorkSource for RedisSource {
             let sink = self.backend.record_sink();
             let record = sink.captured(&outcome.job_id).unwrap_or_default();
             let ttl = b.config.result_ttl.as_millis().to_string();
-            let max = b.config.records_max.to_string();
-            let result_key = b.keys.result(&outcome.job_id);
-            let records = b.keys.records();
+            let max = (b.config.records_max / b.keys.parts.len())
+                .max(1)
+                .to_string();
+            let (i, entry) = b.keys.entry(&d.id);
+            let part = &b.keys.parts[i];
+            let result_key = part.result(&outcome.job_id);
+            // Acknowledged once the replicas asked for hold the outcome: a
+            // failover then cannot run the job again.
             let done = self
                 .run(
                     &b.scripts.finish,
                     &[
-                        b.keys.stream(d.priority),
+                        part.stream(d.priority),
                         &result_key,
-                        &records,
-                        &b.keys.decisions,
+                        &part.records,
+                        &part.decisions,
                     ],
                     &[
                         GROUP,
-                        &d.id,
+                        entry,
                         &text,
                         &ttl,
                         &record,
@@ -309,6 +408,7 @@ impl WorkSource for RedisSource {
                         &self.worker,
                         &outcome.job_id,
                     ],
+                    true,
                 )
                 .await?;
             sink.release(&outcome.job_id);
@@ -332,12 +432,15 @@ impl WorkSource for RedisSource {
     fn hand_back<'a>(&'a self, d: &'a Delivery) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
             let b = &self.backend.inner;
+            let (i, entry) = b.keys.entry(&d.id);
             self.run(
                 &b.scripts.hand_back,
-                &[b.keys.stream(d.priority)],
-                &[GROUP, &d.id, &d.message(), d.job_id().unwrap_or("")],
+                &[b.keys.parts[i].stream(d.priority)],
+                &[GROUP, entry, &d.message(), d.job_id().unwrap_or("")],
+                true,
             )
             .await?;
+            b.wake().await;
             Ok(())
         })
     }
@@ -350,10 +453,13 @@ impl WorkSource for RedisSource {
         Box::pin(async move {
             let b = &self.backend.inner;
             let n = d.deliveries.to_string();
+            let (i, entry) = b.keys.entry(&d.id);
+            let part = &b.keys.parts[i];
             self.run(
                 &b.scripts.dead_letter,
-                &[b.keys.stream(d.priority), &b.keys.dead],
-                &[GROUP, &d.id, &d.message(), reason, &n, &self.worker],
+                &[part.stream(d.priority), &part.dead],
+                &[GROUP, entry, &d.message(), reason, &n, &self.worker],
+                true,
             )
             .await?;
             Ok(())
@@ -364,34 +470,36 @@ impl WorkSource for RedisSource {
         Box::pin(async move {
             self.backend.record_sink().flush().await;
             let keys = &self.backend.inner.keys;
-            let mut pipe = redis::pipe();
-            pipe.cmd("HDEL")
-                .arg(&keys.workers)
-                .arg(&self.worker)
-                .ignore()
-                .cmd("HDEL")
-                .arg(&keys.alive)
-                .arg(&self.worker)
-                .ignore();
-            let _: Result<(), _> = self.backend.inner.pipe(&pipe).await;
+            let hashes = keys.parts.iter().map(|p| &p.workers).chain([&keys.alive]);
+            for hash in hashes {
+                let cmd = redis::cmd("HDEL").arg(hash).arg(&self.worker).clone();
+                let _: Result<Value, _> = self.backend.inner.query(&cmd).await;
+            }
         })
     }
 
     fn promote_due(&self) -> BoxFuture<'_, Result<u64, QueueError>> {
         Box::pin(async move {
-            let keys = &self.backend.inner.keys;
-            let mut cmd = redis::cmd("EVAL");
-            cmd.arg(crate::queue::redis::scripts::PROMOTE)
-                .arg(5)
-                .arg(&keys.delayed)
-                .arg(&keys.streams[0])
-                .arg(&keys.streams[1])
-                .arg(&keys.streams[2])
-                .arg(&keys.streams[3])
-                .arg(100);
-            let reply: Value = self.backend.inner.query(&cmd).await?;
+            let b = &self.backend.inner;
+            let mut moved = 0;
+            for part in &b.keys.parts {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(crate::queue::redis::scripts::PROMOTE)
+                    .arg(5)
+                    .arg(&part.delayed)
+                    .arg(&part.streams[0])
+                    .arg(&part.streams[1])
+                    .arg(&part.streams[2])
+                    .arg(&part.streams[3])
+                    .arg(100);
+                let reply: Value = b.query(&cmd).await?;
+                moved += int(&reply).unwrap_or(0).max(0) as u64;
+            }
+            if moved > 0 {
+                b.wake().await;
+            }
             let expired = self.backend.expire_approvals().await?;
-            Ok(int(&reply).unwrap_or(0).max(0) as u64 + expired)
+            Ok(moved + expired)
         })
     }
 
@@ -409,8 +517,8 @@ impl WorkSource for RedisSource {
         reports: &'a [(String, Progress)],
     ) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
-            let mut cmd = redis::cmd("HSET");
-            cmd.arg(&self.backend.inner.keys.progress);
+            let keys = &self.backend.inner.keys;
+            let mut cmds: Vec<Option<redis::Cmd>> = vec![None; keys.parts.len()];
             for (id, p) in reports {
                 let report = JobProgress {
                     job_id: id.clone(),
@@ -419,9 +527,19 @@ impl WorkSource for RedisSource {
                 };
                 let json = serde_json::to_string(&report)
                     .map_err(|e| self.backend.inner.corrupt("progress", e))?;
-                cmd.arg(id).arg(json);
+                let i = keys.part_index(id);
+                cmds[i]
+                    .get_or_insert_with(|| {
+                        let mut cmd = redis::cmd("HSET");
+                        cmd.arg(&keys.parts[i].progress);
+                        cmd
+                    })
+                    .arg(id)
+                    .arg(json);
             }
-            self.backend.inner.query::<Value>(&cmd).await?;
+            for cmd in cmds.iter().flatten() {
+                self.backend.inner.query::<Value>(cmd).await?;
+            }
             Ok(())
         })
     }
@@ -429,7 +547,7 @@ impl WorkSource for RedisSource {
     fn progress_done<'a>(&'a self, job_id: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let cmd = redis::cmd("HDEL")
-                .arg(&self.backend.inner.keys.progress)
+                .arg(&self.backend.inner.keys.part_of(job_id).progress)
                 .arg(job_id)
                 .clone();
             if let Err(e) = self.backend.inner.query::<Value>(&cmd).await {
@@ -440,13 +558,16 @@ impl WorkSource for RedisSource {
 
     fn cancellations(&self) -> BoxFuture<'_, Result<HashSet<String>, QueueError>> {
         Box::pin(async move {
-            let keys = &self.backend.inner.keys;
-            let mut cmd = redis::cmd("EVAL");
-            cmd.arg(crate::queue::redis::scripts::CANCELLATIONS)
-                .arg(1)
-                .arg(&keys.cancelled);
-            let reply: Value = self.backend.inner.query(&cmd).await?;
-            Ok(items(&reply).iter().filter_map(text).collect())
+            let mut all = HashSet::new();
+            for part in &self.backend.inner.keys.parts {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(crate::queue::redis::scripts::CANCELLATIONS)
+                    .arg(1)
+                    .arg(&part.cancelled);
+                let reply: Value = self.backend.inner.query(&cmd).await?;
+                all.extend(items(&reply).iter().filter_map(text));
+            }
+            Ok(all)
         })
     }
 }
