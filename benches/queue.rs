@@ -29,22 +29,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use skill_runtime::JobEnvelope;
+use serde_json::Value;
 use skill_runtime::queue::redis::{RedisBackend, RedisConfig};
 use skill_runtime::record::RunStatus;
 use skill_tests::fleet::{RedisServer, WorkerProcess};
 use skill_tests::root;
 
-fn env(key: &str, default: &str) -> String {
-    std::env::var(key).unwrap_or_else(|_| default.to_owned())
-}
-
-fn env_n(key: &str, default: usize) -> usize {
-    env(key, &default.to_string())
-        .parse()
-        .unwrap_or_else(|_| panic!("{key} is a number"))
-}
+#[path = "support/fleet.rs"]
+mod support;
+use support::{echo_job, env, env_n, median, percentile};
 
 /// Calls of every command so far, but INFO and FLUSHALL (the benchmark's own).
 fn commands(redis: &RedisServer) -> u64 {
@@ -61,10 +54,6 @@ fn commands(redis: &RedisServer) -> u64 {
                 .ok()
         })
         .sum()
-}
-
-fn echo_job(i: usize) -> JobEnvelope {
-    JobEnvelope::new("echo", json!({"message": format!("message {i}")}))
 }
 
 /// `jobs` jobs through `clients` callers, each waiting for its job's outcome
@@ -114,16 +103,6 @@ async fn ours_latency(backend: &RedisBackend, jobs: usize) -> Vec<f64> {
     }
     ms.sort_by(f64::total_cmp);
     ms
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((p / 100.0 * sorted.len() as f64).round() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// The requests a worker said it sent, from its last line.

@@ -1487,6 +1487,42 @@ fn a_primary_killed_under_load_loses_no_acknowledged_job() {
     }
 }
 
+/// A cluster whose nodes need a password: the URL's credentials reach every
+/// node (those the client finds on its own too, and the one idle workers
+/// listen on), jobs run, and the password is never shown.
+#[test]
+fn a_cluster_behind_a_password_serves_and_never_shows_it() {
+    let cluster = skill_tests::cluster::RedisCluster::start_with("password", Some("s3cret-pw"));
+    let data = data_copy("cluster-password");
+    let url = cluster.url();
+    let w = worker(&url, &["--concurrency", "4"], &data);
+    assert!(!w.first.contains("s3cret-pw"), "{}", w.first);
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let jobs = (0..20).map(|i| notify(None, 0, &format!("pw-{i}@example.com")));
+    let ids = rt.block_on(enqueue_all(&b, jobs));
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(30)));
+    assert!(
+        done.iter().all(|o| o.status == RunStatus::Succeeded),
+        "{done:?}"
+    );
+    assert_eq!(outbox(&data).len(), 20);
+    let status = rt.block_on(b.status()).unwrap();
+    assert_eq!(status.workers, vec![w.name.clone()], "{status:?}");
+    // A wrong password is refused, and not shown either.
+    let wrong = url.replace("s3cret-pw", "wrong-pw");
+    let said = Command::new(app())
+        .args(["queue", "status", "--redis", &wrong])
+        .output()
+        .unwrap();
+    assert!(!said.status.success());
+    let said = String::from_utf8_lossy(&said.stderr);
+    assert!(
+        !said.contains("wrong-pw") && !said.contains("s3cret-pw"),
+        "{said}"
+    );
+}
+
 /// The bodies that run on a Redis Cluster too: the guarantees that depend
 /// on where keys live (exactly-once effects, a dead worker's jobs and locks,
 /// reused ids, cancellation, parked approvals, schedules).

@@ -15,6 +15,8 @@ struct Node {
     port: u16,
     dir: std::path::PathBuf,
     child: Option<Child>,
+    /// The default user's password, on every node (and between them).
+    password: Option<String>,
 }
 
 impl Node {
@@ -31,6 +33,11 @@ impl Node {
             .arg("--dir")
             .arg(&self.dir)
             .args(["--logfile", "redis.log"])
+            .args(
+                self.password
+                    .iter()
+                    .flat_map(|p| ["--requirepass", p, "--masterauth", p]),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -64,6 +71,7 @@ impl Node {
     fn cli(&self, args: &[&str]) -> String {
         let out = Command::new("redis-cli")
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(auth(&self.password))
             .args(args)
             .output()
             .expect("redis-cli runs (Debian: it comes with redis-server)");
@@ -81,16 +89,32 @@ impl Node {
 /// Three primaries, each with a replica.
 pub struct RedisCluster {
     nodes: Vec<Node>,
+    password: Option<String>,
+}
+
+/// `redis-cli`'s arguments for `password`.
+fn auth(password: &Option<String>) -> Vec<String> {
+    match password {
+        Some(p) => vec!["--no-auth-warning".into(), "-a".into(), p.clone()],
+        None => Vec::new(),
+    }
 }
 
 impl RedisCluster {
     /// A fresh cluster, every slot served and every replica in sync.
     pub fn start(name: &str) -> RedisCluster {
+        RedisCluster::start_with(name, None)
+    }
+
+    /// A fresh cluster whose nodes require `password` of the default user
+    /// (and give it to each other).
+    pub fn start_with(name: &str, password: Option<&str>) -> RedisCluster {
         let mut nodes: Vec<Node> = (0..6)
             .map(|i| Node {
                 port: 0,
                 dir: temp_dir(&format!("cluster-{name}-{i}")),
                 child: None,
+                password: password.map(str::to_owned),
             })
             .collect();
         for n in &mut nodes {
@@ -107,7 +131,10 @@ impl RedisCluster {
                 n.dir.display()
             );
         }
-        let cluster = RedisCluster { nodes };
+        let cluster = RedisCluster {
+            nodes,
+            password: password.map(str::to_owned),
+        };
         let addrs: Vec<String> = cluster
             .nodes
             .iter()
@@ -117,6 +144,7 @@ impl RedisCluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
+            .args(auth(&cluster.password))
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .output()
             .expect("redis-cli --cluster create runs");
@@ -180,9 +208,13 @@ impl RedisCluster {
 
     /// The nodes' URLs, comma-separated: what `--redis` takes for a cluster.
     pub fn url(&self) -> String {
+        let user = self
+            .password
+            .as_ref()
+            .map_or(String::new(), |p| format!(":{p}@"));
         self.nodes
             .iter()
-            .map(|n| format!("redis://127.0.0.1:{}", n.port))
+            .map(|n| format!("redis://{user}127.0.0.1:{}", n.port))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -196,10 +228,18 @@ impl RedisCluster {
             .expect("a live node");
         let out = Command::new("redis-cli")
             .args(["-c", "-h", "127.0.0.1", "-p", &node.port.to_string()])
+            .args(auth(&self.password))
             .args(args)
             .output()
             .expect("redis-cli runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Empty every primary (their replicas follow).
+    pub fn flush(&self) {
+        for port in self.primaries() {
+            self.node(port).cli(&["FLUSHALL"]);
+        }
     }
 
     /// `kill -9` of the primary serving `key`'s slot; its port.
