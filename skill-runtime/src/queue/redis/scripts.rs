@@ -233,7 +233,10 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, 100000)
 
 /// Take up to `ARGV[3]` new entries, highest priority first, for consumer
 /// `ARGV[2]` of group `ARGV[1]`; note the consumer's heartbeat: alive until
-/// now plus its visibility timeout `ARGV[4]` ms. KEYS: the four priority
+/// now plus its visibility timeout `ARGV[4]` ms, unless `ARGV[5]` is `0`
+/// (on a cluster, where a take visits every partition in turn and the
+/// heartbeats are written by the signs alone: a take that finds nothing
+/// then writes nothing, and its primary replicates nothing). KEYS: the four priority
 /// streams (highest first), the queue's workers hash, the namespace's
 /// heartbeats hash, the queue's cancellations. A stream key that holds
 /// something else (a key of the wrong type, written by hand) is skipped, so
@@ -260,9 +263,11 @@ for i = 1, 4 do
     end
   end
 end
-local alive = at + tonumber(ARGV[4])
-redis.call('HSET', KEYS[5], ARGV[2], alive)
-redis.call('HSET', KEYS[6], ARGV[2], alive)
+if ARGV[5] ~= '0' then
+  local alive = at + tonumber(ARGV[4])
+  redis.call('HSET', KEYS[5], ARGV[2], alive)
+  redis.call('HSET', KEYS[6], ARGV[2], alive)
+end
 return {out, bad}
 "#
 );

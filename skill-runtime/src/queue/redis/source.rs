@@ -122,6 +122,7 @@ impl RedisSource {
         let count = keys.parts.len();
         let first = self.next.fetch_add(1, Ordering::Relaxed) % count;
         let visibility = self.backend.inner.config.visibility.as_millis().to_string();
+        let heartbeat = if keys.clustered_layout() { "0" } else { "1" };
         let mut taken = Vec::new();
         let mut bad = Vec::new();
         for k in 0..count {
@@ -139,7 +140,7 @@ impl RedisSource {
                 .run(
                     &self.backend.inner.scripts.claim,
                     &ks,
-                    &[GROUP, &self.worker, &want, &visibility],
+                    &[GROUP, &self.worker, &want, &visibility, heartbeat],
                     false,
                 )
                 .await?;
