@@ -4,6 +4,7 @@
 //! password is refused without being printed; a `rediss://` server is
 //! checked against the given authority and refused without it.
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy, free_port};
@@ -86,9 +87,11 @@ fn an_acl_user_with_a_password_runs_the_fleet() {
     assert!(said.contains("fleet:***@127.0.0.1"), "{said}");
 }
 
-#[test]
-fn tls_with_the_deployments_own_authority() {
-    let dir = skill_tests::temp_dir("redis-tls-certs");
+/// A certificate authority of the deployment's own, and a server
+/// certificate it signs for 127.0.0.1 and localhost, made by `openssl` in a
+/// directory of `name`'s: (the authority, the certificate, its key).
+fn certificates(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = skill_tests::temp_dir(name);
     let (ca, cert, key) = (
         dir.join("ca.crt"),
         dir.join("redis.crt"),
@@ -168,6 +171,12 @@ fn tls_with_the_deployments_own_authority() {
         "-extfile",
         "san.ext",
     ]);
+    (ca, cert, key)
+}
+
+#[test]
+fn tls_with_the_deployments_own_authority() {
+    let (ca, cert, key) = certificates("redis-tls-certs");
     let tls_port = free_port();
     let (c, k, a) = (
         cert.display().to_string(),
@@ -208,4 +217,37 @@ fn tls_with_the_deployments_own_authority() {
         "a certificate of an unknown authority is refused"
     );
     drop(redis);
+}
+
+/// A Redis Cluster over TLS only (clients, replication and the cluster bus),
+/// with a certificate of the deployment's own authority: the nodes the
+/// client finds by itself and the one idle workers listen on are reached
+/// over TLS, checked against `--redis-ca`; without it, refused.
+#[test]
+fn a_cluster_over_tls_with_the_deployments_own_authority() {
+    let (ca, cert, key) = certificates("redis-tls-cluster-certs");
+    let cluster = skill_tests::cluster::RedisCluster::start_access(
+        "tls",
+        skill_tests::cluster::Access {
+            password: None,
+            tls: Some(skill_tests::cluster::Tls {
+                cert,
+                key,
+                ca: ca.clone(),
+            }),
+        },
+    );
+    let url = cluster.url();
+    assert!(url.starts_with("rediss://"), "{url}");
+    let ca = ca.display().to_string();
+    let data = data_copy("tls-cluster");
+    let d = data.display().to_string();
+    let _worker = WorkerProcess::start(&url, &["--redis-ca", &ca, "--data", &d]);
+    let out = echo_through(&["--redis", &url, "--redis-ca", &ca]);
+    assert!(out.contains("through"), "{out}");
+    let out = cli(&["queue", "status", "--redis", &url]);
+    assert!(
+        !out.status.success(),
+        "a certificate of an unknown authority is refused"
+    );
 }

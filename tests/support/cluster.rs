@@ -15,15 +15,80 @@ struct Node {
     port: u16,
     dir: std::path::PathBuf,
     child: Option<Child>,
+    access: Access,
+}
+
+/// How clients and nodes reach the nodes.
+#[derive(Clone, Default)]
+pub struct Access {
     /// The default user's password, on every node (and between them).
-    password: Option<String>,
+    pub password: Option<String>,
+    /// TLS only, for clients, replication and the cluster bus.
+    pub tls: Option<Tls>,
+}
+
+/// The files of a TLS deployment.
+#[derive(Clone)]
+pub struct Tls {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+    /// The authority that signed `cert`.
+    pub ca: std::path::PathBuf,
+}
+
+impl Access {
+    /// `redis-server`'s arguments for a node listening on `port`.
+    fn server(&self, port: u16) -> Vec<String> {
+        let mut args: Vec<String> = Vec::new();
+        match &self.tls {
+            None => args.extend(["--port".into(), port.to_string()]),
+            Some(t) => {
+                for (k, v) in [
+                    ("--port", "0".to_owned()),
+                    ("--tls-port", port.to_string()),
+                    ("--tls-cluster", "yes".into()),
+                    ("--tls-replication", "yes".into()),
+                    ("--tls-auth-clients", "no".into()),
+                    ("--tls-cert-file", t.cert.display().to_string()),
+                    ("--tls-key-file", t.key.display().to_string()),
+                    ("--tls-ca-cert-file", t.ca.display().to_string()),
+                ] {
+                    args.extend([k.to_owned(), v]);
+                }
+            }
+        }
+        if let Some(p) = &self.password {
+            args.extend([
+                "--requirepass".into(),
+                p.clone(),
+                "--masterauth".into(),
+                p.clone(),
+            ]);
+        }
+        args
+    }
+
+    /// `redis-cli`'s arguments.
+    fn cli(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(t) = &self.tls {
+            args.extend([
+                "--tls".into(),
+                "--cacert".into(),
+                t.ca.display().to_string(),
+            ]);
+        }
+        if let Some(p) = &self.password {
+            args.extend(["--no-auth-warning".into(), "-a".into(), p.clone()]);
+        }
+        args
+    }
 }
 
 impl Node {
     fn spawn(&mut self) {
         let child = Command::new("redis-server")
-            .arg("--port")
-            .arg(self.port.to_string())
+            .args(self.access.server(self.port))
             .args(["--bind", "127.0.0.1", "--save", ""])
             .args(["--cluster-enabled", "yes"])
             .args(["--cluster-config-file", "nodes.conf"])
@@ -33,11 +98,6 @@ impl Node {
             .arg("--dir")
             .arg(&self.dir)
             .args(["--logfile", "redis.log"])
-            .args(
-                self.password
-                    .iter()
-                    .flat_map(|p| ["--requirepass", p, "--masterauth", p]),
-            )
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -71,7 +131,7 @@ impl Node {
     fn cli(&self, args: &[&str]) -> String {
         let out = Command::new("redis-cli")
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(auth(&self.password))
+            .args(self.access.cli())
             .args(args)
             .output()
             .expect("redis-cli runs (Debian: it comes with redis-server)");
@@ -89,15 +149,7 @@ impl Node {
 /// Three primaries, each with a replica.
 pub struct RedisCluster {
     nodes: Vec<Node>,
-    password: Option<String>,
-}
-
-/// `redis-cli`'s arguments for `password`.
-fn auth(password: &Option<String>) -> Vec<String> {
-    match password {
-        Some(p) => vec!["--no-auth-warning".into(), "-a".into(), p.clone()],
-        None => Vec::new(),
-    }
+    access: Access,
 }
 
 impl RedisCluster {
@@ -109,12 +161,23 @@ impl RedisCluster {
     /// A fresh cluster whose nodes require `password` of the default user
     /// (and give it to each other).
     pub fn start_with(name: &str, password: Option<&str>) -> RedisCluster {
+        RedisCluster::start_access(
+            name,
+            Access {
+                password: password.map(str::to_owned),
+                tls: None,
+            },
+        )
+    }
+
+    /// A fresh cluster reached as `access` says.
+    pub fn start_access(name: &str, access: Access) -> RedisCluster {
         let mut nodes: Vec<Node> = (0..6)
             .map(|i| Node {
                 port: 0,
                 dir: temp_dir(&format!("cluster-{name}-{i}")),
                 child: None,
-                password: password.map(str::to_owned),
+                access: access.clone(),
             })
             .collect();
         for n in &mut nodes {
@@ -131,10 +194,7 @@ impl RedisCluster {
                 n.dir.display()
             );
         }
-        let cluster = RedisCluster {
-            nodes,
-            password: password.map(str::to_owned),
-        };
+        let cluster = RedisCluster { nodes, access };
         let addrs: Vec<String> = cluster
             .nodes
             .iter()
@@ -144,7 +204,7 @@ impl RedisCluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
-            .args(auth(&cluster.password))
+            .args(cluster.access.cli())
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .output()
             .expect("redis-cli --cluster create runs");
@@ -209,12 +269,18 @@ impl RedisCluster {
     /// The nodes' URLs, comma-separated: what `--redis` takes for a cluster.
     pub fn url(&self) -> String {
         let user = self
+            .access
             .password
             .as_ref()
             .map_or(String::new(), |p| format!(":{p}@"));
+        let scheme = if self.access.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
         self.nodes
             .iter()
-            .map(|n| format!("redis://{user}127.0.0.1:{}", n.port))
+            .map(|n| format!("{scheme}://{user}127.0.0.1:{}", n.port))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -228,7 +294,7 @@ impl RedisCluster {
             .expect("a live node");
         let out = Command::new("redis-cli")
             .args(["-c", "-h", "127.0.0.1", "-p", &node.port.to_string()])
-            .args(auth(&self.password))
+            .args(self.access.cli())
             .args(args)
             .output()
             .expect("redis-cli runs");
