@@ -1115,7 +1115,8 @@ fn a_cron_schedule_fires_once_per_tick_across_the_fleet(kind: Kind) {
 
 /// A running job's progress is stored with it: `Queue::progress` and `queue
 /// status --json` show the last report (twice a second at most), and it is
-/// gone once the job ends (its last report is in its record).
+/// gone once the job ends (its last report is in its record). The job runs
+/// six seconds, so that a loaded machine still starts the CLI while it runs.
 fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
     let store = kind.start("progress");
     let url = store.url();
@@ -1127,7 +1128,7 @@ fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
         &b,
         [JobEnvelope::new(
             "count_slowly",
-            json!({"to": 20, "step_ms": 100}),
+            json!({"to": 40, "step_ms": 150}),
         )],
     ));
     let id = &ids[0];
@@ -1142,7 +1143,7 @@ fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
         }
         panic!("no progress of job {id}");
     });
-    assert_eq!(seen.progress.total, Some(20));
+    assert_eq!(seen.progress.total, Some(40));
     assert!(
         seen.progress
             .message
@@ -1164,7 +1165,7 @@ fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
         None,
         "forgotten once it ended"
     );
-    assert_eq!(records_of(&rt, &b, id)[0]["progress"]["done"], 20);
+    assert_eq!(records_of(&rt, &b, id)[0]["progress"]["done"], 40);
 }
 
 /// A destructive job on the fleet waits `awaiting_approval`, holding no slot
