@@ -261,7 +261,7 @@ fn enqueue_refuses_an_envelope_the_seeds_schema_refuses() {
 fn the_readme_names_what_its_test_command_needs() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let before = &readme[..readme.find("cargo test --workspace").unwrap()];
-    for tool in ["redis-server", "Python 3", "Node.js"] {
+    for tool in ["redis-server", "Python 3", "Node.js", "Chromium"] {
         assert!(before.contains(tool), "{tool}");
     }
 }

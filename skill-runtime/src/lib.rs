@@ -78,6 +78,12 @@
 // errors, contracts and entries) and `schema` (a type's schemas). The others
 // are reached through the facade below.
 mod agent;
+#[cfg(all(feature = "console", any(feature = "redis", feature = "postgres")))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(feature = "console", any(feature = "redis", feature = "postgres"))))
+)]
+pub mod console;
 mod contract;
 mod exec;
 mod files;

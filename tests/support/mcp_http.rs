@@ -37,11 +37,17 @@ pub fn launch(mut cmd: Command) -> (Server, String) {
             stderr.read_line(&mut line).unwrap() > 0,
             "the server exited: {said}"
         );
-        if let Some(rest) = line
-            .trim()
-            .strip_prefix("serving MCP (Streamable HTTP) at http://")
-        {
-            server.addr = rest.trim_end_matches("/mcp").to_owned();
+        let served = [
+            "serving MCP (Streamable HTTP) at http://",
+            "serving the console at http://",
+        ]
+        .iter()
+        .find_map(|said| line.trim().strip_prefix(said));
+        if let Some(rest) = served {
+            server.addr = rest
+                .trim_end_matches("/mcp")
+                .trim_end_matches('/')
+                .to_owned();
             std::thread::spawn(move || for _ in stderr.lines() {});
             return (server, said);
         }

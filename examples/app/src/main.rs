@@ -18,6 +18,8 @@ macro_rules! out {
 }
 
 mod agents;
+mod auth_args;
+mod console;
 mod fleet;
 mod ground;
 mod progress;
@@ -152,6 +154,10 @@ enum Command {
     /// tools needing an MCP permission that is not granted are neither listed
     /// nor callable.
     Mcp(serve::McpArgs),
+    /// The fleet in web pages, for people: the queue (jobs waiting for a
+    /// person, with Approve and Deny), the runs, latency per skill, the
+    /// registry. Loopback without --auth; see docs/console.md.
+    Console(console::ConsoleArgs),
     /// Per-skill runs, failures and latency percentiles, and each agent's KPIs
     /// with their status: from a run-record file
     /// (written by `--record FILE`), or over the fleet's records with --redis.
@@ -315,6 +321,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::List { json } => report::list(&registry, json),
+        Command::Console(args) => console::console(registry, args),
         Command::Export { agents: true, .. } => agents::export(&registry),
         Command::Agents { json } => agents::list(json),
         Command::Agent {

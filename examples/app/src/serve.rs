@@ -6,6 +6,7 @@ use skill_runtime::manifest::{AgentRole, PermissionLevel};
 use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer};
 use skill_runtime::{Caller, Registry};
 
+use crate::auth_args::AuthMode;
 use crate::run::{RuntimeArgs, async_runtime, build_runtime};
 use crate::{parse_level, parse_role};
 
@@ -38,37 +39,8 @@ pub struct McpArgs {
     /// An address other machines reach needs --auth.
     #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<std::net::SocketAddr>,
-    /// With --http: who each request is from. `none` (the default, loopback
-    /// only): every request is the caller the flags above describe; `jwt`:
-    /// OAuth 2.1 / OIDC bearer tokens (--jwks, --issuer, --audience);
-    /// `api-keys FILE`: keys of FILE (`api-key new` writes it).
-    #[arg(long, num_args = 1..=2, value_names = ["MODE", "FILE"], requires = "http")]
-    auth: Vec<String>,
-    /// With --auth jwt: the issuer's key set, a URL (https://.../jwks.json)
-    /// or a file.
-    #[arg(long, value_name = "URL|FILE")]
-    jwks: Option<String>,
-    /// With --auth jwt: the issuer tokens must come from (`iss`).
-    #[arg(long, value_name = "ISSUER")]
-    issuer: Option<String>,
-    /// With --auth jwt: the audience tokens must be for (`aud`), this
-    /// server's identifier; by default its --resource-url.
-    #[arg(long, value_name = "AUDIENCE")]
-    audience: Option<String>,
-    /// With --auth jwt: the claim that names the caller's agent role.
-    #[arg(long, value_name = "CLAIM")]
-    role_claim: Option<String>,
-    /// With --auth jwt: the least time between two fetches of the key set
-    /// for tokens naming an unknown key.
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    jwks_refetch_secs: u64,
-    /// With --auth jwt: how often the key set is fetched again; a key the
-    /// issuer withdrew stops verifying tokens within this long.
-    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    jwks_refresh_secs: u64,
-    /// With --auth api-keys: the key file, when not given after it.
-    #[arg(long, value_name = "FILE")]
-    api_keys: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    auth: crate::auth_args::AuthArgs,
     /// With --http: the URL clients reach the endpoint at
     /// (https://mcp.example.com/mcp), named in the protected resource
     /// metadata; its host is accepted in `Host` too.
@@ -109,51 +81,9 @@ pub struct McpArgs {
     session_idle_secs: u64,
 }
 
-/// How requests over HTTP are authenticated.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AuthMode {
-    /// Every request is the server's own caller: loopback only.
-    None,
-    /// OAuth 2.1 / OIDC bearer JWTs.
-    Jwt,
-    /// API keys from a file of hashed keys.
-    ApiKeys(std::path::PathBuf),
-}
-
-impl McpArgs {
-    /// `--auth MODE [FILE]` read: the mode, and for `api-keys` its file
-    /// (after the mode, or `--api-keys FILE`).
-    fn auth_mode(&self) -> Result<AuthMode, String> {
-        let file = self.auth.get(1).map(std::path::PathBuf::from);
-        let mode = match self.auth.first().map(String::as_str) {
-            None | Some("none") => AuthMode::None,
-            Some("jwt") => AuthMode::Jwt,
-            Some("api-keys") => {
-                return match file.or_else(|| self.api_keys.clone()) {
-                    Some(path) => Ok(AuthMode::ApiKeys(path)),
-                    None => Err("--auth api-keys needs the key file: --auth api-keys FILE (`skill-examples api-key new NAME --file FILE` makes one)".to_owned()),
-                };
-            }
-            Some(other) => {
-                return Err(format!(
-                    "--auth {other}: the modes are `none`, `jwt` and `api-keys FILE`"
-                ));
-            }
-        };
-        match file {
-            Some(f) => Err(format!(
-                "--auth {} takes no file (`{}`); only `api-keys FILE` does",
-                self.auth[0],
-                f.display()
-            )),
-            None => Ok(mode),
-        }
-    }
-}
-
 /// A socket address, with `localhost` read as 127.0.0.1 (it names loopback
 /// by definition, RFC 6761); other names are refused, not looked up.
-fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+pub fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
     let spelled = match s.strip_prefix("localhost:") {
         Some(port) => format!("127.0.0.1:{port}"),
         None => s.to_owned(),
@@ -163,46 +93,8 @@ fn parse_http_addr(s: &str) -> Result<std::net::SocketAddr, String> {
         .map_err(|e| format!("`{s}` is not HOST:PORT with an IP address or `localhost` ({e})"))
 }
 
-/// The authenticator `args` ask for, on options.
-async fn authenticated(
-    args: &McpArgs,
-    mode: &AuthMode,
-    mut options: McpOptions,
-) -> Result<McpOptions, String> {
-    use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
-    if let Some(url) = &args.resource_url {
-        options = options.resource_url(url.clone());
-    }
-    match mode {
-        AuthMode::None => Ok(options),
-        AuthMode::ApiKeys(path) => {
-            let keys = ApiKeys::open(path)
-                .map_err(|e| format!("--auth api-keys {}: {e}", path.display()))?;
-            Ok(options.authenticate(keys))
-        }
-        AuthMode::Jwt => {
-            let (Some(jwks), Some(issuer)) = (&args.jwks, &args.issuer) else {
-                return Err("--auth jwt needs --jwks and --issuer".to_owned());
-            };
-            let audience = args
-                .audience
-                .clone()
-                .or_else(|| args.resource_url.clone())
-                .ok_or("--auth jwt needs --audience (or --resource-url, its default)")?;
-            let mut config = JwtConfig::new(JwksSource::parse(jwks), issuer.clone(), audience);
-            config.role_claim = args.role_claim.clone();
-            config.refetch_after = std::time::Duration::from_secs(args.jwks_refetch_secs);
-            config.refresh_every = std::time::Duration::from_secs(args.jwks_refresh_secs);
-            let auth = JwtAuth::connect(config)
-                .await
-                .map_err(|e| format!("--jwks: {e}"))?;
-            Ok(options.authenticate(auth))
-        }
-    }
-}
-
 pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
-    let mode = match args.auth_mode() {
+    let mode = match args.auth.mode() {
         Ok(mode) => mode,
         Err(e) => {
             eprintln!("error: {e}");
@@ -282,8 +174,17 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
             .ask_approvals(!args.runtime.approve)
             .approval_timeout(args.approval_timeout)
             .http(http);
-        let options = match authenticated(&args, &mode, options).await {
-            Ok(o) => o,
+        let options = match &args.resource_url {
+            Some(url) => options.resource_url(url.clone()),
+            None => options,
+        };
+        let options = match args
+            .auth
+            .authenticator(&mode, args.resource_url.as_deref())
+            .await
+        {
+            Ok(Some(auth)) => options.authenticate(auth),
+            Ok(None) => options,
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);

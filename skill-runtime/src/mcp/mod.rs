@@ -15,7 +15,7 @@ pub mod auth;
 mod error;
 mod handler;
 #[cfg(feature = "mcp-http")]
-mod http;
+pub(crate) mod http;
 mod limits;
 mod listed;
 mod options;
@@ -23,7 +23,7 @@ mod published;
 mod resources;
 mod results;
 mod runs;
-mod seal;
+pub(crate) mod seal;
 mod server;
 #[cfg(feature = "otel")]
 mod spans;

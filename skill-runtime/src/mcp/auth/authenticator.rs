@@ -26,6 +26,18 @@ pub trait Authenticator: Send + Sync + 'static {
     }
 }
 
+/// A shared authenticator is one: the same one may sign in the MCP
+/// endpoint's callers and the console's.
+impl<A: Authenticator + ?Sized> Authenticator for Arc<A> {
+    fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, Result<Caller, AuthError>> {
+        (**self).authenticate(request)
+    }
+
+    fn authorization_servers(&self) -> Vec<String> {
+        (**self).authorization_servers()
+    }
+}
+
 /// Why a request has no caller.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AuthError {

@@ -18,7 +18,7 @@ mod answers;
 mod conns;
 mod direct;
 mod rates;
-mod reply;
+pub(crate) mod reply;
 mod service;
 mod sessions;
 

@@ -1,0 +1,214 @@
+//! The queue's page, and a person's decision on a parked job posted from it.
+
+use std::fmt::Write;
+
+use hyper::{Response, StatusCode};
+
+use super::html::{self, bar, csrf_field, esc, table, url_part};
+use super::service::{Shared, Viewer, plain, redirect};
+use crate::mcp::http::reply::Body;
+use crate::model::approval::Decision;
+use crate::queue::api::Decided;
+
+/// Said where the queue's jobs are not shown to a viewer.
+const HIDDEN: &str = "The queue's jobs are shown to admins and to those who decide on them.";
+
+/// A page's title and body, or why it is not shown.
+pub(super) type Shown = Result<(String, String), (StatusCode, String)>;
+
+/// A store's failure, as a page says it.
+pub(super) fn unavailable(e: impl std::fmt::Display) -> (StatusCode, String) {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("the fleet's store did not answer: {e}"),
+    )
+}
+
+impl Shared {
+    /// `/queue`: depth by priority, running jobs (live), jobs waiting for a
+    /// person (with Approve and Deny for a viewer who decides), workers and
+    /// schedules.
+    pub(super) async fn queue_page(&self, viewer: &Viewer, query: &[(String, String)]) -> Shown {
+        let status = self.queue().status().await.map_err(unavailable)?;
+        let schedules = self.console.fleet.schedules().await.map_err(unavailable)?;
+        let base = &self.console.base;
+        let mut body = notice(query);
+        body.push_str("<div class=cards id=depth data-live>");
+        for (priority, n) in &status.waiting {
+            let _ = write!(
+                body,
+                "<div class=card>waiting, {}<b>{n}</b></div>",
+                priority.as_str()
+            );
+        }
+        for (what, n) in [
+            ("delayed", status.delayed),
+            ("in flight", status.in_flight),
+            ("dead letters", status.dead_letters),
+            ("workers", status.workers.len() as u64),
+        ] {
+            let _ = write!(body, "<div class=card>{what}<b>{n}</b></div>");
+        }
+        body.push_str("</div><h2>Running</h2><div id=running data-live>");
+        let running: Vec<Vec<String>> = status
+            .running
+            .iter()
+            .filter(|_| viewer.sees_queue())
+            .map(|r| {
+                vec![
+                    format!("<code>{}</code>", esc(&r.job_id)),
+                    esc(&r.worker),
+                    bar(r.progress.done, r.progress.total),
+                    esc(r.progress.message.as_deref().unwrap_or_default()),
+                ]
+            })
+            .collect();
+        let none = match viewer.sees_queue() {
+            true => "No job reports progress now.",
+            false => HIDDEN,
+        };
+        body.push_str(&table(
+            &["job", "worker", "progress", "doing"],
+            &running,
+            none,
+        ));
+        body.push_str("</div><h2>Waiting for a person</h2>");
+        let awaiting: Vec<Vec<String>> = status
+            .awaiting_approval
+            .iter()
+            .filter(|_| viewer.sees_queue())
+            .map(|a| {
+                let id = url_part(&a.job_id);
+                let mut row = vec![
+                    format!("<code>{}</code>", esc(&a.job_id)),
+                    format!(
+                        "{} <span class=muted>({})</span>",
+                        html::time(a.deadline),
+                        html::from_now(a.deadline)
+                    ),
+                ];
+                if viewer.decides {
+                    let csrf = csrf_field(&viewer.csrf);
+                    row.push(format!(
+                        "<form method=post action=\"{base}/queue/{id}/approve\" class=inline>{csrf}\
+                         <button class=approve>Approve</button></form> \
+                         <form method=post action=\"{base}/queue/{id}/deny\" class=inline>{csrf}\
+                         <input type=text name=reason placeholder=\"why not\" required aria-label=\"reason\"> \
+                         <button class=deny>Deny</button></form>"
+                    ));
+                }
+                row
+            })
+            .collect();
+        let head: &[&str] = match viewer.decides {
+            true => &["job", "fails `approval_expired` at", "decision"],
+            false => &["job", "fails `approval_expired` at"],
+        };
+        let none = match viewer.sees_queue() {
+            true => "No job waits for a person.",
+            false => HIDDEN,
+        };
+        body.push_str(&table(head, &awaiting, none));
+        body.push_str("<h2>Workers</h2>");
+        let workers: Vec<Vec<String>> = status.workers.iter().map(|w| vec![esc(w)]).collect();
+        body.push_str(&table(
+            &["alive (heartbeat not run out)"],
+            &workers,
+            "No worker is alive.",
+        ));
+        body.push_str("<h2>Schedules</h2>");
+        let schedules: Vec<Vec<String>> = schedules
+            .iter()
+            .map(|s| {
+                vec![
+                    esc(&s.schedule.id),
+                    format!("<code>{}</code>", esc(&s.schedule.cron)),
+                    esc(&s.schedule.skill),
+                    esc(s.next_run.as_deref().unwrap_or("—")),
+                    esc(s.last_run.as_deref().unwrap_or("—")),
+                ]
+            })
+            .collect();
+        body.push_str(&table(
+            &["schedule", "cron (UTC)", "skill", "next tick", "last tick"],
+            &schedules,
+            "No worker registered a schedule.",
+        ));
+        Ok((format!("Queue `{}`", status.queue), body))
+    }
+
+    /// `POST /queue/ID/approve` or `/queue/ID/deny` (with its `reason`): the
+    /// decision recorded under the viewer's name, as `approve` and `deny`
+    /// record theirs; back to the queue, saying what became of it.
+    pub(super) async fn decide(
+        &self,
+        viewer: &Viewer,
+        id: &str,
+        verb: &str,
+        reason: Option<&str>,
+    ) -> Response<Body> {
+        if !viewer.decides {
+            return plain(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "{} may not decide on jobs: it takes the `admin` level or the `{}` permission",
+                    viewer.name,
+                    super::builder::DECIDE_PERMISSION
+                ),
+            );
+        }
+        let decision = match (verb, reason.map(str::trim)) {
+            ("approve", _) => Decision::approved(&viewer.name),
+            (_, Some(reason)) if !reason.is_empty() => Decision::denied(&viewer.name, reason),
+            _ => {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    "a denial needs its reason".to_owned(),
+                );
+            }
+        };
+        let how = match self.queue().decide(id, decision).await {
+            Ok(Decided::Released) => "released",
+            Ok(Decided::Recorded) => "recorded",
+            Ok(Decided::AlreadyDecided) => "already",
+            Ok(Decided::AlreadyDone) => "ended",
+            Ok(Decided::Unknown) => "unknown",
+            Err(e) => return plain(StatusCode::SERVICE_UNAVAILABLE, unavailable(e).1),
+        };
+        redirect(&format!(
+            "{}/queue?job={}&{verb}={how}",
+            self.console.base,
+            url_part(id)
+        ))
+    }
+}
+
+/// What the last decision did, from the query it redirected with.
+fn notice(query: &[(String, String)]) -> String {
+    let job = query.iter().find(|(k, _)| k == "job").map(|(_, v)| v);
+    let decided = query.iter().find(|(k, _)| k == "approve" || k == "deny");
+    let (Some(job), Some((verb, how))) = (job, decided) else {
+        return String::new();
+    };
+    let what = if verb == "approve" {
+        "approved"
+    } else {
+        "denied"
+    };
+    let said = match how.as_str() {
+        "released" => format!("is {what}: it is back in line"),
+        "recorded" => format!("is {what} when a worker takes it"),
+        "already" => "was decided already; that decision stands".to_owned(),
+        "ended" => "has ended already".to_owned(),
+        _ => "is not known to this queue".to_owned(),
+    };
+    let class = if matches!(how.as_str(), "released" | "recorded") {
+        "notice"
+    } else {
+        "error"
+    };
+    format!(
+        "<p class={class} role=status>Job <code>{}</code> {said}.</p>",
+        esc(job)
+    )
+}

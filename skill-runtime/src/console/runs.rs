@@ -1,0 +1,337 @@
+//! The runs: records filtered and paged, one run's stages as a timeline,
+//! and latency and failures per skill drawn from the same records.
+
+use std::fmt::Write;
+
+use hyper::StatusCode;
+use serde_json::Value;
+
+use super::html::{self, badge, esc, json_block, micros, table, url_part};
+use super::pages::{Shown, unavailable};
+use super::service::{Shared, Viewer};
+use crate::exec::stats::stats_from_records;
+use crate::model::caller::Caller;
+
+/// The most recent records the runs pages read.
+pub const RECENT: usize = 5000;
+
+/// Runs listed per page.
+const PER_PAGE: usize = 50;
+
+impl Shared {
+    /// The recent records `viewer` may see, newest first.
+    async fn records(&self, viewer: &Viewer) -> Result<Vec<Value>, (StatusCode, String)> {
+        let texts = self
+            .console
+            .fleet
+            .records(RECENT)
+            .await
+            .map_err(unavailable)?;
+        let own = viewer.caller.principal();
+        Ok(texts
+            .iter()
+            .rev()
+            .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+            .filter(|r| viewer.sees_all || principal(r) == own)
+            .collect())
+    }
+
+    /// `/runs?skill=&status=&caller=&page=`: the records that match, newest
+    /// first, a page at a time.
+    pub(super) async fn runs_page(&self, viewer: &Viewer, query: &[(String, String)]) -> Shown {
+        let get = |name: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.trim())
+                .filter(|v| !v.is_empty())
+        };
+        let (skill, status, caller) = (get("skill"), get("status"), get("caller"));
+        let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(0);
+        let records = self.records(viewer).await?;
+        let matching: Vec<&Value> = records
+            .iter()
+            .filter(|r| skill.is_none_or(|s| r["skill"] == s))
+            .filter(|r| status.is_none_or(|s| r["status"] == s))
+            .filter(|r| caller.is_none_or(|c| who(r).contains(c)))
+            .collect();
+        let base = &self.console.base;
+        let rows: Vec<Vec<String>> = matching
+            .iter()
+            .skip(page * PER_PAGE)
+            .take(PER_PAGE)
+            .map(|r| {
+                let id = r["job_id"].as_str().unwrap_or_default();
+                vec![
+                    esc(r["completed_at"].as_str().unwrap_or_default()),
+                    esc(r["skill"].as_str().unwrap_or_default()),
+                    badge(r["status"].as_str().unwrap_or_default()),
+                    esc(&who(r)),
+                    micros(r["duration_us"].as_u64().unwrap_or_default()),
+                    format!(
+                        "<a href=\"{base}/runs/{}\"><code>{}</code></a>",
+                        url_part(id),
+                        esc(id)
+                    ),
+                ]
+            })
+            .collect();
+        let mut body = format!(
+            "<form class=filters method=get action=\"{base}/runs\">\
+             <input type=text name=skill placeholder=skill value=\"{}\">\
+             <select name=status><option value=\"\">any status</option>",
+            esc(skill.unwrap_or_default())
+        );
+        for s in ["succeeded", "failed", "cancelled", "expired"] {
+            let selected = if status == Some(s) { " selected" } else { "" };
+            let _ = write!(body, "<option{selected}>{s}</option>");
+        }
+        let _ = write!(
+            body,
+            "</select><input type=text name=caller placeholder=caller value=\"{}\">\
+             <button>Filter</button></form>",
+            esc(caller.unwrap_or_default())
+        );
+        body.push_str(&table(
+            &["completed", "skill", "status", "caller", "took", "job"],
+            &rows,
+            "No run matches.",
+        ));
+        let shown = format!(
+            "<p class=muted>{} of the {} most recent runs you may see match{}.",
+            matching.len(),
+            records.len(),
+            if records.len() >= RECENT {
+                " (older runs are not read)"
+            } else {
+                ""
+            }
+        );
+        body.push_str(&shown);
+        let link = |p: usize, label: &str| {
+            let mut q = format!("page={p}");
+            for (k, v) in [("skill", skill), ("status", status), ("caller", caller)] {
+                if let Some(v) = v {
+                    let _ = write!(q, "&{k}={}", url_part(v));
+                }
+            }
+            format!(" <a href=\"{base}/runs?{q}\">{label}</a>")
+        };
+        if page > 0 {
+            body.push_str(&link(page - 1, "newer"));
+        }
+        if (page + 1) * PER_PAGE < matching.len() {
+            body.push_str(&link(page + 1, "older"));
+        }
+        body.push_str("</p>");
+        Ok(("Runs".to_owned(), body))
+    }
+
+    /// `/runs/ID`: one run: who ran what and how it ended, its stages as a
+    /// timeline, a pipeline's or an agent's steps, its output or error.
+    pub(super) async fn run_page(&self, viewer: &Viewer, id: &str) -> Shown {
+        let id = html::url_decode(id).unwrap_or_default();
+        let records = self.records(viewer).await?;
+        let Some(r) = records.iter().find(|r| r["job_id"] == id.as_str()) else {
+            return Err((
+                StatusCode::NOT_FOUND,
+                format!("no run {id} among the recent runs you may see"),
+            ));
+        };
+        let text = |k: &str| esc(r[k].as_str().unwrap_or("—"));
+        let mut body = String::new();
+        let facts = [
+            ("skill", format!("{} {}", text("skill"), text("version"))),
+            ("status", badge(r["status"].as_str().unwrap_or_default())),
+            ("caller", esc(&who(r))),
+            ("started", text("started_at")),
+            ("completed", text("completed_at")),
+            (
+                "took",
+                micros(r["duration_us"].as_u64().unwrap_or_default()),
+            ),
+            ("trace", format!("<code>{}</code>", text("trace_id"))),
+        ];
+        body.push_str("<table>");
+        for (k, v) in facts {
+            let _ = write!(body, "<tr><th>{k}</th><td>{v}</td></tr>");
+        }
+        body.push_str("</table><h2>Stages</h2>");
+        body.push_str(&timeline(r["steps"].as_array().map_or(&[], Vec::as_slice)));
+        if let Some(steps) = r["pipeline_steps"].as_array().filter(|s| !s.is_empty()) {
+            body.push_str("<h2>Steps</h2>");
+            let rows: Vec<Vec<String>> = steps
+                .iter()
+                .map(|s| {
+                    vec![
+                        esc(s["id"].as_str().unwrap_or_default()),
+                        esc(s["skill_name"].as_str().unwrap_or_default()),
+                        badge(s["status"].as_str().unwrap_or_default()),
+                        micros(s["duration_us"].as_u64().unwrap_or_default()),
+                        esc(s["error"]["message"].as_str().unwrap_or_default()),
+                    ]
+                })
+                .collect();
+            body.push_str(&table(
+                &["step", "skill", "status", "took", "error"],
+                &rows,
+                "",
+            ));
+        }
+        for (title, key) in [
+            ("Error", "error"),
+            ("Output", "output"),
+            ("Progress", "progress"),
+            ("Input", "params"),
+        ] {
+            if !r[key].is_null() {
+                let _ = write!(body, "<h2>{title}</h2>{}", json_block(&r[key]));
+            }
+        }
+        Ok((format!("Run {id}"), body))
+    }
+
+    /// `/stats`: per skill, runs, failures and p50/p90/p99 of the recent
+    /// runs the viewer may see, as a table and as bars.
+    pub(super) async fn stats_page(&self, viewer: &Viewer) -> Shown {
+        let records = self.records(viewer).await?;
+        let stats = stats_from_records(records.iter().map(|r| {
+            (
+                r["skill"].as_str().unwrap_or_default(),
+                r["duration_us"].as_u64().unwrap_or_default(),
+                r["status"] != "succeeded",
+            )
+        }));
+        let rows: Vec<Vec<String>> = stats
+            .iter()
+            .map(|s| {
+                vec![
+                    esc(&s.skill),
+                    s.runs.to_string(),
+                    format!(
+                        "{} ({:.1}%)",
+                        s.failures,
+                        s.failures as f64 * 100.0 / s.runs.max(1) as f64
+                    ),
+                    micros(s.p50_us),
+                    micros(s.p90_us),
+                    micros(s.p99_us),
+                    micros(s.max_us),
+                ]
+            })
+            .collect();
+        let mut body = chart(&stats);
+        body.push_str(&table(
+            &["skill", "runs", "failed", "p50", "p90", "p99", "max"],
+            &rows,
+            "No run yet.",
+        ));
+        let _ = write!(
+            body,
+            "<p class=muted>From the {} most recent runs you may see.</p>",
+            records.len()
+        );
+        Ok(("Latency and failures".to_owned(), body))
+    }
+}
+
+/// Who ran a record: its caller's user id, else its role and level.
+fn who(record: &Value) -> String {
+    let c = &record["caller"];
+    if let Some(id) = c["user_id"].as_str() {
+        return id.to_owned();
+    }
+    let role = c["agent_role"].as_str().unwrap_or("no role");
+    let level = c["permission_level"].as_str().unwrap_or("no level");
+    format!("{role}, {level}")
+}
+
+/// The principal of a record's caller (see [`Caller::principal`]).
+fn principal(record: &Value) -> String {
+    serde_json::from_value::<Caller>(record["caller"].clone())
+        .map(|c| c.principal())
+        .unwrap_or_default()
+}
+
+/// A run's stages as bars on one time line, each as long as it took.
+fn timeline(steps: &[Value]) -> String {
+    let total: u64 = steps
+        .iter()
+        .map(|s| s["duration_us"].as_u64().unwrap_or(0))
+        .sum::<u64>()
+        .max(1);
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            let us = s["duration_us"].as_u64().unwrap_or(0);
+            let pct = (us * 100 / total).max(1);
+            vec![
+                esc(s["step"].as_str().unwrap_or_default()),
+                esc(s["outcome"].as_str().unwrap_or_default()),
+                format!(
+                    "<span class=bar><span style=\"width:{pct}%\"></span></span> {}",
+                    micros(us)
+                ),
+                esc(s["detail"].as_str().unwrap_or_default()),
+            ]
+        })
+        .collect();
+    table(
+        &["stage", "outcome", "took", "detail"],
+        &rows,
+        "No stage noted.",
+    )
+}
+
+/// p50, p90 and p99 per skill as horizontal bars (plain SVG), scaled to the
+/// slowest p99.
+fn chart(stats: &[crate::exec::stats::SkillStats]) -> String {
+    if stats.is_empty() {
+        return String::new();
+    }
+    let max = stats.iter().map(|s| s.p99_us).max().unwrap_or(1).max(1) as f64;
+    let (label_w, bar_w, row_h) = (220.0, 520.0, 34.0);
+    let height = row_h * stats.len() as f64 + 24.0;
+    let mut svg = format!(
+        "<svg role=img aria-label=\"latency per skill\" width=\"{}\" height=\"{height}\" \
+         viewBox=\"0 0 {} {height}\">",
+        label_w + bar_w + 120.0,
+        label_w + bar_w + 120.0
+    );
+    for (i, s) in stats.iter().enumerate() {
+        let y = row_h * i as f64 + 4.0;
+        let _ = write!(
+            svg,
+            "<text x=\"0\" y=\"{}\">{}</text>",
+            y + 16.0,
+            esc(&s.skill)
+        );
+        for (j, (us, color)) in [
+            (s.p99_us, "#c7d4f7"),
+            (s.p90_us, "#7f9ceb"),
+            (s.p50_us, "#2454d6"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let w = (*us as f64 / max * bar_w).max(1.0);
+            let _ = write!(
+                svg,
+                "<rect x=\"{label_w}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {}</title></rect>",
+                y + 2.0 + j as f64 * 2.0,
+                22.0 - j as f64 * 4.0,
+                ["p99", "p90", "p50"][j],
+                micros(*us)
+            );
+        }
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\">{}</text>",
+            label_w + bar_w + 8.0,
+            y + 16.0,
+            micros(s.p99_us)
+        );
+    }
+    svg.push_str("</svg><p class=muted>Dark: p50; middle: p90; light: p99.</p>");
+    svg
+}

