@@ -1168,6 +1168,99 @@ fn a_running_jobs_progress_is_stored_and_listed(kind: Kind) {
     assert_eq!(records_of(&rt, &b, id)[0]["progress"]["done"], 40);
 }
 
+/// Run records read a page at a time, newest first, by skill, status,
+/// caller or job (`Fleet::records_page`, what the console's runs pages
+/// read): every page's cursor leads to the next, no record is listed twice
+/// or left out, and each filter keeps exactly its records.
+fn records_are_paged_by_skill_status_caller_and_job(kind: Kind) {
+    use skill_runtime::queue::records::RecordQuery;
+
+    let store = kind.start("records-page");
+    let url = store.url();
+    let data = data_copy(&kind.tag("records-page"));
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let _w = worker(&url, &["--concurrency", "8"], &data);
+    let ann = skill_runtime::Caller {
+        user_id: Some("ann".to_owned()),
+        ..skill_runtime::Caller::default()
+    };
+    let jobs = (0..40).map(|i| match i % 8 {
+        // Refused by echo's input schema: failed.
+        0 => JobEnvelope::new("echo", json!({"nothing": i})),
+        1 | 2 => JobEnvelope::new("echo", json!({"message": format!("ann {i}")}))
+            .with_caller(ann.clone()),
+        3 => JobEnvelope::new("normalize_handle", json!({"handle": format!("@Ann{i}")})),
+        _ => JobEnvelope::new("echo", json!({"message": format!("job {i}")})),
+    });
+    let ids = rt.block_on(enqueue_all(&b, jobs));
+    let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(60)));
+    assert_eq!(done.len(), 40);
+    let all_of = |query: RecordQuery| -> Vec<Value> {
+        let mut seen = Vec::new();
+        let mut query = RecordQuery { limit: 7, ..query };
+        loop {
+            let page = rt.block_on(b.records_page(&query)).unwrap();
+            assert!(page.records.len() <= 7);
+            seen.extend(
+                page.records
+                    .iter()
+                    .map(|r| serde_json::from_str::<Value>(r).unwrap()),
+            );
+            match page.next {
+                Some(next) => query.before = Some(next),
+                None => return seen,
+            }
+        }
+    };
+    let every = all_of(RecordQuery::default());
+    let listed: BTreeSet<&str> = every
+        .iter()
+        .map(|r| r["job_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(every.len(), 40, "each record once");
+    assert_eq!(listed, ids.iter().map(String::as_str).collect());
+    // Newest first: the order the store keeps them in, as `records` reads
+    // it (oldest first).
+    let stored: Vec<String> = rt
+        .block_on(b.records(1000))
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|r| {
+            serde_json::from_str::<Value>(r).unwrap()["job_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let paged: Vec<&str> = every
+        .iter()
+        .map(|r| r["job_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(paged, stored, "newest first");
+    let echo = |status: Option<&str>| RecordQuery {
+        skill: Some("echo".to_owned()),
+        status: status.map(str::to_owned),
+        ..RecordQuery::default()
+    };
+    assert_eq!(all_of(echo(None)).len(), 35);
+    let failed = all_of(echo(Some("failed")));
+    assert_eq!(failed.len(), 5);
+    assert!(failed.iter().all(|r| r["error"]["code"] == "invalid_input"));
+    let anns = all_of(RecordQuery {
+        user: Some("ann".to_owned()),
+        ..RecordQuery::default()
+    });
+    assert_eq!(anns.len(), 10);
+    let one = all_of(RecordQuery {
+        job_id: Some(ids[3].clone()),
+        ..RecordQuery::default()
+    });
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0]["skill"], "normalize_handle");
+}
+
 /// A destructive job on the fleet waits `awaiting_approval`, holding no slot
 /// (a job behind it runs meanwhile on the one slot); parked jobs survive
 /// their worker being killed; `approve` from another process releases one
@@ -1554,6 +1647,7 @@ on_the_cluster!(
     a_cron_schedule_fires_once_per_tick_across_the_fleet,
     a_running_jobs_progress_is_stored_and_listed,
     a_job_that_needs_a_person_waits_for_one,
+    records_are_paged_by_skill_status_caller_and_job,
 );
 
 macro_rules! on_each_store {
@@ -1596,4 +1690,5 @@ on_each_store!(
     a_running_jobs_progress_is_stored_and_listed,
     a_job_that_needs_a_person_waits_for_one,
     mcp_tasks_run_on_the_fleet_and_outlive_their_server,
+    records_are_paged_by_skill_status_caller_and_job,
 );

@@ -53,6 +53,11 @@ try {
   const ann = await personPage(annKey);
   await ann.goto(`${base}/queue`);
   check((await ann.locator(".who").textContent()) === "ann", "ann is signed in by her key");
+  const what = await rowOf(ann, denyId).textContent();
+  check(
+    what.includes("rag_cache_purge") && what.includes("knowledge:diagnostic"),
+    "a parked job shows its skill and its input",
+  );
   await Promise.all([
     ann.waitForNavigation(),
     rowOf(ann, approveId).locator("button.approve").click(),

@@ -73,14 +73,28 @@ impl Shared {
             none,
         ));
         body.push_str("</div><h2>Waiting for a person</h2>");
-        let awaiting: Vec<Vec<String>> = status
-            .awaiting_approval
+        let parked = match viewer.sees_queue() {
+            true => &status.awaiting_approval[..],
+            false => &[],
+        };
+        let ids: Vec<&str> = parked.iter().map(|a| a.job_id.as_str()).collect();
+        let jobs = match ids.is_empty() {
+            true => Vec::new(),
+            false => self
+                .console
+                .fleet
+                .parked_jobs(&ids)
+                .await
+                .map_err(unavailable)?,
+        };
+        let awaiting: Vec<Vec<String>> = parked
             .iter()
-            .filter(|_| viewer.sees_queue())
-            .map(|a| {
+            .zip(jobs.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(a, job)| {
                 let id = url_part(&a.job_id);
                 let mut row = vec![
                     format!("<code>{}</code>", esc(&a.job_id)),
+                    self.what(job.and_then(Option::as_ref)),
                     format!(
                         "{} <span class=muted>({})</span>",
                         html::time(a.deadline),
@@ -101,8 +115,8 @@ impl Shared {
             })
             .collect();
         let head: &[&str] = match viewer.decides {
-            true => &["job", "fails `approval_expired` at", "decision"],
-            false => &["job", "fails `approval_expired` at"],
+            true => &["job", "what", "fails `approval_expired` at", "decision"],
+            false => &["job", "what", "fails `approval_expired` at"],
         };
         let none = match viewer.sees_queue() {
             true => "No job waits for a person.",
@@ -135,6 +149,42 @@ impl Shared {
             "No worker registered a schedule.",
         ));
         Ok((format!("Queue `{}`", status.queue), body))
+    }
+
+    /// What a parked job is, for the person asked: its skill, who queued
+    /// it, when, and its input with what the skill redacts hidden.
+    fn what(&self, job: Option<&crate::model::envelope::JobEnvelope>) -> String {
+        let Some(job) = job else {
+            return "<span class=muted>no longer parked</span>".to_owned();
+        };
+        let skill = match (&job.intent, job.skill.as_ref()) {
+            (Some(intent), "") => intent.clone(),
+            (_, skill) => skill.to_owned(),
+        };
+        let name = skill.split('@').next().unwrap_or_default();
+        let manifest = self.console.registry["skills"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["name"] == name));
+        let hidden: Vec<&str> = manifest
+            .and_then(|m| m["redaction"]["inputs"].as_array())
+            .map(|f| f.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        let input = crate::exec::redact::redacted(&job.params, &hidden);
+        let who = match (&job.caller.user_id, job.caller.agent_role) {
+            (Some(user), _) => user.clone(),
+            (None, Some(role)) => role.as_str().to_owned(),
+            (None, None) => "an anonymous caller".to_owned(),
+        };
+        let when = job
+            .created_at
+            .map(|t| format!(", {}", html::time(t)))
+            .unwrap_or_default();
+        format!(
+            "<b>{}</b> <span class=muted>queued by {}{when}</span><br><code>{}</code>",
+            esc(&skill),
+            esc(&who),
+            esc(&input.to_string())
+        )
     }
 
     /// `POST /queue/ID/approve` or `/queue/ID/deny` (with its `reason`): the

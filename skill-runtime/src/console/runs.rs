@@ -11,16 +11,18 @@ use super::pages::{Shown, unavailable};
 use super::service::{Shared, Viewer};
 use crate::exec::stats::stats_from_records;
 use crate::model::caller::Caller;
+use crate::queue::records::{RecordPage, RecordQuery};
 
-/// The most recent records the runs pages read.
+/// The most recent records the statistics are drawn from.
 pub const RECENT: usize = 5000;
 
 /// Runs listed per page.
 const PER_PAGE: usize = 50;
 
 impl Shared {
-    /// The recent records `viewer` may see, newest first.
-    async fn records(&self, viewer: &Viewer) -> Result<Vec<Value>, (StatusCode, String)> {
+    /// The recent records `viewer` may see, newest first (for the
+    /// statistics).
+    async fn recent(&self, viewer: &Viewer) -> Result<Vec<Value>, (StatusCode, String)> {
         let texts = self
             .console
             .fleet
@@ -36,8 +38,35 @@ impl Shared {
             .collect())
     }
 
-    /// `/runs?skill=&status=&caller=&page=`: the records that match, newest
-    /// first, a page at a time.
+    /// A page of the records `query` asks for, of those `viewer` may see
+    /// (an admin every caller's, anyone else its own: its user id).
+    async fn page(
+        &self,
+        viewer: &Viewer,
+        mut query: RecordQuery,
+    ) -> Result<(Vec<Value>, RecordPage), (StatusCode, String)> {
+        if !viewer.sees_all {
+            match &viewer.caller.user_id {
+                Some(own) => query.user = Some(own.clone()),
+                None => return Ok((Vec::new(), RecordPage::default())),
+            }
+        }
+        let page = self
+            .console
+            .fleet
+            .records_page(&query)
+            .await
+            .map_err(unavailable)?;
+        let records = page
+            .records
+            .iter()
+            .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+            .collect();
+        Ok((records, page))
+    }
+
+    /// `/runs?skill=&status=&caller=&before=`: the records that match,
+    /// newest first, a page at a time, read through the store's indexes.
     pub(super) async fn runs_page(&self, viewer: &Viewer, query: &[(String, String)]) -> Shown {
         let get = |name: &str| {
             query
@@ -47,19 +76,18 @@ impl Shared {
                 .filter(|v| !v.is_empty())
         };
         let (skill, status, caller) = (get("skill"), get("status"), get("caller"));
-        let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(0);
-        let records = self.records(viewer).await?;
-        let matching: Vec<&Value> = records
-            .iter()
-            .filter(|r| skill.is_none_or(|s| r["skill"] == s))
-            .filter(|r| status.is_none_or(|s| r["status"] == s))
-            .filter(|r| caller.is_none_or(|c| who(r).contains(c)))
-            .collect();
+        let asked = RecordQuery {
+            skill: skill.map(str::to_owned),
+            status: status.map(str::to_owned),
+            user: caller.map(str::to_owned),
+            before: get("before").map(str::to_owned),
+            limit: PER_PAGE,
+            ..RecordQuery::default()
+        };
+        let (records, page) = self.page(viewer, asked).await?;
         let base = &self.console.base;
-        let rows: Vec<Vec<String>> = matching
+        let rows: Vec<Vec<String>> = records
             .iter()
-            .skip(page * PER_PAGE)
-            .take(PER_PAGE)
             .map(|r| {
                 let id = r["job_id"].as_str().unwrap_or_default();
                 vec![
@@ -78,8 +106,8 @@ impl Shared {
             .collect();
         let mut body = format!(
             "<form class=filters method=get action=\"{base}/runs\">\
-             <input type=text name=skill placeholder=skill value=\"{}\">\
-             <select name=status><option value=\"\">any status</option>",
+             <input type=text name=skill placeholder=skill aria-label=skill value=\"{}\">\
+             <select name=status aria-label=status><option value=\"\">any status</option>",
             esc(skill.unwrap_or_default())
         );
         for s in ["succeeded", "failed", "cancelled", "expired"] {
@@ -88,7 +116,7 @@ impl Shared {
         }
         let _ = write!(
             body,
-            "</select><input type=text name=caller placeholder=caller value=\"{}\">\
+            "</select><input type=text name=caller placeholder=\"caller (user id)\" aria-label=caller value=\"{}\">\
              <button>Filter</button></form>",
             esc(caller.unwrap_or_default())
         );
@@ -97,31 +125,32 @@ impl Shared {
             &rows,
             "No run matches.",
         ));
-        let shown = format!(
-            "<p class=muted>{} of the {} most recent runs you may see match{}.",
-            matching.len(),
-            records.len(),
-            if records.len() >= RECENT {
-                " (older runs are not read)"
-            } else {
-                ""
-            }
-        );
-        body.push_str(&shown);
-        let link = |p: usize, label: &str| {
-            let mut q = format!("page={p}");
-            for (k, v) in [("skill", skill), ("status", status), ("caller", caller)] {
+        body.push_str("<p class=muted>");
+        if page.cut_short {
+            body.push_str("Only part of the records was read for this page. ");
+        }
+        let link = |before: Option<&str>, label: &str| {
+            let mut q = String::new();
+            for (k, v) in [
+                ("skill", skill),
+                ("status", status),
+                ("caller", caller),
+                ("before", before),
+            ] {
                 if let Some(v) = v {
                     let _ = write!(q, "&{k}={}", url_part(v));
                 }
             }
-            format!(" <a href=\"{base}/runs?{q}\">{label}</a>")
+            format!(
+                " <a href=\"{base}/runs?{}\">{label}</a>",
+                q.trim_start_matches('&')
+            )
         };
-        if page > 0 {
-            body.push_str(&link(page - 1, "newer"));
+        if get("before").is_some() {
+            body.push_str(&link(None, "newest"));
         }
-        if (page + 1) * PER_PAGE < matching.len() {
-            body.push_str(&link(page + 1, "older"));
+        if let Some(next) = &page.next {
+            body.push_str(&link(Some(next), "older"));
         }
         body.push_str("</p>");
         Ok(("Runs".to_owned(), body))
@@ -131,11 +160,16 @@ impl Shared {
     /// timeline, a pipeline's or an agent's steps, its output or error.
     pub(super) async fn run_page(&self, viewer: &Viewer, id: &str) -> Shown {
         let id = html::url_decode(id).unwrap_or_default();
-        let records = self.records(viewer).await?;
-        let Some(r) = records.iter().find(|r| r["job_id"] == id.as_str()) else {
+        let asked = RecordQuery {
+            job_id: Some(id.clone()),
+            limit: 1,
+            ..RecordQuery::default()
+        };
+        let (records, _) = self.page(viewer, asked).await?;
+        let Some(r) = records.first() else {
             return Err((
                 StatusCode::NOT_FOUND,
-                format!("no run {id} among the recent runs you may see"),
+                format!("no run {id} among the runs you may see"),
             ));
         };
         let text = |k: &str| esc(r[k].as_str().unwrap_or("—"));
@@ -194,7 +228,7 @@ impl Shared {
     /// `/stats`: per skill, runs, failures and p50/p90/p99 of the recent
     /// runs the viewer may see, as a table and as bars.
     pub(super) async fn stats_page(&self, viewer: &Viewer) -> Shown {
-        let records = self.records(viewer).await?;
+        let records = self.recent(viewer).await?;
         let stats = stats_from_records(records.iter().map(|r| {
             (
                 r["skill"].as_str().unwrap_or_default(),

@@ -20,7 +20,7 @@ use crate::queue::SecretUrl;
 use crate::queue::api::{Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus};
 #[cfg(feature = "postgres")]
 use crate::queue::postgres::{PostgresBackend, PostgresConfig};
-use crate::queue::records::StoreSink;
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
 #[cfg(feature = "redis")]
 use crate::queue::redis::{RedisBackend, RedisConfig};
 use crate::queue::schedule::{ScheduleState, Schedules};
@@ -204,6 +204,25 @@ impl Fleet {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         each!(self, b => b.records(limit).await)
+    }
+
+    /// One page of the run records `query` asks for, newest first: on
+    /// PostgreSQL through the records table's indexes; on Redis by reading
+    /// the streams newest first (by time, their one index), at most
+    /// [`RecordQuery::SCANNED`] records for a filtered page.
+    pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
+        each!(self, b => b.records_page(query).await)
+    }
+
+    /// What parked jobs `ids` are (in order; `None` for one no longer
+    /// parked, or whose message does not read as a job): what a person
+    /// asked to approve one is shown.
+    pub async fn parked_jobs(&self, ids: &[&str]) -> Result<Vec<Option<JobEnvelope>>, QueueError> {
+        let messages = each!(self, b => b.parked_messages(ids).await)?;
+        Ok(messages
+            .into_iter()
+            .map(|m| m.and_then(|m| serde_json::from_str(&m).ok()))
+            .collect())
     }
 
     /// Requests sent to the store so far.

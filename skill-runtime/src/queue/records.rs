@@ -17,6 +17,68 @@ use crate::model::record::RunRecord;
 use crate::queue::api::QueueError;
 use crate::sync::lock;
 
+/// Which run records to read from a fleet's store
+/// ([`Fleet::records_page`](crate::queue::fleet::Fleet::records_page)):
+/// those that match every filter given, newest first, a page at a time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordQuery {
+    /// Of this skill.
+    pub skill: Option<String>,
+    /// With this status (`succeeded`, `failed`, ...).
+    pub status: Option<String>,
+    /// Of this caller (its user id: a token's subject, a key's name).
+    pub user: Option<String>,
+    /// Of this job.
+    pub job_id: Option<String>,
+    /// Older than the record this cursor names (a page's
+    /// [`RecordPage::next`]).
+    pub before: Option<String>,
+    /// The most records a page holds (at least 1).
+    pub limit: usize,
+}
+
+/// One page of records ([`RecordQuery`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordPage {
+    /// The records, newest first, as JSON text.
+    pub records: Vec<String>,
+    /// The cursor of the next (older) page, when there are more.
+    pub next: Option<String>,
+    /// Whether the store stopped looking before it read every record
+    /// (Redis keeps no index by skill, status or caller: a filtered page
+    /// reads at most [`RecordQuery::SCANNED`] records).
+    pub cut_short: bool,
+}
+
+impl RecordQuery {
+    /// The most records a store without indexes reads for one page.
+    pub const SCANNED: usize = 20_000;
+
+    /// Whether `record` (parsed) passes the filters (what a store without
+    /// indexes checks itself).
+    pub fn matches(&self, record: &serde_json::Value) -> bool {
+        let is = |key: &str, want: &Option<String>| {
+            want.as_deref()
+                .is_none_or(|w| record[key].as_str() == Some(w))
+        };
+        is("skill", &self.skill)
+            && is("status", &self.status)
+            && is("job_id", &self.job_id)
+            && self
+                .user
+                .as_deref()
+                .is_none_or(|u| record["caller"]["user_id"].as_str() == Some(u))
+    }
+
+    /// Whether no filter is given.
+    pub fn is_unfiltered(&self) -> bool {
+        self.skill.is_none()
+            && self.status.is_none()
+            && self.user.is_none()
+            && self.job_id.is_none()
+    }
+}
+
 /// Records waiting for the writer, at most; beyond it, records are dropped
 /// and counted (a store that is down for long must not grow the process).
 const BACKLOG: usize = 10_000;

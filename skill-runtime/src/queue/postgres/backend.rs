@@ -7,7 +7,7 @@ use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::conn::{Conn, PostgresConfig};
 use crate::queue::postgres::records;
-use crate::queue::records::StoreSink;
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
 
 /// A connection to the fleet's PostgreSQL. Cheap to clone.
 #[derive(Clone)]
@@ -55,6 +55,11 @@ impl PostgresBackend {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         records::read(&self.inner, limit).await
+    }
+
+    /// One page of the run records `query` asks for, newest first.
+    pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
+        records::page(&self.inner, query).await
     }
 
     /// Requests this process has sent to PostgreSQL so far, through this

@@ -5,14 +5,14 @@
 //! [`StoreSink`](crate::queue::records::StoreSink), which sends them here in
 //! batches, one statement each.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio_postgres::types::Type;
 
 use crate::exec::policy::BoxFuture;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::conn::Conn;
-use crate::queue::records::RecordWriter;
+use crate::queue::records::{RecordPage, RecordQuery, RecordWriter};
 
 /// The records table, as a sink's writer: a batch is one statement.
 pub(super) struct Writer(pub(super) Arc<Conn>);
@@ -42,4 +42,60 @@ pub(super) async fn read(c: &Conn, limit: usize) -> Result<Vec<String>, QueueErr
         )
         .await?;
     Ok(rows.iter().rev().map(|r| r.get::<_, String>(0)).collect())
+}
+
+/// One page of the records `q` asks for, newest first: one statement per
+/// combination of filters (each prepared once), each on an index that
+/// holds its filters and the row's id (`records_job`, and `(skill, id)`,
+/// `(status, id)`, `(caller, id)` of migration 2).
+pub(super) async fn page(c: &Conn, q: &RecordQuery) -> Result<RecordPage, QueueError> {
+    let limit = q.limit.clamp(1, 10_000);
+    let before: i64 = match &q.before {
+        None => i64::MAX,
+        Some(cursor) => cursor
+            .parse()
+            .map_err(|_| QueueError::Invalid(format!("`{cursor}` is not a records cursor")))?,
+    };
+    let fetch = limit as i64 + 1;
+    let filters = [
+        ("skill", &q.skill),
+        ("status", &q.status),
+        ("caller", &q.user),
+        ("job_id", &q.job_id),
+    ];
+    let mut params: Vec<(&(dyn tokio_postgres::types::ToSql + Sync), Type)> =
+        vec![(&before, Type::INT8)];
+    let mut mask = 0;
+    for (i, (_, value)) in filters.iter().enumerate() {
+        if let Some(v) = value {
+            params.push((v, Type::TEXT));
+            mask |= 1 << i;
+        }
+    }
+    params.push((&fetch, Type::INT8));
+    // The text of each combination, made once (the connection prepares
+    // each text once too).
+    static TEXTS: [OnceLock<&'static str>; 16] = [const { OnceLock::new() }; 16];
+    let sql = *TEXTS[mask].get_or_init(|| {
+        let mut sql = "SELECT id, record::text FROM @.records WHERE id < $1".to_owned();
+        let mut n = 1;
+        for (i, (column, _)) in filters.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                n += 1;
+                sql.push_str(&format!(" AND {column} = ${n}"));
+            }
+        }
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", n + 1));
+        Box::leak(sql.into_boxed_str())
+    });
+    let rows = c.call(&c.sql(sql), &params).await?;
+    let more = rows.len() > limit;
+    let rows = &rows[..rows.len().min(limit)];
+    Ok(RecordPage {
+        next: more
+            .then(|| rows.last().map(|r| r.get::<_, i64>(0).to_string()))
+            .flatten(),
+        records: rows.iter().map(|r| r.get::<_, String>(1)).collect(),
+        cut_short: false,
+    })
 }

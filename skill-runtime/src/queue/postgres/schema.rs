@@ -9,7 +9,15 @@
 
 /// The migrations, in order: (version, SQL). A version, once released, is
 /// never edited; a change is a new version.
-pub(super) const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+pub(super) const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
+
+/// Run records paged newest first by skill, status or caller, each on an
+/// index that holds the filter and the row's id (the console's runs pages).
+const V2: &str = r#"
+CREATE INDEX records_skill_id ON @.records (skill, id);
+CREATE INDEX records_status_id ON @.records (status, id);
+CREATE INDEX records_caller_id ON @.records (caller, id);
+"#;
 
 /// Jobs (state 0 waiting, 1 running, 2 delayed, 3 parked for approval), the
 /// marks of the ids taken, outcomes, dead letters, workers' heartbeats,
@@ -566,7 +574,8 @@ mod tests {
             in_schema("SELECT @.f(); NOTIFY @@.jobs", "s"),
             "SELECT \"s\".f(); NOTIFY s.jobs"
         );
-        assert_eq!(latest(), 1);
-        assert_eq!(pending("s", 1).len(), 0);
+        assert_eq!(latest(), 2);
+        assert_eq!(pending("s", 1).len(), 1);
+        assert_eq!(pending("s", 2).len(), 0);
     }
 }

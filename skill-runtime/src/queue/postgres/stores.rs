@@ -33,6 +33,31 @@ impl PostgresBackend {
         })
     }
 
+    /// The messages of parked jobs `ids`, in order (`None` for one not
+    /// parked): one statement, on the jobs' `(queue, job_id)` index.
+    pub(crate) async fn parked_messages(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<String>>, QueueError> {
+        let c = &self.inner;
+        let rows = c
+            .call(
+                &c.sql(
+                    "SELECT job_id, message FROM @.jobs WHERE queue = $1 AND job_id = ANY($2) AND state = 3",
+                ),
+                &[(&c.config.queue, Type::TEXT), (&ids, Type::TEXT_ARRAY)],
+            )
+            .await?;
+        Ok(ids
+            .iter()
+            .map(|id| {
+                rows.iter()
+                    .find(|r| r.get::<_, &str>(0) == *id)
+                    .map(|r| r.get::<_, String>(1))
+            })
+            .collect())
+    }
+
     /// The R3 file kept as `key` (as a run's result names it), when it is
     /// still kept.
     pub async fn artifact(&self, key: &str) -> Result<Option<String>, QueueError> {

@@ -139,6 +139,36 @@ impl RedisBackend {
         Ok(all)
     }
 
+    /// The messages of parked jobs `ids`, in order (`None` for one not
+    /// parked): one `HMGET` per partition that holds some.
+    pub(crate) async fn parked_messages(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<String>>, QueueError> {
+        let keys = &self.inner.keys;
+        let mut found = vec![None; ids.len()];
+        for part in &keys.parts {
+            let here: Vec<usize> = (0..ids.len())
+                .filter(|i| keys.part_of(ids[*i]).parked == part.parked)
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(&part.parked);
+            for i in &here {
+                cmd.arg(ids[*i]);
+            }
+            let reply: Value = self.inner.query(&cmd).await?;
+            for (i, member) in here.iter().zip(items(&reply)) {
+                // A member is the priority's index, a newline, the message.
+                found[*i] = text(member)
+                    .and_then(|m| m.split_once('\n').map(|(_, message)| message.to_owned()));
+            }
+        }
+        Ok(found)
+    }
+
     /// A decision as stored.
     fn decision(&self, stored: &str) -> Result<Decision, QueueError> {
         Decision::read_stored(stored).map_err(|e| self.inner.corrupt("decision", e))

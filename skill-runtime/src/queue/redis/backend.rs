@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
-use crate::queue::records::StoreSink;
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
 use crate::queue::redis::conn::{Conn, RedisConfig};
 use crate::queue::redis::records;
 
@@ -58,6 +58,11 @@ impl RedisBackend {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         records::read(&self.inner, limit).await
+    }
+
+    /// One page of the run records `query` asks for, newest first.
+    pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
+        records::page(&self.inner, query).await
     }
 
     /// Requests this process has sent to Redis so far, through this backend

@@ -11,7 +11,7 @@ use redis::Value;
 
 use crate::exec::policy::BoxFuture;
 use crate::queue::api::QueueError;
-use crate::queue::records::RecordWriter;
+use crate::queue::records::{RecordPage, RecordQuery, RecordWriter};
 use crate::queue::redis::conn::Conn;
 use crate::queue::redis::reply::{field, items, text};
 
@@ -67,6 +67,118 @@ pub(super) async fn read(conn: &Conn, limit: usize) -> Result<Vec<String>, Queue
     all.sort_by_key(|(at, _)| *at);
     let skip = all.len().saturating_sub(limit);
     Ok(all.into_iter().skip(skip).map(|(_, r)| r).collect())
+}
+
+/// A record's place in the fleet's records: its entry's time and sequence,
+/// then its partition (two partitions' streams may give the same id).
+type Place = (u64, u64, usize);
+
+/// One page of the records `q` asks for, newest first. The streams have no
+/// index but time: each round reads the next entries of every partition's
+/// stream from the cursor on, merged by place (down to the newest of the
+/// partitions' oldest entries read, below which a partition may hold more),
+/// and keeps those that match; it stops at a page, at the streams' end or
+/// after [`RecordQuery::SCANNED`] records.
+pub(super) async fn page(conn: &Conn, q: &RecordQuery) -> Result<RecordPage, QueueError> {
+    let limit = q.limit.max(1);
+    // Unfiltered, a round reads one page and one more (and the entry at
+    // the cursor, read again).
+    let batch = if q.is_unfiltered() { limit + 2 } else { 500 };
+    let mut cursor: Option<Place> = match &q.before {
+        None => None,
+        Some(c) => Some(
+            place_of(c)
+                .ok_or_else(|| QueueError::Invalid(format!("`{c}` is not a records cursor")))?,
+        ),
+    };
+    let mut found: Vec<(Place, String)> = Vec::new();
+    let mut scanned = 0;
+    loop {
+        // From the cursor's entry on (inclusive: another partition may
+        // hold an entry of the same id), then below the cursor's place.
+        let start = cursor.map_or("+".to_owned(), |(ms, seq, _)| format!("{ms}-{seq}"));
+        let mut round: Vec<(Place, String)> = Vec::new();
+        let mut horizon: Option<Place> = None;
+        for (i, part) in conn.keys.parts.iter().enumerate() {
+            let reply: Value = conn
+                .query(
+                    redis::cmd("XREVRANGE")
+                        .arg(&part.records)
+                        .arg(&start)
+                        .arg("-")
+                        .arg("COUNT")
+                        .arg(batch),
+                )
+                .await?;
+            let entries: Vec<(Place, String)> = items(&reply)
+                .iter()
+                .filter_map(|e| match items(e) {
+                    [id, fields] => {
+                        let (ms, seq) = entry_time(&text(id)?);
+                        Some(((ms, seq, i), field(fields, "record")?))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if entries.len() >= batch
+                && let Some((oldest, _)) = entries.last()
+            {
+                horizon = horizon.max(Some(*oldest));
+            }
+            round.extend(entries);
+        }
+        round.retain(|(at, _)| cursor.is_none_or(|c| *at < c));
+        round.sort_by(|a, b| b.0.cmp(&a.0));
+        if let Some(h) = horizon {
+            round.retain(|(at, _)| *at >= h);
+        }
+        let Some((last, _)) = round.last() else {
+            return Ok(page_of(found, limit, None));
+        };
+        cursor = Some(*last);
+        for (at, record) in round {
+            scanned += 1;
+            let keep =
+                q.is_unfiltered() || serde_json::from_str(&record).is_ok_and(|r| q.matches(&r));
+            if keep {
+                found.push((at, record));
+                if found.len() > limit {
+                    return Ok(page_of(found, limit, None));
+                }
+            }
+        }
+        if horizon.is_none() {
+            return Ok(page_of(found, limit, None));
+        }
+        if scanned >= RecordQuery::SCANNED {
+            return Ok(page_of(found, limit, cursor.map(cursor_of)));
+        }
+    }
+}
+
+/// The cursor that names `place`.
+fn cursor_of((ms, seq, part): Place) -> String {
+    format!("{ms}-{seq}-{part}")
+}
+
+/// The place a cursor names.
+fn place_of(cursor: &str) -> Option<Place> {
+    let mut it = cursor.split('-').map(str::parse::<u64>);
+    let (ms, seq, part) = (it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?);
+    it.next().is_none().then_some((ms, seq, part as usize))
+}
+
+/// The page of `found` (newest first, at most one past `limit`); `cut`:
+/// where the reading stopped short, if it did.
+fn page_of(mut found: Vec<(Place, String)>, limit: usize, cut: Option<String>) -> RecordPage {
+    let more = found.len() > limit;
+    found.truncate(limit);
+    let last = found.last().map(|(at, _)| cursor_of(*at));
+    RecordPage {
+        cut_short: cut.is_some() && !more,
+        next: if more { last } else { cut },
+        records: found.into_iter().map(|(_, r)| r).collect(),
+    }
 }
 
 /// A stream entry id's time and sequence.
