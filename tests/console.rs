@@ -1,8 +1,9 @@
 //! The console in a real browser: a Redis, a worker and the console behind
 //! API keys, really started; Chromium (the system's, driven by
 //! playwright-core from tests/mcp) is the people. ann, an admin, approves
-//! one parked job and denies another from the page, watches a job's progress move and opens the approved run; bob, who
-//! may only read, gets no buttons and a 403 for a forged post
+//! one parked job and denies another from the page, watches a job's
+//! progress move, opens the approved run and a durable run's timeline; bob,
+//! who may only read, gets no buttons and a 403 for a forged post
 //! (tests/mcp/console.mjs says each check). Then the fleet's own records
 //! are read: each decision is there, under ann's name.
 
@@ -112,6 +113,10 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         purge("knowledge:pricing"),
     );
     let slow = enqueue(&url, &["count_slowly", r#"{"to": 60, "step_ms": 250}"#]);
+    let durable = enqueue(
+        &url,
+        &["durable_tally", r#"{"channel": "console", "first": 1, "slow_ms": 30}"#],
+    );
     let mut console = Command::new(app());
     console
         .args([
@@ -145,7 +150,7 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
     let out = Command::new(&node)
         .arg(root().join("tests/mcp/console.mjs"))
         .arg(format!("http://{}", server.addr))
-        .args([&ann, &bob, &approve, &deny, &forged, &slow])
+        .args([&ann, &bob, &approve, &deny, &forged, &slow, &durable])
         .env("CHROMIUM", &chromium)
         .output()
         .expect("node runs");

@@ -2,7 +2,7 @@
 // playwright-core): tests/console.rs starts a Redis, a worker, the console
 // behind API keys, and queues the jobs; this script is the people.
 //
-//   node console.mjs BASE ANN_KEY BOB_KEY APPROVE_ID DENY_ID FORGED_ID SLOW_ID
+//   node console.mjs BASE ANN_KEY BOB_KEY APPROVE_ID DENY_ID FORGED_ID SLOW_ID DURABLE_ID
 //
 // ann is an admin: she signs in, approves one parked job, denies
 // another with a reason, watches count_slowly's progress move without
@@ -13,7 +13,7 @@
 
 import { chromium } from "playwright-core";
 
-const [base, annKey, bobKey, approveId, denyId, forgedId, slowId] = process.argv.slice(2);
+const [base, annKey, bobKey, approveId, denyId, forgedId, slowId, durableId] = process.argv.slice(2);
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 function check(ok, what) {
@@ -99,6 +99,12 @@ try {
   check(run.includes("succeeded"), "the approved job succeeded");
   await ann.goto(`${base}/runs?status=failed`);
   check((await ann.locator("main").textContent()).includes(denyId), "the denied job is among the failed runs");
+  // A durable run's nodes, on its timeline.
+  await ann.goto(`${base}/pipelines`);
+  await Promise.all([ann.waitForNavigation(), ann.click(`a:has-text("${durableId}")`)]);
+  check((await ann.title()).startsWith(`Durable run ${durableId}`), "the durable run opens from the list");
+  const nodes = await ann.locator("svg.timeline rect[data-node]").count();
+  check(nodes >= 3, `the durable run's timeline draws its nodes (${nodes})`);
   await ann.goto(`${base}/stats`);
   check((await ann.locator("svg rect").count()) > 0, "the latency chart is drawn");
 

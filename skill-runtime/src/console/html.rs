@@ -148,6 +148,7 @@ pub(super) fn page(frame: &Frame<'_>, body: &str) -> String {
          <title>{} · skills console</title><style>{STYLE}</style></head><body>\
          <header><a class=brand href=\"{base}/\">skills console</a><nav>\
          <a href=\"{base}/queue\">Queue</a><a href=\"{base}/runs\">Runs</a>\
+         <a href=\"{base}/pipelines\">Durable runs</a>\
          <a href=\"{base}/stats\">Latency</a><a href=\"{base}/skills\">Skills</a></nav>",
         esc(frame.title)
     );

@@ -19,6 +19,7 @@
 mod builder;
 mod html;
 mod pages;
+mod pipelines;
 mod runs;
 mod service;
 mod skills;

@@ -199,11 +199,22 @@ impl Shared {
             "/runs" => self.runs_page(&viewer, &query).await,
             "/stats" => self.stats_page(&viewer).await,
             "/skills" => Ok(self.skills_page()),
-            _ => match (path.strip_prefix("/runs/"), path.strip_prefix("/skills/")) {
-                (Some(id), _) => self.run_page(&viewer, id).await,
-                (_, Some(name)) => self.skill_page(name),
-                _ => Err((StatusCode::NOT_FOUND, "no such page".to_owned())),
-            },
+            "/pipelines" => self.pipelines_page(&viewer).await,
+            _ => {
+                if let Some(key) = path.strip_prefix("/artifacts/") {
+                    let download = query.iter().any(|(k, _)| k == "download");
+                    return self.artifact(&viewer, key, download).await;
+                }
+                if let Some(id) = path.strip_prefix("/runs/") {
+                    self.run_page(&viewer, id).await
+                } else if let Some(id) = path.strip_prefix("/pipelines/") {
+                    self.pipeline_page(&viewer, id).await
+                } else if let Some(name) = path.strip_prefix("/skills/") {
+                    self.skill_page(name)
+                } else {
+                    Err((StatusCode::NOT_FOUND, "no such page".to_owned()))
+                }
+            }
         };
         match shown {
             Ok((title, body)) => html_response(StatusCode::OK, html::page(&frame(&title), &body)),
