@@ -115,7 +115,10 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
     let slow = enqueue(&url, &["count_slowly", r#"{"to": 60, "step_ms": 250}"#]);
     let durable = enqueue(
         &url,
-        &["durable_tally", r#"{"channel": "console", "first": 1, "slow_ms": 30}"#],
+        &[
+            "durable_tally",
+            r#"{"channel": "console", "first": 1, "slow_ms": 30}"#,
+        ],
     );
     let mut console = Command::new(app());
     console

@@ -23,6 +23,7 @@ mod pipelines;
 mod runs;
 mod service;
 mod skills;
+mod stats;
 
 pub use self::builder::{Console, DECIDE_PERMISSION};
 pub use self::service::ConsoleService;

@@ -64,7 +64,13 @@ impl Shared {
             .collect();
         let body = table(
             &[
-                "run", "pipeline", "status", "nodes done", "at", "resumed", "started",
+                "run",
+                "pipeline",
+                "status",
+                "nodes done",
+                "at",
+                "resumed",
+                "started",
             ],
             &rows,
             "No durable run is kept.",
@@ -90,10 +96,7 @@ impl Shared {
             ("pipeline", esc(&state.job.skill)),
             ("status", badge(status_word(state.status))),
             ("caller", esc(&state.job.caller.principal())),
-            (
-                "nodes done",
-                esc(&state.visited_nodes.join(" → ")),
-            ),
+            ("nodes done", esc(&state.visited_nodes.join(" → "))),
             ("at", esc(state.current_node.as_deref().unwrap_or("—"))),
             ("resumed", state.retry_count.to_string()),
             (
@@ -125,11 +128,7 @@ impl Shared {
                     ]
                 })
                 .collect();
-            body.push_str(&table(
-                &["node", "at", "error", "recoverable"],
-                &rows,
-                "",
-            ));
+            body.push_str(&table(&["node", "at", "error", "recoverable"], &rows, ""));
         }
         if !state.artifacts.is_empty() {
             body.push_str("<h2>Artifacts</h2>");
@@ -166,9 +165,17 @@ impl Shared {
 
     /// `/artifacts/KEY`: an R3 file as text (`?download`: as a file), for
     /// an admin (an artifact's key does not say whose run made it).
-    pub(super) async fn artifact(&self, viewer: &Viewer, key: &str, download: bool) -> Response<Body> {
+    pub(super) async fn artifact(
+        &self,
+        viewer: &Viewer,
+        key: &str,
+        download: bool,
+    ) -> Response<Body> {
         if !viewer.sees_all {
-            return plain(StatusCode::FORBIDDEN, "artifacts are shown to admins".to_owned());
+            return plain(
+                StatusCode::FORBIDDEN,
+                "artifacts are shown to admins".to_owned(),
+            );
         }
         let key = url_decode(key).unwrap_or_default();
         match self.console.fleet.artifact(&key).await {
@@ -183,7 +190,8 @@ impl Shared {
                         .filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
                         .collect();
                     if let Ok(v) = format!("attachment; filename=\"{name}\"").parse() {
-                        r.headers_mut().insert(hyper::header::CONTENT_DISPOSITION, v);
+                        r.headers_mut()
+                            .insert(hyper::header::CONTENT_DISPOSITION, v);
                     }
                 }
                 r

@@ -9,35 +9,12 @@ use serde_json::Value;
 use super::html::{self, badge, esc, json_block, micros, table, url_part};
 use super::pages::{Shown, unavailable};
 use super::service::{Shared, Viewer};
-use crate::exec::stats::stats_from_records;
-use crate::model::caller::Caller;
 use crate::queue::records::{RecordPage, RecordQuery};
-
-/// The most recent records the statistics are drawn from.
-pub const RECENT: usize = 5000;
 
 /// Runs listed per page.
 const PER_PAGE: usize = 50;
 
 impl Shared {
-    /// The recent records `viewer` may see, newest first (for the
-    /// statistics).
-    async fn recent(&self, viewer: &Viewer) -> Result<Vec<Value>, (StatusCode, String)> {
-        let texts = self
-            .console
-            .fleet
-            .records(RECENT)
-            .await
-            .map_err(unavailable)?;
-        let own = viewer.caller.principal();
-        Ok(texts
-            .iter()
-            .rev()
-            .filter_map(|t| serde_json::from_str::<Value>(t).ok())
-            .filter(|r| viewer.sees_all || principal(r) == own)
-            .collect())
-    }
-
     /// A page of the records `query` asks for, of those `viewer` may see
     /// (an admin every caller's, anyone else its own: its user id).
     async fn page(
@@ -86,10 +63,17 @@ impl Shared {
         };
         let (records, page) = self.page(viewer, asked).await?;
         let base = &self.console.base;
+        // A run's link carries the cursor of the record above it, so that
+        // its page starts reading right there (a store without an index
+        // by job finds it at once).
+        let above = std::iter::once(get("before").map(str::to_owned))
+            .chain(page.cursors.iter().cloned().map(Some));
         let rows: Vec<Vec<String>> = records
             .iter()
-            .map(|r| {
+            .zip(above)
+            .map(|(r, above)| {
                 let id = r["job_id"].as_str().unwrap_or_default();
+                let from = above.map_or(String::new(), |c| format!("?before={}", url_part(&c)));
                 vec![
                     esc(r["completed_at"].as_str().unwrap_or_default()),
                     esc(r["skill"].as_str().unwrap_or_default()),
@@ -97,7 +81,7 @@ impl Shared {
                     esc(&who(r)),
                     micros(r["duration_us"].as_u64().unwrap_or_default()),
                     format!(
-                        "<a href=\"{base}/runs/{}\"><code>{}</code></a>",
+                        "<a href=\"{base}/runs/{}{from}\"><code>{}</code></a>",
                         url_part(id),
                         esc(id)
                     ),
@@ -158,10 +142,20 @@ impl Shared {
 
     /// `/runs/ID`: one run: who ran what and how it ended, its stages as a
     /// timeline, a pipeline's or an agent's steps, its output or error.
-    pub(super) async fn run_page(&self, viewer: &Viewer, id: &str) -> Shown {
+    pub(super) async fn run_page(
+        &self,
+        viewer: &Viewer,
+        id: &str,
+        query: &[(String, String)],
+    ) -> Shown {
         let id = html::url_decode(id).unwrap_or_default();
+        let before = query
+            .iter()
+            .find(|(k, _)| k == "before")
+            .map(|(_, v)| v.clone());
         let asked = RecordQuery {
             job_id: Some(id.clone()),
+            before,
             limit: 1,
             ..RecordQuery::default()
         };
@@ -224,49 +218,6 @@ impl Shared {
         }
         Ok((format!("Run {id}"), body))
     }
-
-    /// `/stats`: per skill, runs, failures and p50/p90/p99 of the recent
-    /// runs the viewer may see, as a table and as bars.
-    pub(super) async fn stats_page(&self, viewer: &Viewer) -> Shown {
-        let records = self.recent(viewer).await?;
-        let stats = stats_from_records(records.iter().map(|r| {
-            (
-                r["skill"].as_str().unwrap_or_default(),
-                r["duration_us"].as_u64().unwrap_or_default(),
-                r["status"] != "succeeded",
-            )
-        }));
-        let rows: Vec<Vec<String>> = stats
-            .iter()
-            .map(|s| {
-                vec![
-                    esc(&s.skill),
-                    s.runs.to_string(),
-                    format!(
-                        "{} ({:.1}%)",
-                        s.failures,
-                        s.failures as f64 * 100.0 / s.runs.max(1) as f64
-                    ),
-                    micros(s.p50_us),
-                    micros(s.p90_us),
-                    micros(s.p99_us),
-                    micros(s.max_us),
-                ]
-            })
-            .collect();
-        let mut body = chart(&stats);
-        body.push_str(&table(
-            &["skill", "runs", "failed", "p50", "p90", "p99", "max"],
-            &rows,
-            "No run yet.",
-        ));
-        let _ = write!(
-            body,
-            "<p class=muted>From the {} most recent runs you may see.</p>",
-            records.len()
-        );
-        Ok(("Latency and failures".to_owned(), body))
-    }
 }
 
 /// Who ran a record: its caller's user id, else its role and level.
@@ -278,13 +229,6 @@ fn who(record: &Value) -> String {
     let role = c["agent_role"].as_str().unwrap_or("no role");
     let level = c["permission_level"].as_str().unwrap_or("no level");
     format!("{role}, {level}")
-}
-
-/// The principal of a record's caller (see [`Caller::principal`]).
-fn principal(record: &Value) -> String {
-    serde_json::from_value::<Caller>(record["caller"].clone())
-        .map(|c| c.principal())
-        .unwrap_or_default()
 }
 
 /// A run's stages as bars on one time line, each as long as it took.
@@ -315,57 +259,4 @@ fn timeline(steps: &[Value]) -> String {
         &rows,
         "No stage noted.",
     )
-}
-
-/// p50, p90 and p99 per skill as horizontal bars (plain SVG), scaled to the
-/// slowest p99.
-fn chart(stats: &[crate::exec::stats::SkillStats]) -> String {
-    if stats.is_empty() {
-        return String::new();
-    }
-    let max = stats.iter().map(|s| s.p99_us).max().unwrap_or(1).max(1) as f64;
-    let (label_w, bar_w, row_h) = (220.0, 520.0, 34.0);
-    let height = row_h * stats.len() as f64 + 24.0;
-    let mut svg = format!(
-        "<svg role=img aria-label=\"latency per skill\" width=\"{}\" height=\"{height}\" \
-         viewBox=\"0 0 {} {height}\">",
-        label_w + bar_w + 120.0,
-        label_w + bar_w + 120.0
-    );
-    for (i, s) in stats.iter().enumerate() {
-        let y = row_h * i as f64 + 4.0;
-        let _ = write!(
-            svg,
-            "<text x=\"0\" y=\"{}\">{}</text>",
-            y + 16.0,
-            esc(&s.skill)
-        );
-        for (j, (us, color)) in [
-            (s.p99_us, "#c7d4f7"),
-            (s.p90_us, "#7f9ceb"),
-            (s.p50_us, "#2454d6"),
-        ]
-        .iter()
-        .enumerate()
-        {
-            let w = (*us as f64 / max * bar_w).max(1.0);
-            let _ = write!(
-                svg,
-                "<rect x=\"{label_w}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"><title>{}: {}</title></rect>",
-                y + 2.0 + j as f64 * 2.0,
-                22.0 - j as f64 * 4.0,
-                ["p99", "p90", "p50"][j],
-                micros(*us)
-            );
-        }
-        let _ = write!(
-            svg,
-            "<text x=\"{}\" y=\"{}\">{}</text>",
-            label_w + bar_w + 8.0,
-            y + 16.0,
-            micros(s.p99_us)
-        );
-    }
-    svg.push_str("</svg><p class=muted>Dark: p50; middle: p90; light: p99.</p>");
-    svg
 }

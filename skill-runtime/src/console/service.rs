@@ -197,7 +197,7 @@ impl Shared {
         let shown = match path {
             "/" | "/queue" => self.queue_page(&viewer, &query).await,
             "/runs" => self.runs_page(&viewer, &query).await,
-            "/stats" => self.stats_page(&viewer).await,
+            "/stats" => self.stats_page(&viewer, &query).await,
             "/skills" => Ok(self.skills_page()),
             "/pipelines" => self.pipelines_page(&viewer).await,
             _ => {
@@ -206,7 +206,7 @@ impl Shared {
                     return self.artifact(&viewer, key, download).await;
                 }
                 if let Some(id) = path.strip_prefix("/runs/") {
-                    self.run_page(&viewer, id).await
+                    self.run_page(&viewer, id, &query).await
                 } else if let Some(id) = path.strip_prefix("/pipelines/") {
                     self.pipeline_page(&viewer, id).await
                 } else if let Some(name) = path.strip_prefix("/skills/") {

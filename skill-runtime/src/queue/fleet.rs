@@ -20,7 +20,7 @@ use crate::queue::SecretUrl;
 use crate::queue::api::{Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus};
 #[cfg(feature = "postgres")]
 use crate::queue::postgres::{PostgresBackend, PostgresConfig};
-use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink, Timing};
 #[cfg(feature = "redis")]
 use crate::queue::redis::{RedisBackend, RedisConfig};
 use crate::queue::schedule::{ScheduleState, Schedules};
@@ -204,6 +204,12 @@ impl Fleet {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         each!(self, b => b.records(limit).await)
+    }
+
+    /// What latency and failure statistics read of the most recent `limit`
+    /// run records, newest first.
+    pub async fn timings(&self, limit: usize) -> Result<Vec<Timing>, QueueError> {
+        each!(self, b => b.timings(limit).await)
     }
 
     /// One page of the run records `query` asks for, newest first: on

@@ -37,11 +37,70 @@ pub struct RecordQuery {
     pub limit: usize,
 }
 
+/// What latency and failure statistics read of a run record
+/// ([`Fleet::timings`](crate::queue::fleet::Fleet::timings)).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct Timing {
+    /// The skill.
+    pub skill: String,
+    /// `succeeded`, `failed`, ...
+    pub status: String,
+    /// How long it ran.
+    #[serde(default)]
+    pub duration_us: u64,
+    /// When it ended, in milliseconds since the epoch (0 when unknown).
+    #[serde(default, rename = "completed_at", deserialize_with = "millis_of_time")]
+    pub completed_ms: u64,
+    /// Its caller's user id.
+    #[serde(default, rename = "caller", deserialize_with = "user_of_caller")]
+    pub user: Option<String>,
+}
+
+fn millis_of_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let text: std::borrow::Cow<'de, str> = serde::Deserialize::deserialize(d)?;
+    Ok(crate::model::time::parse_time(&text)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64))
+}
+
+fn user_of_caller<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Of {
+        #[serde(default)]
+        user_id: Option<String>,
+    }
+    let of: Of = serde::Deserialize::deserialize(d)?;
+    Ok(of.user_id)
+}
+
+/// The fields of a record a query filters on.
+#[derive(serde::Deserialize)]
+struct Filtered<'a> {
+    #[serde(borrow, default)]
+    skill: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    job_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    caller: FilteredCaller<'a>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct FilteredCaller<'a> {
+    #[serde(borrow, default)]
+    user_id: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// One page of records ([`RecordQuery`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordPage {
     /// The records, newest first, as JSON text.
     pub records: Vec<String>,
+    /// Each record's cursor: what [`RecordQuery::before`] takes to read
+    /// the records older than it.
+    pub cursors: Vec<String>,
     /// The cursor of the next (older) page, when there are more.
     pub next: Option<String>,
     /// Whether the store stopped looking before it read every record
@@ -54,20 +113,30 @@ impl RecordQuery {
     /// The most records a store without indexes reads for one page.
     pub const SCANNED: usize = 20_000;
 
-    /// Whether `record` (parsed) passes the filters (what a store without
-    /// indexes checks itself).
-    pub fn matches(&self, record: &serde_json::Value) -> bool {
-        let is = |key: &str, want: &Option<String>| {
-            want.as_deref()
-                .is_none_or(|w| record[key].as_str() == Some(w))
+    /// Whether the record written as `text` passes the filters (what a
+    /// store without indexes checks itself): only the fields filtered on
+    /// are decoded.
+    pub fn matches(&self, text: &str) -> bool {
+        // A value JSON writes as it is appears in the text of a record that
+        // has it: most records are passed over without being decoded.
+        let plain = |v: &str| !v.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+        let absent = [&self.skill, &self.status, &self.job_id, &self.user]
+            .into_iter()
+            .flatten()
+            .any(|v| plain(v) && !text.contains(v.as_str()));
+        if absent {
+            return false;
+        }
+        let Ok(r) = serde_json::from_str::<Filtered<'_>>(text) else {
+            return false;
         };
-        is("skill", &self.skill)
-            && is("status", &self.status)
-            && is("job_id", &self.job_id)
-            && self
-                .user
-                .as_deref()
-                .is_none_or(|u| record["caller"]["user_id"].as_str() == Some(u))
+        let is = |have: &Option<std::borrow::Cow<'_, str>>, want: &Option<String>| {
+            want.as_deref().is_none_or(|w| have.as_deref() == Some(w))
+        };
+        is(&r.skill, &self.skill)
+            && is(&r.status, &self.status)
+            && is(&r.job_id, &self.job_id)
+            && is(&r.caller.user_id, &self.user)
     }
 
     /// Whether no filter is given.

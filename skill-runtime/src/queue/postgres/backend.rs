@@ -7,7 +7,7 @@ use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::conn::{Conn, PostgresConfig};
 use crate::queue::postgres::records;
-use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink, Timing};
 
 /// A connection to the fleet's PostgreSQL. Cheap to clone.
 #[derive(Clone)]
@@ -55,6 +55,12 @@ impl PostgresBackend {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         records::read(&self.inner, limit).await
+    }
+
+    /// What statistics read of the most recent `limit` records, newest
+    /// first (from the table's columns: the records are not decoded).
+    pub async fn timings(&self, limit: usize) -> Result<Vec<Timing>, QueueError> {
+        records::timings(&self.inner, limit).await
     }
 
     /// One page of the run records `query` asks for, newest first.

@@ -12,7 +12,7 @@ use tokio_postgres::types::Type;
 use crate::exec::policy::BoxFuture;
 use crate::queue::api::QueueError;
 use crate::queue::postgres::conn::Conn;
-use crate::queue::records::{RecordPage, RecordQuery, RecordWriter};
+use crate::queue::records::{RecordPage, RecordQuery, RecordWriter, Timing};
 
 /// The records table, as a sink's writer: a batch is one statement.
 pub(super) struct Writer(pub(super) Arc<Conn>);
@@ -46,8 +46,8 @@ pub(super) async fn read(c: &Conn, limit: usize) -> Result<Vec<String>, QueueErr
 
 /// One page of the records `q` asks for, newest first: one statement per
 /// combination of filters (each prepared once), each on an index that
-/// holds its filters and the row's id (`records_job`, and `(skill, id)`,
-/// `(status, id)`, `(caller, id)` of migration 2).
+/// holds its filters and the row's id (`(job_id, id)`, `(skill, id)`,
+/// `(status, id)`, `(caller, id)`, of migration 2).
 pub(super) async fn page(c: &Conn, q: &RecordQuery) -> Result<RecordPage, QueueError> {
     let limit = q.limit.clamp(1, 10_000);
     let before: i64 = match &q.before {
@@ -91,11 +91,39 @@ pub(super) async fn page(c: &Conn, q: &RecordQuery) -> Result<RecordPage, QueueE
     let rows = c.call(&c.sql(sql), &params).await?;
     let more = rows.len() > limit;
     let rows = &rows[..rows.len().min(limit)];
+    let cursors: Vec<String> = rows
+        .iter()
+        .map(|r| r.get::<_, i64>(0).to_string())
+        .collect();
     Ok(RecordPage {
-        next: more
-            .then(|| rows.last().map(|r| r.get::<_, i64>(0).to_string()))
-            .flatten(),
+        next: if more { cursors.last().cloned() } else { None },
         records: rows.iter().map(|r| r.get::<_, String>(1)).collect(),
+        cursors,
         cut_short: false,
     })
+}
+
+/// What statistics read of the most recent `limit` records, newest first.
+pub(super) async fn timings(c: &Conn, limit: usize) -> Result<Vec<Timing>, QueueError> {
+    let limit = limit.min(i64::MAX as usize) as i64;
+    let rows = c
+        .call(
+            &c.sql(
+                "SELECT skill, status, coalesce(duration_us, 0), \
+                 coalesce(@.epoch_ms(completed_at), 0), caller \
+                 FROM @.records ORDER BY id DESC LIMIT $1",
+            ),
+            &[(&limit, Type::INT8)],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Timing {
+            skill: r.get(0),
+            status: r.get(1),
+            duration_us: r.get::<_, i64>(2).max(0) as u64,
+            completed_ms: r.get::<_, i64>(3).max(0) as u64,
+            user: r.get(4),
+        })
+        .collect())
 }

@@ -11,9 +11,11 @@
 /// never edited; a change is a new version.
 pub(super) const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
 
-/// Run records paged newest first by skill, status or caller, each on an
-/// index that holds the filter and the row's id (the console's runs pages).
+/// Run records paged newest first by skill, status, caller or job, each on
+/// an index that holds the filter and the row's id (the console's runs
+/// pages).
 const V2: &str = r#"
+CREATE INDEX records_job_id ON @.records (job_id, id);
 CREATE INDEX records_skill_id ON @.records (skill, id);
 CREATE INDEX records_status_id ON @.records (status, id);
 CREATE INDEX records_caller_id ON @.records (caller, id);

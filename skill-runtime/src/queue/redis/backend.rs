@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::exec::runtime::RuntimeBuilder;
 use crate::queue::api::QueueError;
-use crate::queue::records::{RecordPage, RecordQuery, StoreSink};
+use crate::queue::records::{RecordPage, RecordQuery, StoreSink, Timing};
 use crate::queue::redis::conn::{Conn, RedisConfig};
 use crate::queue::redis::records;
 
@@ -58,6 +58,17 @@ impl RedisBackend {
     /// The most recent run records of the fleet, oldest first, at most `limit`.
     pub async fn records(&self, limit: usize) -> Result<Vec<String>, QueueError> {
         records::read(&self.inner, limit).await
+    }
+
+    /// What statistics read of the most recent `limit` records, newest
+    /// first.
+    pub async fn timings(&self, limit: usize) -> Result<Vec<Timing>, QueueError> {
+        let texts = records::read(&self.inner, limit).await?;
+        Ok(texts
+            .iter()
+            .rev()
+            .filter_map(|t| serde_json::from_str(t).ok())
+            .collect())
     }
 
     /// One page of the run records `query` asks for, newest first.

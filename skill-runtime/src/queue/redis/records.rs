@@ -81,9 +81,10 @@ type Place = (u64, u64, usize);
 /// after [`RecordQuery::SCANNED`] records.
 pub(super) async fn page(conn: &Conn, q: &RecordQuery) -> Result<RecordPage, QueueError> {
     let limit = q.limit.max(1);
-    // Unfiltered, a round reads one page and one more (and the entry at
-    // the cursor, read again).
-    let batch = if q.is_unfiltered() { limit + 2 } else { 500 };
+    // The first round reads one page and one more (and the entry at the
+    // cursor, read again); a filtered query reads four times more each
+    // round, up to a thousand entries a partition.
+    let mut batch = limit + 2;
     let mut cursor: Option<Place> = match &q.before {
         None => None,
         Some(c) => Some(
@@ -128,7 +129,7 @@ pub(super) async fn page(conn: &Conn, q: &RecordQuery) -> Result<RecordPage, Que
             round.extend(entries);
         }
         round.retain(|(at, _)| cursor.is_none_or(|c| *at < c));
-        round.sort_by(|a, b| b.0.cmp(&a.0));
+        round.sort_by_key(|e| std::cmp::Reverse(e.0));
         if let Some(h) = horizon {
             round.retain(|(at, _)| *at >= h);
         }
@@ -138,11 +139,11 @@ pub(super) async fn page(conn: &Conn, q: &RecordQuery) -> Result<RecordPage, Que
         cursor = Some(*last);
         for (at, record) in round {
             scanned += 1;
-            let keep =
-                q.is_unfiltered() || serde_json::from_str(&record).is_ok_and(|r| q.matches(&r));
+            let keep = q.is_unfiltered() || q.matches(&record);
             if keep {
                 found.push((at, record));
-                if found.len() > limit {
+                // A job has one record: once found, nothing older matches.
+                if found.len() > limit || q.job_id.is_some() {
                     return Ok(page_of(found, limit, None));
                 }
             }
@@ -150,6 +151,7 @@ pub(super) async fn page(conn: &Conn, q: &RecordQuery) -> Result<RecordPage, Que
         if horizon.is_none() {
             return Ok(page_of(found, limit, None));
         }
+        batch = (batch * 4).min(1000);
         if scanned >= RecordQuery::SCANNED {
             return Ok(page_of(found, limit, cursor.map(cursor_of)));
         }
@@ -173,11 +175,12 @@ fn place_of(cursor: &str) -> Option<Place> {
 fn page_of(mut found: Vec<(Place, String)>, limit: usize, cut: Option<String>) -> RecordPage {
     let more = found.len() > limit;
     found.truncate(limit);
-    let last = found.last().map(|(at, _)| cursor_of(*at));
+    let cursors: Vec<String> = found.iter().map(|(at, _)| cursor_of(*at)).collect();
     RecordPage {
         cut_short: cut.is_some() && !more,
-        next: if more { last } else { cut },
+        next: if more { cursors.last().cloned() } else { cut },
         records: found.into_iter().map(|(_, r)| r).collect(),
+        cursors,
     }
 }
 
