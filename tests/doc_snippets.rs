@@ -5,7 +5,10 @@
 use skill_tests::root;
 
 /// (guide, source file whose doc tests compile its snippets).
-const COMPILED: &[(&str, &str)] = &[("docs/mcp.md", "skill-runtime/src/mcp/server.rs")];
+const COMPILED: &[(&str, &str)] = &[
+    ("docs/mcp.md", "skill-runtime/src/mcp/server.rs"),
+    ("docs/console.md", "skill-runtime/src/console/builder.rs"),
+];
 
 fn rust_blocks(markdown: &str) -> Vec<Vec<String>> {
     let mut blocks = Vec::new();

@@ -184,6 +184,25 @@ fn the_endpoint_serves_beside_the_apps_routes() {
     );
     drop(worker);
 
+    // The console, mounted beside it: a browser is sent to sign in, a
+    // client with the same key gets the page, its links under /console.
+    let (status, _) = request(addr, "GET", "/console/queue", "", "");
+    assert!(status.contains(" 303 "), "{status}");
+    let (status, body) = request(
+        addr,
+        "GET",
+        "/console/queue",
+        &format!("Authorization: Bearer {key}\r\n"),
+        "",
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert!(body.contains("href=\"/console/runs\""), "{body}");
+    let (status, body) = request(addr, "GET", "/console/login", "", "");
+    assert!(
+        status.contains(" 200 ") && body.contains("action=\"/console/login\""),
+        "{status} {body}"
+    );
+
     // Redis gone: not ready, still alive.
     redis.stop();
     let (status, _) = request(addr, "GET", "/ready", "", "");

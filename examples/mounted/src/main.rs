@@ -4,7 +4,9 @@
 //! MCP tools, through the same service `skill-examples mcp --http` serves:
 //! authentication, approvals asked of the client's user, long calls as tasks
 //! on the fleet with `--redis`, whose stores the runtime shares),
-//! and the protected resource metadata its 401s point at. Served by
+//! and the protected resource metadata its 401s point at; with `--redis`,
+//! `/console` (the fleet in web pages for people, signed in with the same
+//! keys or tokens: docs/console.md). Served by
 //! `skill_runtime::mcp::serve_app`, with the connection limits
 //! docs/deploy.md prescribes (a connection cap with eviction of idle
 //! connections, a header timeout that closes idle kept-alive connections
@@ -25,7 +27,8 @@ use axum::routing::get;
 use clap::Parser;
 use serde_json::json;
 use skill_runtime::Registry;
-use skill_runtime::mcp::auth::{ApiKeys, JwksSource, JwtAuth, JwtConfig};
+use skill_runtime::console::Console;
+use skill_runtime::mcp::auth::{ApiKeys, Authenticator, JwksSource, JwtAuth, JwtConfig};
 use skill_runtime::mcp::{HttpLimits, McpOptions, McpServer, serve_app};
 use skill_runtime::queue::SecretUrl;
 use skill_runtime::queue::api::Queue;
@@ -132,31 +135,49 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .server_info("mounted", env!("CARGO_PKG_VERSION"))
         .ask_approvals(true)
         .http(limits.clone());
-    match (&args.api_keys, &args.jwks) {
-        (Some(file), _) => options = options.authenticate(ApiKeys::open(file)?),
+    // One authenticator for the endpoint and the console.
+    let auth: Option<Arc<dyn Authenticator>> = match (&args.api_keys, &args.jwks) {
+        (Some(file), _) => Some(Arc::new(ApiKeys::open(file)?)),
         (None, Some(jwks)) => {
             let config = JwtConfig::new(
                 JwksSource::parse(jwks),
                 args.issuer.clone().unwrap_or_default(),
                 args.audience.clone().unwrap_or_default(),
             );
-            options = options.authenticate(JwtAuth::connect(config).await?);
+            Some(Arc::new(JwtAuth::connect(config).await?))
         }
         (None, None) if !args.listen.ip().is_loopback() => {
             return Err("an address other machines reach needs --api-keys or --jwks".into());
         }
-        (None, None) => {}
+        (None, None) => None,
+    };
+    if let Some(auth) = &auth {
+        options = options.authenticate(auth.clone());
     }
+    // The console, for people, at /console: on the fleet, signed in with
+    // the same keys or tokens.
+    let console = redis.clone().map(|fleet| {
+        let console = Console::new(runtime.registry(), fleet)
+            .base_path("/console")
+            .limits(limits.clone());
+        match &auth {
+            Some(auth) => console.authenticate(auth.clone()),
+            None => console,
+        }
+    });
     let mcp = McpServer::new(runtime, options)?
         .with_tasks(tasks)
         .into_service();
-    let app = Router::new()
+    let mut app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/ready", get(ready))
         .route_service("/mcp", mcp.clone())
         // Where a 401 tells clients to learn how to authenticate.
         .route_service("/.well-known/oauth-protected-resource/mcp", mcp)
         .with_state(Arc::new(App { redis }));
+    if let Some(console) = console {
+        app = app.nest_service("/console", console.into_service());
+    }
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     eprintln!("serving at http://{}", listener.local_addr()?);
     tokio::select! {

@@ -13,6 +13,23 @@ pub const DECIDE_PERMISSION: &str = "queue:decide";
 
 /// The console of a fleet (see the module): build it, then serve it
 /// ([`Console::serve`]) or mount it ([`Console::into_service`]).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use skill_runtime::{Registry, Runtime};
+/// # async fn serve() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// # let runtime = Runtime::builder(Arc::new(Registry::from_inventory()?)).build()?;
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:8090").await?;
+/// use skill_runtime::console::Console;
+/// use skill_runtime::mcp::auth::ApiKeys;
+/// use skill_runtime::queue::fleet::{Fleet, FleetConfig};
+///
+/// let fleet = Fleet::connect(FleetConfig::new("redis://127.0.0.1:6390/0")).await?;
+/// let console = Console::new(runtime.registry(), fleet).authenticate(ApiKeys::open("keys.json")?);
+/// console.serve(listener).await;
+/// # Ok(())
+/// # }
+/// ```
 pub struct Console {
     /// The registry as `skill-registry.json` writes it.
     pub(crate) registry: serde_json::Value,
