@@ -3,7 +3,8 @@
 //! playwright-core from tests/mcp) is the people. ann, an admin, approves
 //! one parked job and denies another from the page, watches a job's
 //! progress move, opens the approved run and a durable run's timeline; bob,
-//! who may only read, gets no buttons and a 403 for a forged post
+//! who may only read, gets no buttons and a 403 for a forged post; ann
+//! sends a dead letter's job again
 //! (tests/mcp/console.mjs says each check). Then the fleet's own records
 //! are read: each decision is there, under ann's name.
 
@@ -120,6 +121,20 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
             r#"{"channel": "console", "first": 1, "slow_ms": 30}"#,
         ],
     );
+    // A job its workers gave up on, as the dead letters keep it.
+    let given_up =
+        skill_runtime::JobEnvelope::new("echo", serde_json::json!({"message": "again"})).seal();
+    redis.cli(&[
+        "XADD",
+        "skill:q:default:dead",
+        "*",
+        "job",
+        &serde_json::to_string(&given_up).unwrap(),
+        "reason",
+        "its workers kept dying",
+        "deliveries",
+        "3",
+    ]);
     let mut console = Command::new(app());
     console
         .args([
@@ -154,6 +169,7 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         .arg(root().join("tests/mcp/console.mjs"))
         .arg(format!("http://{}", server.addr))
         .args([&ann, &bob, &approve, &deny, &forged, &slow, &durable])
+        .arg(given_up.job_id.as_str())
         .env("CHROMIUM", &chromium)
         .output()
         .expect("node runs");
@@ -185,6 +201,10 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
     assert!(
         why.contains("denied by ann") && why.contains("not during the sale"),
         "{why}"
+    );
+    assert!(
+        fleet.block_on(b.dead_letters(10)).unwrap().is_empty(),
+        "the dead letter was sent again"
     );
     let status = fleet.block_on(b.status()).unwrap();
     assert!(

@@ -1261,6 +1261,50 @@ fn records_are_paged_by_skill_status_caller_and_job(kind: Kind) {
     assert_eq!(one[0]["skill"], "normalize_handle");
 }
 
+/// Dead letters are listed newest first with their reasons; one whose
+/// message is a job is sent again as a new job (once, however many ask)
+/// and leaves the dead letters; a poisoned one can only be discarded.
+fn dead_letters_are_listed_retried_and_discarded(kind: Kind) {
+    let store = kind.start("dead");
+    let url = store.url();
+    let data = data_copy(&kind.tag("dead"));
+    let rt = rt();
+    let b = rt.block_on(backend(&url));
+    let _w = worker(&url, &[], &data);
+    let job = JobEnvelope::new("echo", json!({"message": "again"})).seal();
+    store.put_dead(
+        &serde_json::to_string(&job).unwrap(),
+        "its workers kept dying",
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    store.put_dead("{not a job", "not JSON");
+    let dead = rt.block_on(b.dead_letters(10)).unwrap();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert_eq!(dead[0].reason, "not JSON", "newest first");
+    assert_eq!(dead[1].reason, "its workers kept dying");
+    assert_eq!(dead[1].deliveries, 3);
+    assert_eq!(dead[1].worker.as_deref(), Some("w-1"));
+    let e = rt.block_on(b.retry_dead(&dead[0].id)).unwrap_err();
+    assert!(e.to_string().contains("can only be discarded"), "{e}");
+    let again = rt
+        .block_on(b.retry_dead(&dead[1].id))
+        .unwrap()
+        .expect("sent again");
+    assert_ne!(again, job.job_id, "a new job");
+    assert_eq!(
+        rt.block_on(b.retry_dead(&dead[1].id)).unwrap(),
+        None,
+        "once"
+    );
+    let done = rt.block_on(outcomes(&b, &[again.to_string()], Duration::from_secs(20)));
+    assert_eq!(done[0].status, RunStatus::Succeeded);
+    let left = rt.block_on(b.dead_letters(10)).unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(rt.block_on(b.discard_dead(&left[0].id)).unwrap());
+    assert!(!rt.block_on(b.discard_dead(&left[0].id)).unwrap());
+    assert!(rt.block_on(b.dead_letters(10)).unwrap().is_empty());
+}
+
 /// A destructive job on the fleet waits `awaiting_approval`, holding no slot
 /// (a job behind it runs meanwhile on the one slot); parked jobs survive
 /// their worker being killed; `approve` from another process releases one
@@ -1648,6 +1692,7 @@ on_the_cluster!(
     a_running_jobs_progress_is_stored_and_listed,
     a_job_that_needs_a_person_waits_for_one,
     records_are_paged_by_skill_status_caller_and_job,
+    dead_letters_are_listed_retried_and_discarded,
 );
 
 macro_rules! on_each_store {
@@ -1691,4 +1736,5 @@ on_each_store!(
     a_job_that_needs_a_person_waits_for_one,
     mcp_tasks_run_on_the_fleet_and_outlive_their_server,
     records_are_paged_by_skill_status_caller_and_job,
+    dead_letters_are_listed_retried_and_discarded,
 );

@@ -2,7 +2,7 @@
 // playwright-core): tests/console.rs starts a Redis, a worker, the console
 // behind API keys, and queues the jobs; this script is the people.
 //
-//   node console.mjs BASE ANN_KEY BOB_KEY APPROVE_ID DENY_ID FORGED_ID SLOW_ID DURABLE_ID
+//   node console.mjs BASE ANN_KEY BOB_KEY APPROVE_ID DENY_ID FORGED_ID SLOW_ID DURABLE_ID DEAD_JOB_ID
 //
 // ann is an admin: she signs in, approves one parked job, denies
 // another with a reason, watches count_slowly's progress move without
@@ -13,7 +13,8 @@
 
 import { chromium } from "playwright-core";
 
-const [base, annKey, bobKey, approveId, denyId, forgedId, slowId, durableId] = process.argv.slice(2);
+const [base, annKey, bobKey, approveId, denyId, forgedId, slowId, durableId, deadJobId] =
+  process.argv.slice(2);
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 function check(ok, what) {
@@ -70,6 +71,15 @@ try {
   const denied = await ann.locator("[role=status]").textContent();
   check(denied.includes(denyId) && denied.includes("denied"), `the page says ${denyId} is denied`);
   check((await rowOf(ann, approveId).count()) === 0, "the approved job no longer waits");
+
+  // A dead letter's job sent again.
+  await Promise.all([
+    ann.waitForNavigation(),
+    rowOf(ann, deadJobId).locator("button", { hasText: "Retry" }).click(),
+  ]);
+  const retried = await ann.locator("[role=status]").textContent();
+  check(retried.includes("is sent again as job"), "a dead letter's job is sent again from the page");
+  check((await rowOf(ann, deadJobId).count()) === 0, "it leaves the dead letters");
 
   // Progress moves on the page, without a reload.
   const slow = ann.locator("#running tr", { has: ann.locator(`code:text-is("${slowId}")`) });

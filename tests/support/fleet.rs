@@ -473,6 +473,41 @@ impl Store {
         }
     }
 
+    /// Put `message` among the default queue's dead letters, given up on
+    /// for `reason`, as a worker would (the schema the store's own steps
+    /// write).
+    pub fn put_dead(&self, message: &str, reason: &str) {
+        let fields = [
+            "job",
+            message,
+            "reason",
+            reason,
+            "deliveries",
+            "3",
+            "worker",
+            "w-1",
+        ];
+        match self {
+            Store::Redis(s) => {
+                let mut args = vec!["XADD", "skill:q:default:dead", "*"];
+                args.extend(fields);
+                s.cli(&args);
+            }
+            Store::Postgres(s) => {
+                let (m, r) = (message.replace('\'', "''"), reason.replace('\'', "''"));
+                s.psql(&format!(
+                    "INSERT INTO skill.dead (queue, job_id, message, reason, deliveries, worker) \
+                     VALUES ('default', NULL, '{m}', '{r}', 3, 'w-1')"
+                ));
+            }
+            Store::Cluster(c) => {
+                let mut args = vec!["XADD", "skill:{default.0}:dead", "*"];
+                args.extend(fields);
+                c.cli(&args);
+            }
+        }
+    }
+
     /// The default queue's dead letters, as text (messages and reasons).
     pub fn dead_letters(&self) -> String {
         match self {

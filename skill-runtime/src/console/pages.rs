@@ -10,6 +10,9 @@ use crate::mcp::http::reply::Body;
 use crate::model::approval::Decision;
 use crate::queue::api::Decided;
 
+/// Dead letters listed.
+const DEAD_LISTED: usize = 50;
+
 /// Said where the queue's jobs are not shown to a viewer.
 const HIDDEN: &str = "The queue's jobs are shown to admins and to those who decide on them.";
 
@@ -123,6 +126,8 @@ impl Shared {
             false => HIDDEN,
         };
         body.push_str(&table(head, &awaiting, none));
+        body.push_str("<h2>Dead letters</h2>");
+        body.push_str(&self.dead_letters(viewer).await?);
         body.push_str("<h2>Workers</h2>");
         let workers: Vec<Vec<String>> = status.workers.iter().map(|w| vec![esc(w)]).collect();
         body.push_str(&table(
@@ -187,6 +192,101 @@ impl Shared {
         )
     }
 
+    /// The newest dead letters, with Retry and Discard for a viewer who
+    /// decides.
+    async fn dead_letters(&self, viewer: &Viewer) -> Result<String, (StatusCode, String)> {
+        if !viewer.sees_queue() {
+            return Ok(format!("<p class=muted>{HIDDEN}</p>"));
+        }
+        let dead = self
+            .console
+            .fleet
+            .dead_letters(DEAD_LISTED)
+            .await
+            .map_err(unavailable)?;
+        let base = &self.console.base;
+        let rows: Vec<Vec<String>> = dead
+            .iter()
+            .map(|d| {
+                let job = serde_json::from_str::<crate::model::envelope::JobEnvelope>(&d.message);
+                let what = match &job {
+                    Ok(job) => format!(
+                        "<code>{}</code> {}",
+                        esc(job.job_id.as_str()),
+                        esc(&job.skill)
+                    ),
+                    Err(_) => "<span class=muted>not a job (poisoned)</span>".to_owned(),
+                };
+                let mut row = vec![
+                    html::time(d.at),
+                    what,
+                    esc(&d.reason),
+                    d.deliveries.to_string(),
+                ];
+                if viewer.decides {
+                    let id = url_part(&d.id);
+                    let csrf = csrf_field(&viewer.csrf);
+                    let retry = match job {
+                        Ok(_) => format!(
+                            "<form method=post action=\"{base}/dead/{id}/retry\" class=inline>{csrf}\
+                             <button>Retry</button></form> "
+                        ),
+                        Err(_) => String::new(),
+                    };
+                    row.push(format!(
+                        "{retry}<form method=post action=\"{base}/dead/{id}/discard\" class=inline>{csrf}\
+                         <button>Discard</button></form>"
+                    ));
+                }
+                row
+            })
+            .collect();
+        let head: &[&str] = match viewer.decides {
+            true => &["given up", "job", "why", "deliveries", "action"],
+            false => &["given up", "job", "why", "deliveries"],
+        };
+        Ok(table(head, &rows, "No dead letter."))
+    }
+
+    /// `POST /dead/ID/retry` (the job sent again as a new job) or
+    /// `/dead/ID/discard`, by a viewer who decides; back to the queue,
+    /// saying what became of it.
+    pub(super) async fn act_on_dead(
+        &self,
+        viewer: &Viewer,
+        id: &str,
+        verb: &str,
+    ) -> Response<Body> {
+        if !viewer.decides {
+            return plain(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "{} may not retry or discard dead letters: it takes the `admin` level or the `{}` permission",
+                    viewer.name,
+                    super::builder::DECIDE_PERMISSION
+                ),
+            );
+        }
+        let fleet = &self.console.fleet;
+        let said = match verb {
+            "retry" => match fleet.retry_dead(id).await {
+                Ok(Some(again)) => format!("retried={}", url_part(again.as_str())),
+                Ok(None) => "retried=".to_owned(),
+                Err(e) => return plain(StatusCode::CONFLICT, e.to_string()),
+            },
+            _ => match fleet.discard_dead(id).await {
+                Ok(true) => "discarded=1".to_owned(),
+                Ok(false) => "discarded=0".to_owned(),
+                Err(e) => return plain(StatusCode::SERVICE_UNAVAILABLE, unavailable(e).1),
+            },
+        };
+        redirect(&format!(
+            "{}/queue?dead={}&{said}",
+            self.console.base,
+            url_part(id)
+        ))
+    }
+
     /// `POST /queue/ID/approve` or `/queue/ID/deny` (with its `reason`): the
     /// decision recorded under the viewer's name, as `approve` and `deny`
     /// record theirs; back to the queue, saying what became of it.
@@ -233,8 +333,32 @@ impl Shared {
     }
 }
 
-/// What the last decision did, from the query it redirected with.
+/// What the last action did, from the query it redirected with.
 fn notice(query: &[(String, String)]) -> String {
+    let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    if let Some(dead) = get("dead") {
+        let (class, said) = match (get("retried"), get("discarded")) {
+            (Some(""), _) => (
+                "error",
+                "was not kept any more (retried or discarded already)".to_owned(),
+            ),
+            (Some(again), _) => (
+                "notice",
+                format!("is sent again as job <code>{}</code>", esc(again)),
+            ),
+            (_, Some("1")) => ("notice", "is discarded".to_owned()),
+            _ => ("error", "was not kept any more".to_owned()),
+        };
+        return format!(
+            "<p class={class} role=status>Dead letter <code>{}</code> {said}.</p>",
+            esc(dead)
+        );
+    }
+    decision_notice(query)
+}
+
+/// What the last decision did.
+fn decision_notice(query: &[(String, String)]) -> String {
     let job = query.iter().find(|(k, _)| k == "job").map(|(_, v)| v);
     let decided = query.iter().find(|(k, _)| k == "approve" || k == "deny");
     let (Some(job), Some((verb, how))) = (job, decided) else {

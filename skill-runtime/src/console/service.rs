@@ -334,6 +334,13 @@ impl Shared {
                 .insert(header::SET_COOKIE, self.cookie_header("", 0, false));
             return to;
         }
+        if let Some((id, verb @ ("retry" | "discard"))) = path
+            .strip_prefix("/dead/")
+            .and_then(|rest| rest.rsplit_once('/'))
+        {
+            let id = html::url_decode(id).unwrap_or_default();
+            return self.act_on_dead(viewer, &id, verb).await;
+        }
         let decision = path
             .strip_prefix("/queue/")
             .and_then(|rest| rest.rsplit_once('/'));

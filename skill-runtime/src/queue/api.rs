@@ -187,6 +187,24 @@ pub struct AwaitingApproval {
     pub deadline: SystemTime,
 }
 
+/// A job given up on, as the dead letters keep it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeadLetter {
+    /// The dead letter's own id (what discarding or retrying it names).
+    pub id: String,
+    /// The job's message as it was stored (a poisoned one may not be a
+    /// job).
+    pub message: String,
+    /// Why it was given up on.
+    pub reason: String,
+    /// How many times it was delivered.
+    pub deliveries: u64,
+    /// The worker that gave up on it, when one did.
+    pub worker: Option<String>,
+    /// When.
+    pub at: SystemTime,
+}
+
 /// How often a worker asks whether its running jobs were cancelled.
 pub const CANCEL_HEARD_WITHIN: Duration = Duration::from_millis(500);
 

@@ -17,7 +17,9 @@ use crate::model::approval::Decision;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::queue::SecretUrl;
-use crate::queue::api::{Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus};
+use crate::queue::api::{
+    Cancelled, DeadLetter, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus,
+};
 #[cfg(feature = "postgres")]
 use crate::queue::postgres::{PostgresBackend, PostgresConfig};
 use crate::queue::records::{RecordPage, RecordQuery, StoreSink, Timing};
@@ -218,6 +220,44 @@ impl Fleet {
     /// [`RecordQuery::SCANNED`] records for a filtered page.
     pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
         each!(self, b => b.records_page(query).await)
+    }
+
+    /// The newest `limit` dead letters, newest first.
+    pub async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
+        each!(self, b => b.dead_letters(limit).await)
+    }
+
+    /// Delete dead letter `id`: whether it was there.
+    pub async fn discard_dead(&self, id: &str) -> Result<bool, QueueError> {
+        each!(self, b => b.discard_dead(id).await)
+    }
+
+    /// Send dead letter `id`'s job again, as a new job (a new id: the old
+    /// one stays taken by the job given up on), and delete the dead letter;
+    /// the new job's id. `None` when no such dead letter is kept (discarded,
+    /// or sent again already: of two people retrying it at once, one
+    /// does). A message that is not a job (a poisoned one) can only be
+    /// discarded.
+    pub async fn retry_dead(&self, id: &str) -> Result<Option<Id>, QueueError> {
+        let Some(dead) = each!(self, b => b.dead_letter(id).await)? else {
+            return Ok(None);
+        };
+        let job: JobEnvelope = serde_json::from_str(&dead.message).map_err(|e| {
+            QueueError::Invalid(format!(
+                "dead letter {id} is not a job ({e}): it can only be discarded"
+            ))
+        })?;
+        if !self
+            .use_once(&format!("retry-dead:{id}"), Duration::from_secs(86_400))
+            .await?
+        {
+            return Ok(None);
+        }
+        let again = self
+            .enqueue(job.with_job_id(crate::model::envelope::new_id()))
+            .await?;
+        self.discard_dead(id).await?;
+        Ok(Some(again))
     }
 
     /// What parked jobs `ids` are (in order; `None` for one no longer

@@ -17,13 +17,15 @@
 //! (concurrent requests sent as one statement), `events` (what the
 //! listening connections hear, handed to those waiting), `conn` (the
 //! database, its connections and notifications), `records` (the records
-//! table, the sink's writer), `backend`, then `queue`
+//! table, the sink's writer), `backend`, then `dead` (the dead letters,
+//! listed, read, deleted), `queue`
 //! (callers), `source` (workers), `policy` (idempotency and rate limits)
 //! and `stores` (run states, artifacts, schedules).
 
 mod backend;
 mod batch;
 mod conn;
+mod dead;
 mod events;
 mod policy;
 mod queue;

@@ -22,6 +22,7 @@
 //! own), `link` (one server or a cluster), `conn` (the store, its keys and
 //! every request), `records`, `backend`,
 //! then the parts built on it: `approvals` (parked jobs and decisions),
+//! `dead` (the dead letters, listed, read, deleted),
 //! `queue` (callers), `source` (workers),
 //! `policy` (idempotency and rate limits), `schedule` (cron schedules).
 
@@ -29,6 +30,7 @@ mod approvals;
 mod artifacts;
 mod backend;
 mod conn;
+mod dead;
 mod keys;
 mod link;
 mod policy;
