@@ -116,7 +116,9 @@ try {
   const nodes = await ann.locator("svg.timeline rect[data-node]").count();
   check(nodes >= 3, `the durable run's timeline draws its nodes (${nodes})`);
   await ann.goto(`${base}/stats`);
-  check((await ann.locator("svg rect").count()) > 0, "the latency chart is drawn");
+  check((await ann.locator("svg.per-skill rect").count()) > 0, "the latency per skill is drawn");
+  check((await ann.locator("svg.over-time polyline").count()) === 3, "p50, p95 and p99 over time are drawn");
+  check((await ann.locator("h2", { hasText: "Agents' KPIs" }).count()) === 1, "the agents' KPIs are listed");
 
   // bob reads only.
   const bob = await personPage(bobKey);

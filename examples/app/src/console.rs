@@ -75,6 +75,9 @@ pub fn console(registry: Registry, args: ConsoleArgs) -> ExitCode {
             .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "the console's operator".to_owned());
         let mut console = Console::new(&registry, fleet).limits(limits).operator(by);
+        if let Ok(agents) = crate::agents::registry() {
+            console = console.agents(std::sync::Arc::new(agents));
+        }
         match args.auth.authenticator(&mode, None).await {
             Ok(Some(auth)) => console = console.authenticate(auth),
             Ok(None) => {}

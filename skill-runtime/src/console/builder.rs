@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::agent::registry::AgentRegistry;
 use crate::mcp::HttpLimits;
 use crate::mcp::auth::Authenticator;
 use crate::queue::fleet::Fleet;
@@ -38,6 +39,8 @@ pub struct Console {
     pub(crate) limits: HttpLimits,
     pub(crate) base: String,
     pub(crate) operator: String,
+    /// The agents whose KPIs the statistics show.
+    pub(crate) agents: Option<Arc<AgentRegistry>>,
 }
 
 impl Console {
@@ -51,6 +54,7 @@ impl Console {
             limits: HttpLimits::default(),
             base: String::new(),
             operator: "the console's operator".to_owned(),
+            agents: None,
         }
     }
 
@@ -72,6 +76,13 @@ impl Console {
     /// service accepts requests with or without it.
     pub fn base_path(mut self, base: impl Into<String>) -> Console {
         self.base = base.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Show the KPIs of `agents` (from their run records) with the
+    /// statistics.
+    pub fn agents(mut self, agents: Arc<AgentRegistry>) -> Console {
+        self.agents = Some(agents);
         self
     }
 

@@ -236,7 +236,7 @@ th{font-weight:600;background:#f2f4f7}pre{background:#fff;border:1px solid var(-
 .muted{color:var(--muted)}.cards{display:flex;gap:1em;flex-wrap:wrap}\
 .card{background:#fff;border:1px solid var(--line);padding:.6em 1em;min-width:9em}.card b{display:block;font-size:1.5em}\
 .badge{padding:.05em .5em;border-radius:1em;font-size:.85em;background:#eef1f5}\
-.succeeded{color:var(--ok)}.failed,.expired{color:var(--bad)}.cancelled,.skipped{color:var(--warn)}\
+.succeeded,.kpi-ok{color:var(--ok)}.kpi-critical{color:var(--bad)}.kpi-warning{color:var(--warn)}.failed,.expired{color:var(--bad)}.cancelled,.skipped{color:var(--warn)}\
 .bar{display:inline-block;width:8em;height:.7em;background:#eef1f5;vertical-align:middle}.bar span{display:block;height:100%;background:var(--accent)}\
 form.inline{display:inline}button{font:inherit;padding:.2em .8em;cursor:pointer}button.approve{color:#fff;background:var(--ok);border:0}\
 button.deny{color:#fff;background:var(--bad);border:0}button.link{background:none;border:0;color:var(--accent);padding:0}\

@@ -8,8 +8,9 @@ use std::fmt::Write;
 use super::html::{esc, micros, table, time, url_part};
 use super::pages::{Shown, unavailable};
 use super::service::{Shared, Viewer};
+use crate::agent::kpi::{KpiRun, kpis};
 use crate::exec::stats::{SkillStats, stats_from_records};
-use crate::queue::records::Timing;
+use crate::queue::records::{RecordQuery, Timing};
 
 /// The most recent records the statistics are drawn from.
 pub const RECENT: usize = 5000;
@@ -89,8 +90,90 @@ impl Shared {
              runs of the fleet).</p>",
             seen.len()
         );
+        body.push_str(&self.agents_kpis(viewer).await?);
         Ok(("Latency and failures".to_owned(), body))
     }
+}
+
+/// An agent's runs its KPIs are computed from, at most.
+const KPI_RUNS: usize = 1000;
+
+impl Shared {
+    /// Each agent's KPIs over its newest runs the viewer may see, with
+    /// their status against the agent's thresholds.
+    async fn agents_kpis(&self, viewer: &Viewer) -> Result<String, (hyper::StatusCode, String)> {
+        let Some(agents) = &self.console.agents else {
+            return Ok(String::new());
+        };
+        let mut rows = Vec::new();
+        for agent in agents.agents() {
+            let id = agent.contract().id;
+            let mut query = RecordQuery {
+                skill: Some(id.to_owned()),
+                limit: KPI_RUNS,
+                ..RecordQuery::default()
+            };
+            if !viewer.sees_all {
+                match &viewer.caller.user_id {
+                    Some(own) => query.user = Some(own.clone()),
+                    None => continue,
+                }
+            }
+            let page = self
+                .console
+                .fleet
+                .records_page(&query)
+                .await
+                .map_err(unavailable)?;
+            let records: Vec<serde_json::Value> = page
+                .records
+                .iter()
+                .filter_map(|t| serde_json::from_str(t).ok())
+                .collect();
+            let runs: Vec<(&str, KpiRun<'_>)> = records
+                .iter()
+                .map(|r| {
+                    let run = KpiRun {
+                        succeeded: r["status"] == "succeeded",
+                        duration_us: r["duration_us"].as_u64().unwrap_or(0),
+                        output: r.get("output"),
+                    };
+                    (id, run)
+                })
+                .collect();
+            for k in kpis(
+                agent.contract(),
+                &runs.iter().map(|(_, r)| *r).collect::<Vec<_>>(),
+            ) {
+                rows.push(vec![
+                    esc(id),
+                    esc(k.metric_id),
+                    k.value.map_or("—".to_owned(), |v| format!("{v:.3}")),
+                    esc(k.unit),
+                    format!(
+                        "{} (warning {}, critical {})",
+                        k.target, k.threshold_warning, k.threshold_critical
+                    ),
+                    k.status
+                        .map_or("no data".to_owned(), |s| badge_of(s.as_str())),
+                    k.samples.to_string(),
+                ]);
+            }
+        }
+        Ok(format!(
+            "<h2>Agents' KPIs</h2>{}",
+            table(
+                &["agent", "kpi", "value", "unit", "target", "status", "runs"],
+                &rows,
+                "No agent.",
+            )
+        ))
+    }
+}
+
+/// A KPI's status as a badge.
+fn badge_of(status: &str) -> String {
+    format!("<span class=\"badge kpi-{0}\">{0}</span>", esc(status))
 }
 
 /// The `q`th quantile of `sorted` (nearest rank).
