@@ -135,6 +135,14 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         "deliveries",
         "3",
     ]);
+    // Every page would be the operator's: not on an address other machines
+    // reach without --auth.
+    let open = Command::new(app())
+        .args(["console", "--http", "0.0.0.0:0", "--redis", &url])
+        .output()
+        .unwrap();
+    assert_eq!(open.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&open.stderr).contains("--auth"));
     let mut console = Command::new(app());
     console
         .args([
