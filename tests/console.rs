@@ -114,6 +114,10 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         purge("knowledge:pricing"),
     );
     let slow = enqueue(&url, &["count_slowly", r#"{"to": 60, "step_ms": 250}"#]);
+    let later = enqueue(
+        &url,
+        &["echo", r#"{"message": "in an hour"}"#, "--delay", "1h"],
+    );
     let durable = enqueue(
         &url,
         &[
@@ -178,6 +182,7 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         .arg(format!("http://{}", server.addr))
         .args([&ann, &bob, &approve, &deny, &forged, &slow, &durable])
         .arg(given_up.job_id.as_str())
+        .arg(&later)
         .env("CHROMIUM", &chromium)
         .output()
         .expect("node runs");

@@ -1253,6 +1253,27 @@ fn records_are_paged_by_skill_status_caller_and_job(kind: Kind) {
         ..RecordQuery::default()
     });
     assert_eq!(anns.len(), 10);
+    // "Ended before" a time: from an hour ahead, every record; from the
+    // epoch's first second, none.
+    let later = SystemTime::now() + Duration::from_secs(3600);
+    let from = rt.block_on(b.records_before(later)).unwrap();
+    assert_eq!(
+        all_of(RecordQuery {
+            before: Some(from),
+            ..RecordQuery::default()
+        })
+        .len(),
+        40
+    );
+    let first = std::time::UNIX_EPOCH + Duration::from_secs(1);
+    let from = rt.block_on(b.records_before(first)).unwrap();
+    assert!(
+        all_of(RecordQuery {
+            before: Some(from),
+            ..RecordQuery::default()
+        })
+        .is_empty()
+    );
     let one = all_of(RecordQuery {
         job_id: Some(ids[3].clone()),
         ..RecordQuery::default()
@@ -1261,10 +1282,12 @@ fn records_are_paged_by_skill_status_caller_and_job(kind: Kind) {
     assert_eq!(one[0]["skill"], "normalize_handle");
 }
 
-/// Dead letters are listed newest first with their reasons; one whose
-/// message is a job is sent again as a new job (once, however many ask)
-/// and leaves the dead letters; a poisoned one can only be discarded.
-fn dead_letters_are_listed_retried_and_discarded(kind: Kind) {
+/// What the console lists besides the lines: dead letters newest first
+/// with their reasons (one whose message is a job is sent again as a new
+/// job, once however many ask, and leaves the dead letters; a poisoned one
+/// can only be discarded), delayed jobs with when each is due, and each
+/// live worker with its heartbeat.
+fn jobs_set_apart_are_listed_and_dead_letters_retried_or_discarded(kind: Kind) {
     let store = kind.start("dead");
     let url = store.url();
     let data = data_copy(&kind.tag("dead"));
@@ -1303,6 +1326,42 @@ fn dead_letters_are_listed_retried_and_discarded(kind: Kind) {
     assert!(rt.block_on(b.discard_dead(&left[0].id)).unwrap());
     assert!(!rt.block_on(b.discard_dead(&left[0].id)).unwrap());
     assert!(rt.block_on(b.dead_letters(10)).unwrap().is_empty());
+
+    let due = SystemTime::now() + Duration::from_secs(3600);
+    let later = JobEnvelope::new("echo", json!({"message": "in an hour"}));
+    let later = rt.block_on(b.enqueue_at(later, due)).unwrap();
+    let listed = rt.block_on(b.delayed_jobs(10)).unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let (when, job) = &listed[0];
+    assert_eq!(job.as_ref().unwrap().job_id, later);
+    let off = when.duration_since(due).unwrap_or_else(|e| e.duration());
+    assert!(off < Duration::from_secs(1), "due {off:?} off");
+
+    // A worker signs in with its first take (or its first heartbeat, on a
+    // cluster).
+    let status = rt.block_on(async {
+        for _ in 0..300 {
+            let status = b.status().await.unwrap();
+            if !status.heartbeats.is_empty() {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no worker's heartbeat");
+    });
+    let named: Vec<&str> = status
+        .heartbeats
+        .iter()
+        .map(|h| h.worker.as_str())
+        .collect();
+    assert_eq!(named, status.workers, "{status:?}");
+    assert!(
+        status
+            .heartbeats
+            .iter()
+            .all(|h| h.alive_until + Duration::from_secs(1) > SystemTime::now()),
+        "{status:?}"
+    );
 }
 
 /// A destructive job on the fleet waits `awaiting_approval`, holding no slot
@@ -1692,7 +1751,7 @@ on_the_cluster!(
     a_running_jobs_progress_is_stored_and_listed,
     a_job_that_needs_a_person_waits_for_one,
     records_are_paged_by_skill_status_caller_and_job,
-    dead_letters_are_listed_retried_and_discarded,
+    jobs_set_apart_are_listed_and_dead_letters_retried_or_discarded,
 );
 
 macro_rules! on_each_store {
@@ -1736,5 +1795,5 @@ on_each_store!(
     a_job_that_needs_a_person_waits_for_one,
     mcp_tasks_run_on_the_fleet_and_outlive_their_server,
     records_are_paged_by_skill_status_caller_and_job,
-    dead_letters_are_listed_retried_and_discarded,
+    jobs_set_apart_are_listed_and_dead_letters_retried_or_discarded,
 );

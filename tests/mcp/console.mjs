@@ -3,6 +3,7 @@
 // behind API keys, and queues the jobs; this script is the people.
 //
 //   node console.mjs BASE ANN_KEY BOB_KEY APPROVE_ID DENY_ID FORGED_ID SLOW_ID DURABLE_ID DEAD_JOB_ID
+//                    DELAYED_ID
 //
 // ann is an admin: she signs in, approves one parked job, denies
 // another with a reason, watches count_slowly's progress move without
@@ -13,7 +14,7 @@
 
 import { chromium } from "playwright-core";
 
-const [base, annKey, bobKey, approveId, denyId, forgedId, slowId, durableId, deadJobId] =
+const [base, annKey, bobKey, approveId, denyId, forgedId, slowId, durableId, deadJobId, delayedId] =
   process.argv.slice(2);
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
@@ -71,6 +72,10 @@ try {
   const denied = await ann.locator("[role=status]").textContent();
   check(denied.includes(denyId) && denied.includes("denied"), `the page says ${denyId} is denied`);
   check((await rowOf(ann, approveId).count()) === 0, "the approved job no longer waits");
+
+  // A delayed job, and the workers with their heartbeats.
+  check(/\(in 5\d min\)/.test(await rowOf(ann, delayedId).textContent()), "a delayed job is listed with when it is due");
+  check(/\(in \d+ s\)/.test(await ann.locator("#workers td").nth(1).textContent()), "the workers' heartbeats are shown");
 
   // A dead letter's job sent again.
   await Promise.all([

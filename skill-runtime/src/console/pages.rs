@@ -10,7 +10,7 @@ use crate::mcp::http::reply::Body;
 use crate::model::approval::Decision;
 use crate::queue::api::Decided;
 
-/// Dead letters listed.
+/// Dead letters, and delayed jobs, listed.
 const DEAD_LISTED: usize = 50;
 
 /// Said where the queue's jobs are not shown to a viewer.
@@ -128,13 +128,36 @@ impl Shared {
         body.push_str(&table(head, &awaiting, none));
         body.push_str("<h2>Dead letters</h2>");
         body.push_str(&self.dead_letters(viewer).await?);
-        body.push_str("<h2>Workers</h2>");
-        let workers: Vec<Vec<String>> = status.workers.iter().map(|w| vec![esc(w)]).collect();
+        body.push_str("<h2>Delayed</h2>");
+        body.push_str(&self.delayed(viewer).await?);
+        body.push_str("<h2>Workers</h2><div id=workers data-live>");
+        let workers: Vec<Vec<String>> = match status.heartbeats.is_empty() {
+            true => status
+                .workers
+                .iter()
+                .map(|w| vec![esc(w), "—".to_owned()])
+                .collect(),
+            false => status
+                .heartbeats
+                .iter()
+                .map(|h| {
+                    vec![
+                        esc(&h.worker),
+                        format!(
+                            "{} <span class=muted>({})</span>",
+                            html::time(h.alive_until),
+                            html::from_now(h.alive_until)
+                        ),
+                    ]
+                })
+                .collect(),
+        };
         body.push_str(&table(
-            &["alive (heartbeat not run out)"],
+            &["worker", "alive until (its heartbeat moves it on)"],
             &workers,
             "No worker is alive.",
         ));
+        body.push_str("</div>");
         body.push_str("<h2>Schedules</h2>");
         let schedules: Vec<Vec<String>> = schedules
             .iter()
@@ -190,6 +213,36 @@ impl Shared {
             esc(&who),
             esc(&input.to_string())
         )
+    }
+
+    /// The delayed jobs due soonest: when, which job, what.
+    async fn delayed(&self, viewer: &Viewer) -> Result<String, (StatusCode, String)> {
+        if !viewer.sees_queue() {
+            return Ok(format!("<p class=muted>{HIDDEN}</p>"));
+        }
+        let delayed = self
+            .console
+            .fleet
+            .delayed_jobs(DEAD_LISTED)
+            .await
+            .map_err(unavailable)?;
+        let rows: Vec<Vec<String>> = delayed
+            .iter()
+            .map(|(due, job)| {
+                vec![
+                    format!(
+                        "{} <span class=muted>({})</span>",
+                        html::time(*due),
+                        html::from_now(*due)
+                    ),
+                    job.as_ref().map_or("—".to_owned(), |j| {
+                        format!("<code>{}</code>", esc(j.job_id.as_str()))
+                    }),
+                    self.what(job.as_ref()),
+                ]
+            })
+            .collect();
+        Ok(table(&["due", "job", "what"], &rows, "No job is delayed."))
     }
 
     /// The newest dead letters, with Retry and Discard for a viewer who

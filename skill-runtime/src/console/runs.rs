@@ -53,11 +53,33 @@ impl Shared {
                 .filter(|v| !v.is_empty())
         };
         let (skill, status, caller) = (get("skill"), get("status"), get("caller"));
+        let until = get("until");
+        // "Ended before" a time: the page starts at the records' cursor for
+        // it (a cursor already given, paging on, takes precedence).
+        let before = match (get("before"), until) {
+            (Some(b), _) => Some(b.to_owned()),
+            (None, Some(t)) => {
+                let time = utc(t).ok_or_else(|| {
+                    (
+                        StatusCode::BAD_REQUEST,
+                        format!("`{t}` is not a time as YYYY-MM-DDTHH:MM (UTC)"),
+                    )
+                })?;
+                Some(
+                    self.console
+                        .fleet
+                        .records_before(time)
+                        .await
+                        .map_err(unavailable)?,
+                )
+            }
+            (None, None) => None,
+        };
         let asked = RecordQuery {
             skill: skill.map(str::to_owned),
             status: status.map(str::to_owned),
             user: caller.map(str::to_owned),
-            before: get("before").map(str::to_owned),
+            before: before.clone(),
             limit: PER_PAGE,
             ..RecordQuery::default()
         };
@@ -66,8 +88,7 @@ impl Shared {
         // A run's link carries the cursor of the record above it, so that
         // its page starts reading right there (a store without an index
         // by job finds it at once).
-        let above = std::iter::once(get("before").map(str::to_owned))
-            .chain(page.cursors.iter().cloned().map(Some));
+        let above = std::iter::once(before).chain(page.cursors.iter().cloned().map(Some));
         let rows: Vec<Vec<String>> = records
             .iter()
             .zip(above)
@@ -101,8 +122,10 @@ impl Shared {
         let _ = write!(
             body,
             "</select><input type=text name=caller placeholder=\"caller (user id)\" aria-label=caller value=\"{}\">\
+             <label>ended before (UTC) <input type=datetime-local name=until value=\"{}\"></label>\
              <button>Filter</button></form>",
-            esc(caller.unwrap_or_default())
+            esc(caller.unwrap_or_default()),
+            esc(until.unwrap_or_default())
         );
         body.push_str(&table(
             &["completed", "skill", "status", "caller", "took", "job"],
@@ -113,12 +136,15 @@ impl Shared {
         if page.cut_short {
             body.push_str("Only part of the records was read for this page. ");
         }
+        // Older pages keep the time asked for (shown in the form); the
+        // newest page drops it.
         let link = |before: Option<&str>, label: &str| {
             let mut q = String::new();
             for (k, v) in [
                 ("skill", skill),
                 ("status", status),
                 ("caller", caller),
+                ("until", until.filter(|_| before.is_some())),
                 ("before", before),
             ] {
                 if let Some(v) = v {
@@ -130,7 +156,7 @@ impl Shared {
                 q.trim_start_matches('&')
             )
         };
-        if get("before").is_some() {
+        if get("before").is_some() || until.is_some() {
             body.push_str(&link(None, "newest"));
         }
         if let Some(next) = &page.next {
@@ -259,4 +285,29 @@ fn timeline(steps: &[Value]) -> String {
         &rows,
         "No stage noted.",
     )
+}
+
+/// A time as a browser's `datetime-local` writes it (`2026-12-07T08:15`,
+/// seconds optional), read as UTC.
+fn utc(text: &str) -> Option<std::time::SystemTime> {
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(text, f).ok())
+        .map(|t| {
+            let ms = t.and_utc().timestamp_millis().max(0) as u64;
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_browsers_local_time_is_read_as_utc() {
+        let t = utc("2026-12-07T07:55").unwrap();
+        assert_eq!(html::time(t), "2026-12-07 07:55:00");
+        assert!(utc("2026-12-07T07:55:02").is_some());
+        assert!(utc("yesterday").is_none());
+    }
 }

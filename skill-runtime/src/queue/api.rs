@@ -187,6 +187,19 @@ pub struct AwaitingApproval {
     pub deadline: SystemTime,
 }
 
+/// A worker's last heartbeat: how long it is alive for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    /// The worker.
+    pub worker: String,
+    /// Until when its heartbeat keeps it alive.
+    #[serde(
+        serialize_with = "serialize_time",
+        deserialize_with = "deserialize_time"
+    )]
+    pub alive_until: SystemTime,
+}
+
 /// A job given up on, as the dead letters keep it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeadLetter {
@@ -310,6 +323,11 @@ pub struct QueueStatus {
     pub dead_letters: u64,
     /// Workers alive (their heartbeat has not run out), by name.
     pub workers: Vec<String>,
+    /// Each worker alive, with the time its last heartbeat keeps it alive
+    /// until (it signs again well before; past it, its jobs are taken
+    /// over). Shared backends only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heartbeats: Vec<Heartbeat>,
     /// Running jobs that report progress, with their last report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub running: Vec<JobProgress>,

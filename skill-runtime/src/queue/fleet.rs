@@ -208,6 +208,15 @@ impl Fleet {
         each!(self, b => b.records(limit).await)
     }
 
+    /// The cursor ([`RecordQuery::before`]) of the records that ended
+    /// before `time`: where a page of runs "before 08:00" starts.
+    pub async fn records_before(&self, time: SystemTime) -> Result<String, QueueError> {
+        let ms = time
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        each!(self, b => b.records_before(ms).await)
+    }
+
     /// What latency and failure statistics read of the most recent `limit`
     /// run records, newest first.
     pub async fn timings(&self, limit: usize) -> Result<Vec<Timing>, QueueError> {
@@ -225,6 +234,19 @@ impl Fleet {
     /// The newest `limit` dead letters, newest first.
     pub async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadLetter>, QueueError> {
         each!(self, b => b.dead_letters(limit).await)
+    }
+
+    /// The `limit` delayed jobs due soonest: when each is due, and the job
+    /// (`None` for a message that is not one).
+    pub async fn delayed_jobs(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(SystemTime, Option<JobEnvelope>)>, QueueError> {
+        let delayed = each!(self, b => b.delayed_jobs(limit).await)?;
+        Ok(delayed
+            .into_iter()
+            .map(|(due, m)| (due, serde_json::from_str(&m).ok()))
+            .collect())
     }
 
     /// Delete dead letter `id`: whether it was there.

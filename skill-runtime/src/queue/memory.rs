@@ -298,6 +298,7 @@ impl Queue for InProcessQueue {
                 in_flight: self.state.in_flight.load(Ordering::Relaxed),
                 dead_letters: lock(&self.state.dead).len() as u64,
                 workers: vec!["in-process".to_owned()],
+                heartbeats: Vec::new(),
                 running: {
                     let mut running: Vec<JobProgress> = lock(&self.state.progress)
                         .iter()

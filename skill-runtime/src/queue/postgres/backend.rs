@@ -63,6 +63,12 @@ impl PostgresBackend {
         records::timings(&self.inner, limit).await
     }
 
+    /// The cursor of the records that ended before `ms` (Unix
+    /// milliseconds), found on the `completed_at` index.
+    pub async fn records_before(&self, ms: u64) -> Result<String, QueueError> {
+        records::before(&self.inner, ms).await
+    }
+
     /// One page of the run records `query` asks for, newest first.
     pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
         records::page(&self.inner, query).await

@@ -17,15 +17,16 @@
 //! (concurrent requests sent as one statement), `events` (what the
 //! listening connections hear, handed to those waiting), `conn` (the
 //! database, its connections and notifications), `records` (the records
-//! table, the sink's writer), `backend`, then `dead` (the dead letters,
-//! listed, read, deleted), `queue`
+//! table, the sink's writer), `backend`, then `apart` (jobs set apart
+//! from the lines: dead letters, listed, read, deleted; delayed jobs,
+//! listed), `queue`
 //! (callers), `source` (workers), `policy` (idempotency and rate limits)
 //! and `stores` (run states, artifacts, schedules).
 
+mod apart;
 mod backend;
 mod batch;
 mod conn;
-mod dead;
 mod events;
 mod policy;
 mod queue;

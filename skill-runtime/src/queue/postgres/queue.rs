@@ -11,8 +11,8 @@ use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::queue::api::{
-    AwaitingApproval, Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus,
-    check_job, delay_until,
+    AwaitingApproval, Cancelled, Decided, Heartbeat, JobProgress, Outcome, Queue, QueueError,
+    QueueStatus, check_job, delay_until,
 };
 use crate::queue::postgres::backend::PostgresBackend;
 use crate::queue::postgres::conn::Enqueued;
@@ -231,6 +231,14 @@ impl Queue for PostgresBackend {
                 .filter(|r| raw.workers.contains(&r.worker))
                 .collect();
             status.workers = raw.workers;
+            status.heartbeats = raw
+                .heartbeats
+                .into_iter()
+                .map(|(worker, ms)| Heartbeat {
+                    worker,
+                    alive_until: UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64),
+                })
+                .collect();
             status.awaiting_approval = raw
                 .awaiting
                 .into_iter()
@@ -367,6 +375,8 @@ struct Raw {
     delayed: u64,
     dead: u64,
     workers: Vec<String>,
+    #[serde(default)]
+    heartbeats: Vec<(String, i64)>,
     running: Vec<String>,
     awaiting: Vec<(String, i64)>,
 }

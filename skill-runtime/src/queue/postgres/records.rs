@@ -127,3 +127,26 @@ pub(super) async fn timings(c: &Conn, limit: usize) -> Result<Vec<Timing>, Queue
         })
         .collect())
 }
+
+/// The cursor just above the records that ended before `ms`: rows are
+/// numbered as they are written, a little out of the order their jobs
+/// ended in (several workers, batches), so the highest number among the
+/// thousand that ended last before `ms` (on the `completed_at` index).
+pub(super) async fn before(c: &Conn, ms: u64) -> Result<String, QueueError> {
+    let ms = ms.min(i64::MAX as u64) as i64;
+    let rows = c
+        .call(
+            &c.sql(
+                "SELECT max(id) FROM (SELECT id FROM @.records \
+                 WHERE completed_at < to_timestamp($1::float8 / 1000) \
+                 ORDER BY completed_at DESC LIMIT 1000) last",
+            ),
+            &[(&ms, Type::INT8)],
+        )
+        .await?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.get::<_, Option<i64>>(0))
+        .map_or(1, |id| id.saturating_add(1))
+        .to_string())
+}

@@ -71,6 +71,12 @@ impl RedisBackend {
             .collect())
     }
 
+    /// The cursor of the records written before `ms` (Unix milliseconds):
+    /// the streams' entries are named by the time they were written.
+    pub async fn records_before(&self, ms: u64) -> Result<String, QueueError> {
+        Ok(format!("{ms}-0-0"))
+    }
+
     /// One page of the run records `query` asks for, newest first.
     pub async fn records_page(&self, query: &RecordQuery) -> Result<RecordPage, QueueError> {
         records::page(&self.inner, query).await

@@ -22,15 +22,16 @@
 //! own), `link` (one server or a cluster), `conn` (the store, its keys and
 //! every request), `records`, `backend`,
 //! then the parts built on it: `approvals` (parked jobs and decisions),
-//! `dead` (the dead letters, listed, read, deleted),
+//! `apart` (jobs set apart from the lines: dead letters, listed, read,
+//! deleted; delayed jobs, listed),
 //! `queue` (callers), `source` (workers),
 //! `policy` (idempotency and rate limits), `schedule` (cron schedules).
 
+mod apart;
 mod approvals;
 mod artifacts;
 mod backend;
 mod conn;
-mod dead;
 mod keys;
 mod link;
 mod policy;

@@ -10,7 +10,7 @@ use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
 use crate::queue::api::{
-    Cancelled, Decided, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job,
+    Cancelled, Decided, Heartbeat, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job,
     delay_until,
 };
 use crate::queue::redis::backend::RedisBackend;
@@ -388,13 +388,22 @@ impl Queue for RedisBackend {
             }
             // A heartbeat says how long its worker is alive: until its
             // visibility timeout runs out, unless it signs again.
-            let mut workers: Vec<String> = alive
+            let mut beats: Vec<(String, i64)> = alive
                 .into_iter()
                 .filter(|(_, until)| *until >= now_ms)
-                .map(|(w, _)| w)
                 .collect();
-            workers.sort();
-            workers.dedup();
+            // The latest heartbeat of each (a cluster's partitions each keep
+            // theirs).
+            beats.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            beats.dedup_by(|a, b| a.0 == b.0);
+            let workers: Vec<String> = beats.iter().map(|(w, _)| w.clone()).collect();
+            status.heartbeats = beats
+                .into_iter()
+                .map(|(worker, until)| Heartbeat {
+                    worker,
+                    alive_until: UNIX_EPOCH + Duration::from_millis(until.max(0) as u64),
+                })
+                .collect();
             // Reports of workers still alive (a dead worker's job goes to
             // another, which reports afresh).
             let mut running: Vec<JobProgress> = reports

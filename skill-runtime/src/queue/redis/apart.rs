@@ -1,8 +1,10 @@
-//! The dead letters on Redis: one stream per partition (`{ns}:q:{queue}:dead`,
-//! written by `scripts::DEAD_LETTER` and `scripts::RECLAIM`), listed newest
-//! first, an entry read or deleted by its id.
+//! Jobs set apart from the lines, on Redis: the dead letters (one stream per
+//! partition, `{ns}:q:{queue}:dead`, written by `scripts::DEAD_LETTER` and
+//! `scripts::RECLAIM`), listed newest first, an entry read or deleted by its
+//! id; the delayed jobs (a sorted set per partition, `{ns}:q:{queue}:delayed`,
+//! scored by when each is due), listed soonest first.
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redis::Value;
 
@@ -65,6 +67,42 @@ impl RedisBackend {
             .query(redis::cmd("XDEL").arg(&keys.parts[i].dead).arg(entry))
             .await?;
         Ok(int(&reply) == Some(1))
+    }
+
+    /// The `limit` delayed jobs due soonest: when each is due, and its
+    /// message.
+    pub(crate) async fn delayed_jobs(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(SystemTime, String)>, QueueError> {
+        let mut all = Vec::new();
+        for part in &self.inner.keys.parts {
+            let reply: Value = self
+                .inner
+                .query(
+                    redis::cmd("ZRANGE")
+                        .arg(&part.delayed)
+                        .arg(0)
+                        .arg(limit.saturating_sub(1))
+                        .arg("WITHSCORES"),
+                )
+                .await?;
+            all.extend(items(&reply).chunks(2).filter_map(|p| {
+                // A member is the priority's index, a newline, the message.
+                let message = text(p.first()?)?.split_once('\n')?.1.to_owned();
+                let ms = match p.get(1)? {
+                    Value::Double(ms) => *ms,
+                    other => text(other)?.parse().ok()?,
+                };
+                Some((
+                    UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64),
+                    message,
+                ))
+            }));
+        }
+        all.sort_by_key(|(due, _)| *due);
+        all.truncate(limit);
+        Ok(all)
     }
 
     /// The dead letter an entry of partition `part`'s stream holds.

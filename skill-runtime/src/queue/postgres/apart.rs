@@ -1,8 +1,9 @@
-//! The dead letters on PostgreSQL: rows of `dead` (written by the reclaim
-//! and dead-letter functions), listed newest first, a row read or deleted by
-//! its id.
+//! Jobs set apart from the lines, on PostgreSQL: the dead letters (rows of
+//! `dead`, written by the reclaim and dead-letter functions), listed newest
+//! first, a row read or deleted by its id; the delayed jobs (rows of `jobs`
+//! in state 2), listed soonest first on the `jobs_later` index.
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio_postgres::Row;
 use tokio_postgres::types::Type;
@@ -54,6 +55,32 @@ impl PostgresBackend {
             )
             .await?;
         Ok(rows.first().map(dead_letter_of))
+    }
+
+    /// The `limit` delayed jobs due soonest: when each is due, and its
+    /// message.
+    pub(crate) async fn delayed_jobs(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(SystemTime, String)>, QueueError> {
+        let c = &self.inner;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = c
+            .call(
+                &c.sql(
+                    "SELECT message, @.epoch_ms(due_at) FROM @.jobs \
+                     WHERE queue = $1 AND state = 2 ORDER BY due_at LIMIT $2",
+                ),
+                &[(&c.config.queue, Type::TEXT), (&limit, Type::INT8)],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let ms = r.get::<_, i64>(1).max(0) as u64;
+                (UNIX_EPOCH + Duration::from_millis(ms), r.get(0))
+            })
+            .collect())
     }
 
     /// Delete dead letter `id`: whether it was there.
