@@ -34,7 +34,7 @@ fn micros_of(time: &str) -> Option<i64> {
 impl Shared {
     /// Whether `viewer` may see `state`: an admin, or the caller of its job.
     fn sees_run(viewer: &Viewer, state: &GraphState) -> bool {
-        viewer.sees_all || state.job.caller.principal() == viewer.caller.principal()
+        viewer.sees_runs_of(state.job.caller.user_id.as_deref())
     }
 
     /// `/pipelines`: the latest durable runs, newest first.

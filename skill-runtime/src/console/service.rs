@@ -85,6 +85,13 @@ impl Viewer {
     pub(super) fn sees_queue(&self) -> bool {
         self.sees_all || self.decides
     }
+
+    /// Whether it sees a run its caller `user` started: an admin sees every
+    /// run, anyone else the runs of its own user id (a caller without one,
+    /// none). The one rule for runs, durable runs and statistics.
+    pub(super) fn sees_runs_of(&self, user: Option<&str>) -> bool {
+        self.sees_all || (user.is_some() && user == self.caller.user_id.as_deref())
+    }
 }
 
 impl ConsoleService {
@@ -317,13 +324,7 @@ impl Shared {
 
     /// Whether `token` is `viewer`'s.
     fn opens(viewer: &Viewer, token: &str) -> bool {
-        let made = viewer.csrf.as_bytes();
-        made.len() == token.len()
-            && made
-                .iter()
-                .zip(token.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        crate::mcp::seal::same_seal(&viewer.csrf, token)
     }
 
     /// A post: sign out, or a decision on a parked job.

@@ -28,10 +28,9 @@ impl Shared {
             .timings(RECENT)
             .await
             .map_err(unavailable)?;
-        let own = viewer.caller.user_id.as_deref();
         let seen: Vec<&Timing> = all
             .iter()
-            .filter(|t| viewer.sees_all || (own.is_some() && t.user.as_deref() == own))
+            .filter(|t| viewer.sees_runs_of(t.user.as_deref()))
             .collect();
         let chosen = query
             .iter()

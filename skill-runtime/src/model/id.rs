@@ -61,6 +61,20 @@ impl Id {
         (id(a), id(b))
     }
 
+    /// The same id for the same `text`, and for no other in practice: a
+    /// UUID version 8 (RFC 9562) from the first 16 bytes of `text`'s SHA-256.
+    /// For a job every worker or person must name alike (a schedule's tick,
+    /// the one sending again of a dead letter), so queueing it twice queues
+    /// it once.
+    #[cfg(any(feature = "redis", feature = "postgres"))]
+    pub(crate) fn derived(text: &str) -> Id {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(text.as_bytes());
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&digest[..16]);
+        Id::of_uuid(uuid::Builder::from_custom_bytes(b).into_uuid())
+    }
+
     fn of_uuid(uuid: uuid::Uuid) -> Id {
         let mut bytes = [b'-'; Id::INLINE];
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]

@@ -254,12 +254,13 @@ impl Fleet {
         each!(self, b => b.discard_dead(id).await)
     }
 
-    /// Send dead letter `id`'s job again, as a new job (a new id: the old
-    /// one stays taken by the job given up on), and delete the dead letter;
-    /// the new job's id. `None` when no such dead letter is kept (discarded,
-    /// or sent again already: of two people retrying it at once, one
-    /// does). A message that is not a job (a poisoned one) can only be
-    /// discarded.
+    /// Send dead letter `id`'s job again, as a new job, and delete the dead
+    /// letter; the new job's id. The new id is derived from the dead letter
+    /// (the old one stays taken by the job given up on), so two people
+    /// retrying it at once queue one job, and a retry whose queueing failed
+    /// leaves the dead letter as it was, to be retried again. `None` when no
+    /// such dead letter is kept (discarded, or sent again already). A
+    /// message that is not a job (a poisoned one) can only be discarded.
     pub async fn retry_dead(&self, id: &str) -> Result<Option<Id>, QueueError> {
         let Some(dead) = each!(self, b => b.dead_letter(id).await)? else {
             return Ok(None);
@@ -269,15 +270,12 @@ impl Fleet {
                 "dead letter {id} is not a job ({e}): it can only be discarded"
             ))
         })?;
-        if !self
-            .use_once(&format!("retry-dead:{id}"), Duration::from_secs(86_400))
-            .await?
-        {
-            return Ok(None);
+        let again = Id::derived(&format!("retry\u{0}{id}\u{0}{}", job.job_id));
+        match self.enqueue(job.with_job_id(again.clone())).await {
+            // Taken: by this same retry, made a moment ago by someone else.
+            Ok(_) | Err(QueueError::JobIdTaken { .. }) => {}
+            Err(e) => return Err(e),
         }
-        let again = self
-            .enqueue(job.with_job_id(crate::model::envelope::new_id()))
-            .await?;
         self.discard_dead(id).await?;
         Ok(Some(again))
     }

@@ -16,7 +16,6 @@ use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
-use sha2::{Digest, Sha256};
 
 use crate::exec::policy::BoxFuture;
 use crate::model::caller::{Priority, Source};
@@ -165,23 +164,10 @@ pub struct ScheduleState {
 }
 
 /// The job id of `schedule`'s tick at `tick` on `queue`: the same for every
-/// worker, a UUID (version 8, from SHA-256).
+/// worker.
 fn tick_id(queue: &str, schedule: &str, tick: SystemTime) -> Id {
     let ms = tick.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    let digest = Sha256::digest(format!("{queue}\u{0}{schedule}\u{0}{ms}").as_bytes());
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&digest[..16]);
-    b[6] = (b[6] & 0x0f) | 0x80;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Id::from(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    ))
+    Id::derived(&format!("{queue}\u{0}{schedule}\u{0}{ms}"))
 }
 
 /// Where a backend keeps the schedules its workers registered and each

@@ -10,7 +10,7 @@ use redis::Value;
 
 use crate::queue::api::{DeadLetter, QueueError};
 use crate::queue::redis::backend::RedisBackend;
-use crate::queue::redis::reply::{field, int, items, text};
+use crate::queue::redis::reply::{field, int, items, score_time, text};
 
 impl RedisBackend {
     /// The newest `limit` dead letters, newest first.
@@ -90,14 +90,7 @@ impl RedisBackend {
             all.extend(items(&reply).chunks(2).filter_map(|p| {
                 // A member is the priority's index, a newline, the message.
                 let message = text(p.first()?)?.split_once('\n')?.1.to_owned();
-                let ms = match p.get(1)? {
-                    Value::Double(ms) => *ms,
-                    other => text(other)?.parse().ok()?,
-                };
-                Some((
-                    UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64),
-                    message,
-                ))
+                Some((score_time(p.get(1)?)?, message))
             }));
         }
         all.sort_by_key(|(due, _)| *due);

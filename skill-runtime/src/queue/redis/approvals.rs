@@ -5,7 +5,7 @@
 //! Keys: `{ns}:q:{queue}:awaiting`, `{ns}:q:{queue}:parked`,
 //! `{ns}:q:{queue}:decisions`.
 
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use redis::Value;
 
@@ -14,7 +14,7 @@ use crate::queue::api::{AwaitingApproval, Decided, QueueError, QueueStatus};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::GROUP;
 use crate::queue::redis::keys::index;
-use crate::queue::redis::reply::{int, items, text};
+use crate::queue::redis::reply::{int, items, score_time, text};
 use crate::queue::source::{Delivery, Parking};
 
 impl RedisBackend {
@@ -124,13 +124,9 @@ impl RedisBackend {
                 .await?;
             all.extend(items(&reply).chunks(2).filter_map(|p| {
                 let id = p.first().and_then(text)?;
-                let ms = match p.get(1)? {
-                    Value::Double(ms) => *ms,
-                    other => text(other)?.parse().ok()?,
-                };
                 Some(AwaitingApproval {
                     job_id: id,
-                    deadline: UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64),
+                    deadline: score_time(p.get(1)?)?,
                 })
             }));
         }

@@ -1,5 +1,7 @@
 //! Reading Redis replies: strings, integers, arrays, and stream entries.
 
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use redis::Value;
 
 /// The text of a string reply (bulk, simple or verbatim).
@@ -63,4 +65,14 @@ pub(super) fn stream_entries(v: &Value) -> Vec<(String, String, Value)> {
         }
     }
     out
+}
+
+/// A sorted set's score read as a time in milliseconds since the epoch (a
+/// double on RESP3, text on RESP2).
+pub(super) fn score_time(v: &Value) -> Option<SystemTime> {
+    let ms: f64 = match v {
+        Value::Double(ms) => *ms,
+        other => text(other)?.parse().ok()?,
+    };
+    Some(UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64))
 }
