@@ -973,3 +973,144 @@ fn a_run_is_readable_by_its_caller_only() {
     let stolen = post(addr, Some(&bob), Some(&his), &subscribe).body;
     assert_eq!(stolen["error"]["code"], -32002, "{stolen}");
 }
+
+/// An agent's run is its caller's too, and so are the R3 files it wrote:
+/// the run's resource lists them by their own URIs, its caller reads each
+/// (Markdown and JSON, as written), and another caller holding the URIs
+/// reads neither the run nor its files, answered as for a run that does not
+/// exist. The server's paths are never shown.
+#[test]
+fn an_agents_run_and_its_r3_files_are_its_callers() {
+    let dir = temp_dir("agent-runs-owner");
+    let file = dir.join("keys.json");
+    // The agent's skills' scopes, which a caller of the agent needs.
+    let key = |name: &str| {
+        let grants = ["database:read", "seo:audit", "seo:read"];
+        api_key(&file, name, &grants.map(|g| ["--grant", g]).concat())
+    };
+    let (ann, bob) = (key("ann"), key("bob"));
+    let files = dir.join("r3");
+    let server = serve(&[
+        "--auth",
+        "api-keys",
+        file.to_str().unwrap(),
+        "--agents",
+        "--artifacts",
+        files.to_str().unwrap(),
+        "--record",
+        dir.join("runs.jsonl").to_str().unwrap(),
+    ]);
+    let addr = &server.addr;
+    let called = call_2026(
+        addr,
+        &ann,
+        "agent.seo.vlevel",
+        json!({"urls": ["https://shop.example.com/a/b/c/d/e/f"]}),
+    )
+    .body;
+    let job = called["result"]["_meta"]["dev.skill-runtime/manifest"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{called}"))
+        .to_owned();
+    let uri = format!("skill://runs/{job}");
+    let read = |token: &str, uri: &str| {
+        request_2026(addr, token, "resources/read", uri, json!({"uri": uri}))
+    };
+    let own = read(&ann, &uri);
+    let text = own["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{own}"));
+    let run: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(run["agent"], "agent.seo.vlevel@1.0.0", "{run}");
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let artifacts = run["artifacts"].as_array().unwrap();
+    assert_eq!(artifacts.len(), 3, "{run}");
+    assert!(
+        !text.contains(files.to_str().unwrap()),
+        "no server path: {text}"
+    );
+    let audit = artifacts
+        .iter()
+        .find(|a| a["name"].as_str().unwrap().ends_with(".audit.md"))
+        .unwrap();
+    let audit_uri = audit["uri"].as_str().unwrap();
+    assert!(
+        audit_uri.starts_with(&format!("{uri}/artifacts/")),
+        "{audit_uri}"
+    );
+    let got = read(&ann, audit_uri);
+    let content = &got["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "text/markdown", "{got}");
+    let on_disk = std::fs::read_to_string(files.join(audit["name"].as_str().unwrap())).unwrap();
+    assert_eq!(content["text"].as_str(), Some(on_disk.as_str()));
+    let graph = artifacts
+        .iter()
+        .find(|a| a["name"].as_str().unwrap().ends_with(".graph.json"))
+        .unwrap();
+    let got = read(&ann, graph["uri"].as_str().unwrap());
+    let graph: Value =
+        serde_json::from_str(got["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert!(graph.is_object(), "{graph}");
+    // Listed for her, each file after its run; completed by job id.
+    let listed = |token: &str| {
+        request_2026(addr, token, "resources/list", "", json!({}))["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+            .filter(|u| u.starts_with("skill://runs/"))
+            .collect::<Vec<_>>()
+    };
+    // The hand-over it ran (to agent.seo.architect) is hers too, with its
+    // own files.
+    let handed = run["escalated_job"]
+        .as_str()
+        .expect("handed over in process");
+    let target = read(&ann, &format!("skill://runs/{handed}"));
+    let target: Value =
+        serde_json::from_str(target["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(target["agent"], "agent.seo.architect@1.0.0", "{target}");
+    assert_eq!(target["artifacts"].as_array().unwrap().len(), 3, "{target}");
+    let hers = listed(&ann);
+    assert_eq!(hers.len(), 8, "two runs, three files each: {hers:?}");
+    assert!(
+        hers.contains(&uri) && hers.contains(&audit_uri.to_owned()),
+        "{hers:?}"
+    );
+    // Not bob's: the run and its files read as unknown, nothing listed.
+    let unknown_code = read(&bob, "skill://runs/none/artifacts/x.md")["error"]["code"].clone();
+    assert!(unknown_code.is_i64(), "{unknown_code}");
+    for stolen in [read(&bob, &uri), read(&bob, audit_uri)] {
+        assert_eq!(stolen["error"]["code"], unknown_code, "{stolen}");
+    }
+    assert!(listed(&bob).is_empty());
+    // A file the run did not write is unknown to her too.
+    let other = read(&ann, &format!("{uri}/artifacts/keys.json"));
+    assert_eq!(other["error"]["code"], unknown_code, "{other}");
+}
+
+/// A run's updates reach its own caller only: bob, holding ann's run's URI,
+/// follows it on a 2025-11-25 session and on a 2026-07-28
+/// `subscriptions/listen` stream and hears nothing, while ann hears her run
+/// progress (the real Python client, `tests/mcp/run_listeners.py`).
+#[test]
+fn a_runs_updates_reach_its_caller_only() {
+    let dir = temp_dir("run-listeners");
+    let file = dir.join("keys.json");
+    let key = |name: &str| api_key(&file, name, &[]);
+    let (ann, bob) = (key("ann"), key("bob"));
+    let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
+    let out = Command::new("python3")
+        .arg(root().join("tests/mcp/run_listeners.py"))
+        .arg(format!("http://{}/mcp", server.addr))
+        .args([&ann, &bob])
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("run listener checks passed"), "{stdout}");
+}

@@ -153,7 +153,7 @@ enum Command {
     /// call goes through the runtime pipeline as the caller these flags describe;
     /// tools needing an MCP permission that is not granted are neither listed
     /// nor callable.
-    Mcp(serve::McpArgs),
+    Mcp(Box<serve::McpArgs>),
     /// The fleet in web pages, for people: the queue (jobs waiting for a
     /// person, with Approve and Deny), the runs, latency per skill, the
     /// registry. Loopback without --auth; see docs/console.md.
@@ -371,7 +371,7 @@ fn main() -> ExitCode {
             mcp_server.as_deref(),
             op,
         ),
-        Command::Mcp(args) => serve::mcp(registry, args),
+        Command::Mcp(args) => serve::mcp(registry, *args),
         Command::Ground { runtime } => ground::ground(registry, &runtime),
         Command::Worker(_) => unreachable!("answered above"),
         Command::Stats { .. }

@@ -33,6 +33,12 @@ pub struct McpArgs {
     /// docs/agents.md).
     #[arg(long)]
     agents: bool,
+    /// With --agents: keep each agent run's R3 files (`audit.md`,
+    /// `backlog.json`, `graph.json`) in this directory, served to the run's
+    /// caller as resources (`skill://runs/{job_id}/artifacts/{name}`). With
+    /// --redis they are kept on the fleet's store without it.
+    #[arg(long, value_name = "DIR", requires = "agents")]
+    artifacts: Option<std::path::PathBuf>,
     /// Serve the Streamable HTTP transport on this address (e.g.
     /// 127.0.0.1:8080 or localhost:8080; port 0 picks one) instead of
     /// standard input and output; the endpoint is printed on standard error.
@@ -195,10 +201,17 @@ pub fn mcp(registry: Registry, args: McpArgs) -> ExitCode {
                 return Ok(s);
             }
             match crate::agents::registry() {
-                Ok(agents) => s.with_agents(skill_runtime::agents::AgentRunner::new(
-                    runtime.clone(),
-                    std::sync::Arc::new(agents),
-                )),
+                Ok(agents) => {
+                    let runner = skill_runtime::agents::AgentRunner::new(
+                        runtime.clone(),
+                        std::sync::Arc::new(agents),
+                    );
+                    s.with_agents(match (&args.artifacts, &redis) {
+                        (Some(dir), _) => runner.with_artifacts(dir),
+                        (None, Some(fleet)) => runner.with_artifact_store(fleet.artifact_store()),
+                        (None, None) => runner,
+                    })
+                }
                 Err(_) => Err(skill_runtime::mcp::ToolError {
                     tool: "agents".to_owned(),
                     message: "the agent registry did not build".to_owned(),

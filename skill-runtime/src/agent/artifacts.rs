@@ -62,6 +62,15 @@ pub trait ArtifactStore: Send + Sync {
     /// Keep `text` as the file `name`: the artifact it is now, named
     /// `name`, its `uri` where it is (a path, a key).
     fn put<'a>(&'a self, name: &'a str, text: String) -> BoxFuture<'a, Result<Artifact, String>>;
+
+    /// The text of the file kept at `uri` (as [`ArtifactStore::put`] gave
+    /// it), when it is still kept: what serves a run's R3 files to its
+    /// caller as MCP resources. A store that cannot read its files back
+    /// keeps the default, which finds none.
+    fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Option<String>, String>> {
+        let _ = uri;
+        Box::pin(std::future::ready(Ok(None)))
+    }
 }
 
 /// R3 files as files of a directory, created when missing.
@@ -87,6 +96,21 @@ impl ArtifactStore for DirArtifacts {
             .map(|p| Artifact::file(name, p.display().to_string()))
             .map_err(|e| format!("{}: {e}", self.dir.display()));
         Box::pin(std::future::ready(written))
+    }
+
+    fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Option<String>, String>> {
+        // Only a file of this directory: `uri` is a path `put` gave.
+        let path = std::path::Path::new(uri);
+        let read = if path.parent() != Some(self.dir.as_path()) {
+            Ok(None)
+        } else {
+            match std::fs::read_to_string(path) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("{uri}: {e}")),
+            }
+        };
+        Box::pin(std::future::ready(read))
     }
 }
 

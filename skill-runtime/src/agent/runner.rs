@@ -88,6 +88,12 @@ impl AgentRunner {
         self
     }
 
+    /// Where its runs' R3 files are kept, if anywhere.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn artifact_store(&self) -> Option<&Arc<dyn ArtifactStore>> {
+        self.artifacts.as_ref()
+    }
+
     /// Make one of an escalation's `timeout_hours` last `hour` instead of an
     /// hour: for tests and demos of a hand-over nobody decides on.
     pub fn with_hour_length(mut self, hour: Duration) -> AgentRunner {

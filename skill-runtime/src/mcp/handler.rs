@@ -13,7 +13,8 @@ use rmcp::model::{
     GetTaskMethod, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ResourceContents, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -21,11 +22,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::mcp::published::Args;
 use crate::mcp::resources;
 use crate::mcp::results::outcome_result;
-use crate::mcp::runs::{self, RUN_TEMPLATE};
+use crate::mcp::runs::{self, ARTIFACT_TEMPLATE, RUN_TEMPLATE};
 use crate::mcp::server::McpServer;
 #[cfg(feature = "otel")]
 use crate::mcp::spans;
 use crate::mcp::watched::log_level;
+use crate::model::caller::Caller;
 use crate::sync::lock;
 use serde_json::json;
 
@@ -65,6 +67,39 @@ impl McpServer {
             };
         }
         resources::read(uri, self.entries_for(self.caller_of(context))).map(|_| ())
+    }
+}
+
+impl McpServer {
+    /// `resources/read` of R3 file `name` of run `job_id`: read from the
+    /// agents' store, if the run is the caller's and wrote that file.
+    async fn read_artifact(
+        &self,
+        uri: &str,
+        job_id: &str,
+        name: &str,
+        caller: &Caller,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let missing = || runs::no_artifact(uri, job_id, name);
+        let (at, kind) = self
+            .runs
+            .artifact(job_id, name, caller)
+            .ok_or_else(missing)?;
+        let store = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.artifact_store())
+            .ok_or_else(missing)?;
+        match store.get(&at).await {
+            Ok(Some(text)) => Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, uri).with_mime_type(kind),
+            ])),
+            Ok(None) => Err(missing()),
+            Err(e) => Err(ErrorData::internal_error(
+                format!("the store of R3 files did not answer: {e}"),
+                Some(json!({ "uri": uri })),
+            )),
+        }
     }
 }
 
@@ -122,6 +157,9 @@ impl ServerHandler for McpServer {
         traced("resources/templates/list", None, &context, async {
             let mut listed = resources::templates();
             listed.resource_templates.push(runs::template());
+            if self.agents.is_some() {
+                listed.resource_templates.push(runs::artifact_template());
+            }
             listed.resource_templates.extend(self.published.templates());
             Ok(listed)
         })
@@ -134,6 +172,12 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         traced("resources/read", Some(&request.uri), &context, async {
+            if let Some((job_id, name)) = runs::artifact_of(&request.uri) {
+                return self
+                    .read_artifact(&request.uri, job_id, name, self.caller_of(&context))
+                    .await
+                    .map(Into::into);
+            }
             if let Some(run) = self.runs.read(&request.uri, self.caller_of(&context)) {
                 return run.map(Into::into);
             }
@@ -159,8 +203,9 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         traced("resources/subscribe", Some(&request.uri), &context, async {
             self.known_resource(&request.uri, &context)?;
+            let principal = self.caller_of(&context).principal();
             self.subscribers
-                .subscribe(&self.subscribed, &context.peer, &request.uri);
+                .subscribe(&self.subscribed, &context.peer, principal, &request.uri);
             Ok(())
         })
         .await
@@ -213,7 +258,10 @@ impl ServerHandler for McpServer {
             .resource_subscriptions
             .clone()
             .unwrap_or_default();
-        let id = self.subscribers.listen(uris, context.sink().clone());
+        let principal = self.caller_of(context.request_context()).principal();
+        let id = self
+            .subscribers
+            .listen(uris, context.sink().clone(), principal);
         context.cancelled().await;
         self.subscribers.unlisten(id);
         Ok(())
@@ -274,7 +322,9 @@ impl ServerHandler for McpServer {
                 Some(values) => {
                     resources::completed(values.iter().map(String::as_str), &argument.value)
                 }
-                None if r.as_resource_uri() == Some(RUN_TEMPLATE) && argument.name == "job_id" => {
+                None if matches!(r.as_resource_uri(), Some(RUN_TEMPLATE | ARTIFACT_TEMPLATE))
+                    && argument.name == "job_id" =>
+                {
                     let ids = self.runs.job_ids(self.caller_of(&context));
                     resources::completed(ids.iter().map(String::as_str), &argument.value)
                 }

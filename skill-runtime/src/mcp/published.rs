@@ -454,16 +454,19 @@ pub(crate) struct Subscribers {
     streams: AtomicU64,
 }
 
-/// Who is told, and of what.
+/// Who is told, and of what; each with the principal of the caller that
+/// subscribed, so a run's updates reach its own caller only.
 enum Subscriber {
     Session {
         uris: Arc<Mutex<BTreeSet<String>>>,
         peer: Peer<RoleServer>,
+        principal: String,
     },
     Stream {
         id: u64,
         uris: Vec<String>,
         sink: SubscriptionSink,
+        principal: String,
     },
 }
 
@@ -482,14 +485,22 @@ impl Subscriber {
             Subscriber::Stream { .. } => false,
         }
     }
+
+    /// Whether it may hear of a resource of `owner` (`None`: anyone's).
+    fn may_hear(&self, owner: Option<&str>) -> bool {
+        let (Subscriber::Session { principal, .. } | Subscriber::Stream { principal, .. }) = self;
+        owner.is_none_or(|o| o == principal)
+    }
 }
 
 impl Subscribers {
-    /// The session of `uris` and `peer` subscribes to `uri`.
+    /// The session of `uris` and `peer`, its caller `principal`,
+    /// subscribes to `uri`.
     pub(crate) fn subscribe(
         &self,
         uris: &Arc<Mutex<BTreeSet<String>>>,
         peer: &Peer<RoleServer>,
+        principal: String,
         uri: &str,
     ) {
         lock(uris).insert(uri.to_owned());
@@ -502,17 +513,28 @@ impl Subscribers {
             held.push(Subscriber::Session {
                 uris: uris.clone(),
                 peer: peer.clone(),
+                principal,
             });
         }
     }
 
-    /// A `subscriptions/listen` stream opened for `uris`: told until
-    /// [`Subscribers::unlisten`] of the id returned.
-    pub(crate) fn listen(&self, uris: Vec<String>, sink: SubscriptionSink) -> u64 {
+    /// A `subscriptions/listen` stream of caller `principal` opened for
+    /// `uris`: told until [`Subscribers::unlisten`] of the id returned.
+    pub(crate) fn listen(
+        &self,
+        uris: Vec<String>,
+        sink: SubscriptionSink,
+        principal: String,
+    ) -> u64 {
         let id = self.streams.fetch_add(1, Ordering::Relaxed);
         let mut held = lock(&self.held);
         held.retain(|s| !s.gone());
-        held.push(Subscriber::Stream { id, uris, sink });
+        held.push(Subscriber::Stream {
+            id,
+            uris,
+            sink,
+            principal,
+        });
         id
     }
 
@@ -532,8 +554,10 @@ impl Subscribers {
     }
 
     /// Tell every client subscribed to `uri` that it changed; the number
-    /// told.
-    pub(crate) async fn updated(&self, uri: &str) -> usize {
+    /// told. `owner`: the principal whose resource it is (a run), told to
+    /// that principal's subscribers only; `None` for a resource anyone may
+    /// read.
+    pub(crate) async fn updated(&self, uri: &str, owner: Option<&str>) -> usize {
         enum To {
             Peer(Peer<RoleServer>),
             Sink(SubscriptionSink),
@@ -542,7 +566,7 @@ impl Subscribers {
             let mut held = lock(&self.held);
             held.retain(|s| !s.gone());
             held.iter()
-                .filter(|s| s.wants(uri))
+                .filter(|s| s.wants(uri) && s.may_hear(owner))
                 .map(|s| match s {
                     Subscriber::Session { peer, .. } => To::Peer(peer.clone()),
                     Subscriber::Stream { sink, .. } => To::Sink(sink.clone()),

@@ -3,8 +3,11 @@
 //! result's `_meta` also names its `job_id` when the server gives ids).
 //! While the job runs, the resource is its progress; once it ended, its run
 //! record (redacted as records are). Listed newest first, completed by job
-//! id, and its subscribers are told as it progresses and when it ends. A run
-//! of another principal is "not found", exactly as an unknown one.
+//! id, and its subscribers are told as it progresses and when it ends. An
+//! agent's run is shown once it ended, as its result (outcome, metrics,
+//! next action, hand-over, notes), with its R3 files as resources of their
+//! own: `skill://runs/{job_id}/artifacts/{name}`. A run of another principal
+//! is "not found", exactly as an unknown one.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -14,6 +17,7 @@ use rmcp::ErrorData;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
+use crate::agent::outcome::AgentResult;
 use crate::contract::watch::Watch;
 use crate::exec::sink::MemorySink;
 use crate::mcp::published::Subscribers;
@@ -25,7 +29,10 @@ use crate::sync::lock;
 
 /// A run of the caller's, by job id.
 pub(crate) const RUN_TEMPLATE: &str = "skill://runs/{job_id}";
+/// An R3 file of an agent's run of the caller's.
+pub(crate) const ARTIFACT_TEMPLATE: &str = "skill://runs/{job_id}/artifacts/{name}";
 const RUN_PREFIX: &str = "skill://runs/";
+const ARTIFACTS: &str = "/artifacts/";
 const JSON: &str = "application/json";
 /// How many ended runs a server keeps the records of, all callers together,
 /// when its runtime keeps none in memory.
@@ -46,6 +53,30 @@ pub(crate) fn job_of(uri: &str) -> Option<&str> {
         .filter(|id| !id.is_empty() && !id.contains('/'))
 }
 
+/// Run `job_id`'s R3 file `name`, by the shape of `uri`.
+pub(crate) fn artifact_of(uri: &str) -> Option<(&str, &str)> {
+    let (job_id, name) = uri.strip_prefix(RUN_PREFIX)?.split_once(ARTIFACTS)?;
+    (!job_id.is_empty() && !job_id.contains('/') && !name.is_empty() && !name.contains('/'))
+        .then_some((job_id, name))
+}
+
+/// The URI of run `job_id`'s R3 file `name`.
+fn artifact_uri(job_id: &str, name: &str) -> String {
+    format!("{RUN_PREFIX}{job_id}{ARTIFACTS}{name}")
+}
+
+/// An agent's run that ended: what its resource shows, and where its R3
+/// files are kept (name, media type, the store's own URI).
+struct AgentRun {
+    caller: Caller,
+    job_id: Id,
+    agent: String,
+    success: bool,
+    ended_at: SystemTime,
+    shown: Value,
+    files: Vec<(String, String, String)>,
+}
+
 /// A job running for a caller.
 struct Running {
     job_id: Id,
@@ -63,6 +94,7 @@ pub(crate) struct Runs {
     in_flight: Mutex<Vec<Running>>,
     memory: Option<Arc<MemorySink>>,
     ended: Mutex<VecDeque<Arc<RunRecord>>>,
+    agents: Mutex<VecDeque<AgentRun>>,
 }
 
 /// A job in flight, taken out of [`Runs`] when dropped (ended, or its call
@@ -95,6 +127,7 @@ impl Runs {
             in_flight: Mutex::default(),
             memory,
             ended: Mutex::default(),
+            agents: Mutex::default(),
         }
     }
 
@@ -118,6 +151,7 @@ impl Runs {
         });
         let told = watch.progress.take();
         let (runs, subscribers, id) = (self.clone(), subscribers.clone(), job_id.clone());
+        let owner = caller.principal();
         watch = watch.on_progress(move |p| {
             if let Some(told) = &told {
                 told(p);
@@ -128,8 +162,8 @@ impl Runs {
             if subscribers.any() {
                 let uri = uri_of(id.as_str());
                 if subscribers.wanted(&uri) {
-                    let subscribers = subscribers.clone();
-                    tokio::spawn(async move { subscribers.updated(&uri).await });
+                    let (subscribers, owner) = (subscribers.clone(), owner.clone());
+                    tokio::spawn(async move { subscribers.updated(&uri, Some(&owner)).await });
                 }
             }
         });
@@ -148,6 +182,75 @@ impl Runs {
             job_id: job_id.clone(),
         };
         (started, watch)
+    }
+
+    /// Agent run `result` ended for `caller`: kept (the last [`KEPT`]) to
+    /// be read and listed, its output shown up to `max_bytes` of JSON (past
+    /// it, its size), its R3 files named by their resources' URIs.
+    pub(crate) fn agent_ended(&self, caller: &Caller, result: &AgentResult, max_bytes: usize) {
+        let job_id = result.job_id.as_str();
+        let size = serde_json::to_string(&result.data).map_or(0, |t| t.len());
+        let output = if size <= max_bytes {
+            result.data.clone()
+        } else {
+            json!({ "truncated": true, "bytes": size })
+        };
+        let files: Vec<(String, String, String)> = result
+            .artifacts
+            .iter()
+            .filter_map(|a| Some((a.name.clone(), a.kind.clone(), a.uri.clone()?)))
+            .collect();
+        let shown = json!({
+            "job_id": job_id,
+            "trace_id": result.trace_id.as_str(),
+            "agent": result.agent,
+            "status": if result.success { "succeeded" } else { "failed" },
+            "output": output,
+            "error": result.error,
+            "metrics": result.metrics,
+            "next_action": result.next_action,
+            "escalation": result.escalation,
+            "escalation_job": result.escalation_job.as_ref().map(Id::as_str),
+            "escalated_job": result.escalated.as_ref().map(|r| r.job_id.as_str()),
+            "notes": result.notes,
+            "artifacts": files.iter().map(|(name, kind, _)| json!({
+                "name": name,
+                "kind": kind,
+                "uri": artifact_uri(job_id, name),
+            })).collect::<Vec<_>>(),
+        });
+        let mut agents = lock(&self.agents);
+        if agents.len() == KEPT {
+            agents.pop_front();
+        }
+        agents.push_back(AgentRun {
+            caller: caller.clone(),
+            job_id: result.job_id.clone(),
+            agent: result.agent.clone(),
+            success: result.success,
+            ended_at: SystemTime::now(),
+            shown,
+            files,
+        });
+    }
+
+    /// Where R3 file `name` of run `job_id` is kept (the store's URI) and
+    /// its media type, if the run is an agent's of `caller` that wrote it.
+    pub(crate) fn artifact(
+        &self,
+        job_id: &str,
+        name: &str,
+        caller: &Caller,
+    ) -> Option<(String, String)> {
+        let owner = caller.principal();
+        lock(&self.agents)
+            .iter()
+            .rev()
+            .find(|r| r.job_id.as_str() == job_id && r.caller.principal() == owner)?
+            .files
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, kind, at)| (at.clone(), kind.clone()))
     }
 
     /// The records of ended runs, oldest first.
@@ -175,6 +278,13 @@ impl Runs {
                 })
             });
         }
+        if let Some(run) = lock(&self.agents)
+            .iter()
+            .rev()
+            .find(|r| r.job_id.as_str() == job_id)
+        {
+            return (run.caller.principal() == owner).then(|| run.shown.clone());
+        }
         let record = self
             .records()
             .into_iter()
@@ -191,6 +301,13 @@ impl Runs {
         let owner = caller.principal();
         if let Some(run) = lock(&self.in_flight)
             .iter()
+            .find(|r| r.job_id.as_str() == job_id)
+        {
+            return run.caller.principal() != owner;
+        }
+        if let Some(run) = lock(&self.agents)
+            .iter()
+            .rev()
             .find(|r| r.job_id.as_str() == job_id)
         {
             return run.caller.principal() != owner;
@@ -232,35 +349,63 @@ impl Runs {
                 )
             })
             .collect();
-        runs.extend(
+        // Ended: skills' records and agents' runs, newest first (an agent's
+        // run shown once, as the agent's, though the runtime recorded it too).
+        let agents = lock(&self.agents);
+        let mut ended: Vec<(SystemTime, String, String)> = agents
+            .iter()
+            .filter(|r| r.caller.principal() == owner)
+            .map(|r| {
+                let status = if r.success { "succeeded" } else { "failed" };
+                (
+                    r.ended_at,
+                    r.job_id.as_str().to_owned(),
+                    format!("{}: {status}", r.agent),
+                )
+            })
+            .collect();
+        ended.extend(
             self.records()
                 .iter()
-                .rev()
                 .filter(|r| r.caller.principal() == owner)
+                .filter(|r| !agents.iter().any(|a| a.job_id == r.job_id))
                 .map(|r| {
                     let status = serde_json::to_value(r.status).unwrap_or_default();
                     let status = status.as_str().unwrap_or_default();
                     (
+                        r.completed_at,
                         r.job_id.as_str().to_owned(),
                         format!("{}: {status}", r.skill),
                     )
                 }),
         );
+        ended.sort_by_key(|(at, _, _)| std::cmp::Reverse(*at));
+        runs.extend(ended.into_iter().map(|(_, id, what)| (id, what)));
         runs
     }
 
     /// `resources/list`'s runs of `caller`: those in flight and its last
     /// [`LISTED`] ended ones.
+    /// (An agent's run is followed by its R3 files.)
     pub(crate) fn listed(&self, caller: &Caller) -> Vec<Resource> {
-        self.of(caller)
-            .into_iter()
-            .take(LISTED)
-            .map(|(id, what)| {
+        let mut listed = Vec::new();
+        for (id, what) in self.of(caller).into_iter().take(LISTED) {
+            listed.push(
                 Resource::new(uri_of(&id), format!("run {id}"))
                     .with_title(what)
-                    .with_mime_type(JSON)
-            })
-            .collect()
+                    .with_mime_type(JSON),
+            );
+            let agents = lock(&self.agents);
+            let Some(run) = agents.iter().rev().find(|r| r.job_id.as_str() == id) else {
+                continue;
+            };
+            listed.extend(run.files.iter().map(|(name, kind, _)| {
+                Resource::new(artifact_uri(&id, name), name.clone())
+                    .with_title(format!("{}: {name}", run.agent))
+                    .with_mime_type(kind.clone())
+            }));
+        }
+        listed
     }
 
     /// The job ids of `caller`'s runs, newest first, for completion.
@@ -279,6 +424,29 @@ pub(crate) fn not_found(uri: &str, job_id: &str) -> ErrorData {
         ),
         Some(json!({ "uri": uri })),
     )
+}
+
+/// The answer for an R3 file the caller has no run with: the same whether
+/// the run or the file does not exist, or the run is another principal's.
+pub(crate) fn no_artifact(uri: &str, job_id: &str, name: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!(
+            "no file `{name}` of a run `{job_id}` of yours on this server: \
+             `{ARTIFACT_TEMPLATE}` names an R3 file an agent's run wrote for you \
+             (the run's resource lists them), while its store keeps it"
+        ),
+        Some(json!({ "uri": uri })),
+    )
+}
+
+/// The R3 file template, for `resources/templates/list`.
+pub(crate) fn artifact_template() -> ResourceTemplate {
+    ResourceTemplate::new(ARTIFACT_TEMPLATE, "run artifact")
+        .with_title("An R3 file of a run of yours")
+        .with_description(
+            "A file an agent's run wrote for you (its audit, backlog or graph), by the \
+             run's job id and the file's name, as the run's resource lists them.",
+        )
 }
 
 /// The run template, for `resources/templates/list`.

@@ -81,7 +81,7 @@ pub struct McpServer {
     /// Who each HTTP request is from, and where clients learn how to ask.
     #[cfg(feature = "mcp-http")]
     pub(crate) front: Front,
-    agents: Option<AgentRunner>,
+    pub(crate) agents: Option<AgentRunner>,
     /// The least level of log lines its session's client asked for with
     /// `logging/setLevel` (0: none asked; else the level's index + 1). Each
     /// session has its own ([`McpServer::for_session`]).
@@ -305,7 +305,7 @@ impl McpServer {
     /// Tell the sessions subscribed to the resource `uri` that it changed
     /// (`notifications/resources/updated`); the number of sessions told.
     pub async fn resource_updated(&self, uri: &str) -> usize {
-        self.subscribers.updated(uri).await
+        self.subscribers.updated(uri, None).await
     }
 
     /// Serve over standard input and output until the client closes them.
@@ -359,7 +359,17 @@ impl McpServer {
                     return Err(ErrorData::internal_error("no agent runner", None));
                 };
                 return match runner.run(id, params, caller.clone(), false).await {
-                    Ok(r) => Ok(agents::agent_result(r, self.result_ids)),
+                    Ok(r) => {
+                        // The run, and the hand-over it ran in process:
+                        // both the caller's to read.
+                        let limit = self.runtime.limits().max_record_value_bytes;
+                        let mut run = Some(&r);
+                        while let Some(ended) = run {
+                            self.runs.agent_ended(caller, ended, limit);
+                            run = ended.escalated.as_deref();
+                        }
+                        Ok(agents::agent_result(r, self.result_ids))
+                    }
                     Err(e) => Err(ErrorData::invalid_params(e.to_string(), None)),
                 };
             }
@@ -384,7 +394,9 @@ impl McpServer {
             .then(|| runs::uri_of(running.job_id()));
         drop(running);
         if let Some(uri) = uri.filter(|uri| self.subscribers.wanted(uri)) {
-            self.subscribers.updated(&uri).await;
+            self.subscribers
+                .updated(&uri, Some(&caller.principal()))
+                .await;
         }
         Ok(answer)
     }

@@ -203,6 +203,10 @@ impl ArtifactStore for PostgresArtifacts {
             ))
         })
     }
+
+    fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move { self.backend.artifact(uri).await.map_err(|e| e.to_string()) })
+    }
 }
 
 impl Board for PostgresBackend {

@@ -61,4 +61,8 @@ impl ArtifactStore for RedisArtifacts {
             Ok(Artifact::file(name, key))
         })
     }
+
+    fn get<'a>(&'a self, uri: &'a str) -> BoxFuture<'a, Result<Option<String>, String>> {
+        Box::pin(async move { self.backend.artifact(uri).await.map_err(|e| e.to_string()) })
+    }
 }
