@@ -695,30 +695,10 @@ fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed(kind
     assert_eq!(state["status"], "succeeded");
 }
 
-/// The bodies above that take a [`Kind`], on Redis (`redis::NAME`) and on
-/// PostgreSQL (`postgres::NAME`): one body, both stores.
-macro_rules! on_each_store {
-    ($($name:ident),* $(,)?) => {
-        mod redis {
-            $(
-                #[test]
-                fn $name() {
-                    super::$name(skill_tests::fleet::Kind::Redis)
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[test]
-                fn $name() {
-                    super::$name(skill_tests::fleet::Kind::Postgres)
-                }
-            )*
-        }
-    };
-}
-
-on_each_store!(
+/// The bodies above that take a [`Kind`], on each store.
+skill_tests::on_stores!(
+    everywhere:
     a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running,
-    an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed,
+    an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed;
+    one_server:
 );

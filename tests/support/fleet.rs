@@ -528,3 +528,28 @@ impl Store {
         }
     }
 }
+
+/// Each body as a test on each store, one module per store (`redis::NAME`,
+/// `postgres::NAME`, `cluster::NAME`): `everywhere` on one Redis, one
+/// PostgreSQL and a Redis Cluster (three primaries, one replica each);
+/// `one_server` on one Redis and one PostgreSQL only (a whole cluster is
+/// not restarted: a primary is killed, in `tests/redis_cluster.rs`). Each
+/// body takes the [`Kind`] of its store.
+#[macro_export]
+macro_rules! on_stores {
+    (everywhere: $($name:ident),* $(,)?; one_server: $($single:ident),* $(,)?) => {
+        $crate::on_stores!(@store redis, Redis: $($name,)* $($single,)*);
+        $crate::on_stores!(@store postgres, Postgres: $($name,)* $($single,)*);
+        $crate::on_stores!(@store cluster, Cluster: $($name,)*);
+    };
+    (@store $store:ident, $kind:ident: $($name:ident,)*) => {
+        mod $store {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name($crate::fleet::Kind::$kind)
+                }
+            )*
+        }
+    };
+}
