@@ -701,10 +701,21 @@ fn the_python_client_connects_with_a_bearer_token() {
     let jwks = JwksServer::start(&[&key]);
     let server = jwt_server(&jwks);
     let token = key.sign(&claims(AUDIENCE, "py", "seo:read skills:execute"));
+    python_client(
+        "bearer_client.py",
+        &server.addr,
+        &[&token],
+        "bearer client checks passed",
+    );
+}
+
+/// Run `tests/mcp/SCRIPT` (the real Python `mcp` client) against the
+/// server at `addr` with `args`; it must succeed and print `passed`.
+fn python_client(script: &str, addr: &str, args: &[&str], passed: &str) {
     let out = Command::new("python3")
-        .arg(root().join("tests/mcp/bearer_client.py"))
-        .arg(format!("http://{}/mcp", server.addr))
-        .arg(&token)
+        .arg(root().join("tests/mcp").join(script))
+        .arg(format!("http://{addr}/mcp"))
+        .args(args)
         .output()
         .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -713,7 +724,7 @@ fn the_python_client_connects_with_a_bearer_token() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("bearer client checks passed"), "{stdout}");
+    assert!(stdout.contains(passed), "{stdout}");
 }
 
 /// The MCP Inspector CLI, with an Authorization header: lists.
@@ -1100,17 +1111,10 @@ fn a_runs_updates_reach_its_caller_only() {
     let key = |name: &str| api_key(&file, name, &[]);
     let (ann, bob) = (key("ann"), key("bob"));
     let server = serve(&["--auth", "api-keys", file.to_str().unwrap()]);
-    let out = Command::new("python3")
-        .arg(root().join("tests/mcp/run_listeners.py"))
-        .arg(format!("http://{}/mcp", server.addr))
-        .args([&ann, &bob])
-        .output()
-        .expect("python3 runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    python_client(
+        "run_listeners.py",
+        &server.addr,
+        &[&ann, &bob],
+        "run listener checks passed",
     );
-    assert!(stdout.contains("run listener checks passed"), "{stdout}");
 }

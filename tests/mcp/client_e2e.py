@@ -21,6 +21,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitResult, ResourceTemplateReference
 
+from running import running_run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMAS = {
     "2025-11-25": os.path.join(HERE, "schema-2025-11-25.json"),
@@ -188,13 +190,7 @@ async def runs_session(binary, mode, log, records):
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(slow_call)
-            running = None
-            with anyio.fail_after(5):
-                while running is None:
-                    found = [x for x in (await client.list_resources()).resources
-                             if x.uri.startswith("skill://runs/") and x.title == "count_slowly: running"]
-                    running = found[0].uri if found else None
-                    await anyio.sleep(0.02)
+            running = await running_run(client, "count_slowly", within=5)
             if mode == "legacy":
                 await client.subscribe_resource(running)
             with anyio.fail_after(5):

@@ -15,6 +15,8 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from running import running_run
+
 
 def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what)
@@ -71,13 +73,7 @@ async def main(url, ann, bob):
             done = anyio.Event()
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(slow_call)
-                running = None
-                with anyio.fail_after(10):
-                    while running is None:
-                        found = [x for x in (await hers.list_resources()).resources
-                                 if x.uri.startswith("skill://runs/") and x.title == "count_slowly: running"]
-                        running = str(found[0].uri) if found else None
-                        await anyio.sleep(0.02)
+                running = str(await running_run(hers, "count_slowly"))
                 ready = {"ann": anyio.Event(), "bob": anyio.Event()}
                 async with anyio.create_task_group() as followers:
                     followers.start_soon(follow, url, ann, mode, running, heard["ann"], ready["ann"], done)
