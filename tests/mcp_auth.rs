@@ -912,6 +912,17 @@ fn request_2026(addr: &str, token: &str, method: &str, name: &str, mut params: V
     send(addr, &head, &body).body
 }
 
+/// The runs (and their files) `resources/list` shows `token`'s caller.
+fn listed_runs(addr: &str, token: &str) -> Vec<String> {
+    request_2026(addr, token, "resources/list", "", json!({}))["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+        .filter(|u| u.starts_with("skill://runs/"))
+        .collect()
+}
+
 /// A run is its caller's: another caller can neither read it nor see it
 /// listed, exactly as if it did not exist.
 #[test]
@@ -962,15 +973,7 @@ fn a_run_is_readable_by_its_caller_only() {
         other["error"]["code"], unknown["error"]["code"],
         "{other} {unknown}"
     );
-    let listed = |token: &str| {
-        request_2026(addr, token, "resources/list", "", json!({}))["result"]["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|r| r["uri"].as_str().map(str::to_owned))
-            .filter(|u| u.starts_with("skill://runs/"))
-            .collect::<Vec<_>>()
-    };
+    let listed = |token: &str| listed_runs(addr, token);
     assert_eq!(listed(&ann), vec![uri.clone()]);
     assert!(listed(&bob).is_empty());
     // Subscribing, on a 2025-11-25 session: the owner may; another caller
@@ -1062,16 +1065,8 @@ fn an_agents_run_and_its_r3_files_are_its_callers() {
     let graph: Value =
         serde_json::from_str(got["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert!(graph.is_object(), "{graph}");
-    // Listed for her, each file after its run; completed by job id.
-    let listed = |token: &str| {
-        request_2026(addr, token, "resources/list", "", json!({}))["result"]["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|r| r["uri"].as_str().map(str::to_owned))
-            .filter(|u| u.starts_with("skill://runs/"))
-            .collect::<Vec<_>>()
-    };
+    // Listed for her, each file after its run.
+    let listed = |token: &str| listed_runs(addr, token);
     // The hand-over it ran (to agent.seo.architect) is hers too, with its
     // own files.
     let handed = run["escalated_job"]
