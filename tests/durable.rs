@@ -695,7 +695,7 @@ fn an_agent_run_whose_worker_is_killed_resumes_after_the_calls_it_completed(kind
     assert_eq!(state["status"], "succeeded");
 }
 
-/// The bodies above that take a [`Kind`], on each store.
+// The bodies above that take a `Kind`, on each store.
 skill_tests::on_stores!(
     everywhere:
     a_run_whose_worker_is_killed_resumes_at_the_step_it_was_running,
