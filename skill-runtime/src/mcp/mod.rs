@@ -28,6 +28,7 @@ mod server;
 #[cfg(feature = "otel")]
 mod spans;
 mod stdio;
+mod subscribers;
 pub mod tasks;
 mod tools;
 mod watched;

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::agent::outcome::AgentResult;
 use crate::contract::watch::Watch;
 use crate::exec::sink::MemorySink;
-use crate::mcp::published::Subscribers;
+use crate::mcp::subscribers::Subscribers;
 use crate::model::caller::Caller;
 use crate::model::id::Id;
 use crate::model::record::{Progress, RunRecord};
