@@ -1047,6 +1047,9 @@ fn an_agents_run_and_its_r3_files_are_its_callers() {
         .iter()
         .find(|a| a["name"].as_str().unwrap().ends_with(".audit.md"))
         .unwrap();
+    // Named by its run: another run of the agent, even started in the same
+    // millisecond, writes files of its own.
+    assert!(audit["name"].as_str().unwrap().contains(&job), "{audit}");
     let audit_uri = audit["uri"].as_str().unwrap();
     assert!(
         audit_uri.starts_with(&format!("{uri}/artifacts/")),

@@ -110,7 +110,7 @@ enum Command {
         id: String,
         /// Input JSON: the text itself, @FILE, or - for standard input.
         input: String,
-        /// Write the run's R3 files here (`{id}.{time}.audit.md`,
+        /// Write the run's R3 files here (`{id}.{time}.{job_id}.audit.md`,
         /// `.backlog.json`, `.graph.json`), and an escalated run's too.
         #[arg(long, value_name = "DIR")]
         artifacts: Option<PathBuf>,

@@ -114,12 +114,15 @@ impl ArtifactStore for DirArtifacts {
     }
 }
 
-/// The three R3 files of `state`'s run: names (`{agent_id}.{time}.audit.md`,
-/// `.backlog.json`, `.graph.json`) and contents.
+/// The three R3 files of `state`'s run: names
+/// (`{agent_id}.{time}.{job_id}.audit.md`, `.backlog.json`, `.graph.json`)
+/// and contents. The job id makes each run's names its own: two runs of one
+/// agent started in the same millisecond (on two workers of a fleet, for
+/// two callers) never write over each other's files.
 pub(crate) fn files(s: &RunSummary<'_>, state: &GraphState) -> [(String, String); 3] {
     // A file name's time: RFC 3339 without the colons some systems refuse.
     let stamp = format_time(s.started_at).replace(':', "-");
-    let base = format!("{}.{stamp}", s.contract.id);
+    let base = format!("{}.{stamp}.{}", s.contract.id, s.job_id);
     [
         (format!("{base}.audit.md"), audit_md(s, state)),
         (format!("{base}.backlog.json"), pretty(&backlog(s, state))),

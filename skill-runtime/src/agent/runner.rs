@@ -75,7 +75,7 @@ impl AgentRunner {
         }
     }
 
-    /// Write each run's R3 files (`{agent_id}.{timestamp}.audit.md`,
+    /// Write each run's R3 files (`{agent_id}.{timestamp}.{job_id}.audit.md`,
     /// `.backlog.json`, `.graph.json`) into `dir`, created when missing.
     pub fn with_artifacts(self, dir: impl Into<PathBuf>) -> AgentRunner {
         self.with_artifact_store(Arc::new(DirArtifacts::new(dir)))
