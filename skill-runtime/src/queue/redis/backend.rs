@@ -36,7 +36,7 @@ impl RedisBackend {
     /// call it inside a tokio runtime.
     pub fn record_sink(&self) -> Arc<StoreSink> {
         self.sink
-            .get_or_init(|| StoreSink::start(Arc::new(records::Writer(self.inner.clone()))))
+            .get_or_init(|| StoreSink::start(Arc::new(records::Writer::new(self.inner.clone()))))
             .clone()
     }
 

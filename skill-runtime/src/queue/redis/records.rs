@@ -6,6 +6,7 @@
 //! batches.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use redis::Value;
 
@@ -16,16 +17,32 @@ use crate::queue::redis::conn::Conn;
 use crate::queue::redis::reply::{field, items, text};
 
 /// The records stream, as a sink's writer.
-pub(super) struct Writer(pub(super) Arc<Conn>);
+pub(super) struct Writer {
+    conn: Arc<Conn>,
+    /// Batches written so far: the next goes to the partition after the
+    /// last one's.
+    batches: AtomicUsize,
+}
+
+impl Writer {
+    pub(super) fn new(conn: Arc<Conn>) -> Writer {
+        Writer {
+            conn,
+            batches: AtomicUsize::new(0),
+        }
+    }
+}
 
 impl RecordWriter for Writer {
     fn write<'a>(&'a self, batch: &'a [String]) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(async move {
-            // A batch goes to one partition's stream: batches spread over them.
-            let parts = &self.0.keys.parts;
-            let i = batch.first().map_or(0, |r| r.len()) % parts.len();
+            // A batch goes to one partition's stream, the partitions in
+            // turn: each stream holds its share of the records it is
+            // capped to, so the fleet keeps `records_max` in all.
+            let parts = &self.conn.keys.parts;
+            let i = self.batches.fetch_add(1, Ordering::Relaxed) % parts.len();
             let key = &parts[i].records;
-            let max = (self.0.config.records_max / parts.len()).max(1);
+            let max = (self.conn.config.records_max / parts.len()).max(1);
             let mut pipe = redis::pipe();
             for r in batch {
                 pipe.cmd("XADD")
@@ -38,7 +55,7 @@ impl RecordWriter for Writer {
                     .arg(r)
                     .ignore();
             }
-            self.0.pipe::<()>(&pipe).await
+            self.conn.pipe::<()>(&pipe).await
         })
     }
 }
