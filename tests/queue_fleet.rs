@@ -1662,6 +1662,18 @@ fn a_primary_killed_under_load_loses_no_acknowledged_job() {
         "the failover refused no queueing: was the primary killed?"
     );
     cluster.wait_until_whole(Duration::from_secs(30));
+    // Queueing and waiting in one round trip waits for the replica too.
+    let (_, waited) = rt
+        .block_on(b.enqueue_and_wait(
+            JobEnvelope::new("echo", json!({"message": "after"})),
+            Duration::from_secs(20),
+        ))
+        .expect("queued once a replica holds it");
+    assert_eq!(
+        waited.map(|o| o.status),
+        Some(RunStatus::Succeeded),
+        "waited for its outcome"
+    );
     let ids: Vec<String> = acked.iter().map(|(_, id)| id.clone()).collect();
     let done = rt.block_on(outcomes(&b, &ids, Duration::from_secs(120)));
     assert!(

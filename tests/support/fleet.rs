@@ -533,7 +533,7 @@ impl Store {
 /// `postgres::NAME`, `cluster::NAME`): `everywhere` on one Redis, one
 /// PostgreSQL and a Redis Cluster (three primaries, one replica each);
 /// `one_server` on one Redis and one PostgreSQL only (a whole cluster is
-/// not restarted: a primary is killed, in `tests/redis_cluster.rs`). Each
+/// not restarted: its primary is killed under load, in `tests/queue_fleet.rs`). Each
 /// body takes the [`Kind`] of its store.
 #[macro_export]
 macro_rules! on_stores {

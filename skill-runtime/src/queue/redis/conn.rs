@@ -321,13 +321,24 @@ impl Conn {
             return cmd.query_async(&mut self.manager.clone()).await;
         }
         let mut pipe = redis::pipe();
-        pipe.add_command(cmd.clone())
-            .cmd("WAIT")
-            .arg(replicas)
-            .arg(self.config.replica_wait.as_millis().max(1) as u64);
+        pipe.add_command(cmd.clone());
+        self.wait_for_replicas(&mut pipe);
         let (reply, acked): (Value, i64) = pipe.query_async(&mut self.manager.clone()).await?;
         self.replicated(acked)?;
         Ok(reply)
+    }
+
+    /// Add to `pipe` the `WAIT` for the configured replicas, when there are
+    /// any: whether it did (its reply, the replicas that confirmed, then
+    /// comes next, for [`Conn::replicated`]).
+    pub(super) fn wait_for_replicas(&self, pipe: &mut redis::Pipeline) -> bool {
+        let replicas = self.config.replicas;
+        if replicas > 0 {
+            pipe.cmd("WAIT")
+                .arg(replicas)
+                .arg(self.config.replica_wait.as_millis().max(1) as u64);
+        }
+        replicas > 0
     }
 
     /// Send `cmd`, a write acknowledged once the configured replicas hold it.

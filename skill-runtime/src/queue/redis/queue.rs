@@ -38,19 +38,14 @@ impl RedisBackend {
         let key = self.inner.keys.part_of(&message.id).result(&message.id);
         let mut pipe = redis::pipe();
         pipe.add_command(self.enqueue_cmd(&message)).ignore();
-        let replicas = self.inner.config.replicas;
-        if replicas > 0 {
-            pipe.cmd("WAIT")
-                .arg(replicas)
-                .arg(self.inner.config.replica_wait.as_millis().max(1) as u64);
-        }
+        let waits = self.inner.wait_for_replicas(&mut pipe);
         pipe.cmd("BLMOVE")
             .arg(&key)
             .arg(&key)
             .arg("LEFT")
             .arg("RIGHT")
             .arg(seconds(wait));
-        let moved = if replicas > 0 {
+        let moved = if waits {
             let (acked, moved): (i64, Value) =
                 self.inner.blocking(Blocking::Pipe(&pipe), wait).await?;
             self.inner
