@@ -3,10 +3,10 @@
 //! `redis-cli --cluster create`. Dropping it stops every node and removes
 //! their data.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use crate::fleet::free_port;
+use crate::fleet::{free_port, redis_server};
 
 use crate::temp_dir;
 
@@ -87,26 +87,25 @@ impl Access {
 
 impl Node {
     fn spawn(&mut self) {
-        let child = Command::new("redis-server")
-            .args(self.access.server(self.port))
-            .args(["--bind", "127.0.0.1", "--save", ""])
-            .args(["--cluster-enabled", "yes"])
-            .args(["--cluster-config-file", "nodes.conf"])
-            // A primary that stops answering is replaced within a few seconds.
-            .args(["--cluster-node-timeout", "1500"])
-            .args(["--appendonly", "yes", "--appendfsync", "everysec"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .args(["--logfile", "redis.log"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start redis-server ({e}); install it (Debian: apt-get install redis-server)"
-                )
-            });
-        self.child = Some(child);
+        let mut args: Vec<String> = self.access.server(self.port);
+        args.extend(
+            [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                // A primary that stops answering is replaced within a few
+                // seconds.
+                "--cluster-node-timeout",
+                "1500",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+            ]
+            .map(str::to_owned),
+        );
+        self.child = Some(redis_server(&self.dir, &args));
     }
 
     /// Whether it answers PING within a few seconds (false once it exited).

@@ -80,32 +80,18 @@ impl RedisServer {
 
     /// Start the process; whether it answers PING.
     fn spawn(&mut self) -> bool {
-        let mut cmd = Command::new("redis-server");
-        cmd.arg("--port")
-            .arg(self.port.to_string())
-            .args(["--bind", "127.0.0.1", "--save", ""])
-            .arg("--dir")
-            .arg(&self.dir)
-            .args(["--logfile", "redis.log"]);
-        if self.aof {
-            cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
+        let mut args = vec!["--port".to_owned(), self.port.to_string()];
+        let aof: &[&str] = if self.aof {
+            &["--appendonly", "yes", "--appendfsync", "always"]
         } else {
-            cmd.args(["--appendonly", "no"]);
-        }
-        cmd.args(&self.extra);
+            &["--appendonly", "no"]
+        };
+        args.extend(aof.iter().map(|a| (*a).to_owned()));
+        args.extend(self.extra.iter().cloned());
         if let Some(p) = &self.password {
-            cmd.args(["--requirepass", p]);
+            args.extend(["--requirepass".to_owned(), p.clone()]);
         }
-        let child = cmd
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start redis-server ({e}); install it (Debian: apt-get install redis-server)"
-                )
-            });
-        self.child = Some(child);
+        self.child = Some(redis_server(&self.dir, &args));
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if ping(self.port, self.password.as_deref()) {
@@ -552,4 +538,23 @@ macro_rules! on_stores {
             )*
         }
     };
+}
+
+/// A `redis-server` on loopback with no snapshots, its files and its log
+/// (`redis.log`) in `dir`, with `args` (its port among them).
+pub fn redis_server(dir: &Path, args: &[String]) -> Child {
+    Command::new("redis-server")
+        .args(["--bind", "127.0.0.1", "--save", ""])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--logfile", "redis.log"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start redis-server ({e}); install it (Debian: apt-get install redis-server)"
+            )
+        })
 }
