@@ -5,6 +5,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serializer};
 
+/// The time `ms` milliseconds after the Unix epoch, as stores keep times
+/// (a negative count, which no store writes, is the epoch).
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub(crate) fn from_millis(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
+}
+
 /// RFC 3339 in UTC with milliseconds, for example `2026-11-22T20:41:29.123Z`.
 pub fn format_time(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();

@@ -3,11 +3,12 @@
 //! first, a row read or deleted by its id; the delayed jobs (rows of `jobs`
 //! in state 2), listed soonest first on the `jobs_later` index.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use tokio_postgres::Row;
 use tokio_postgres::types::Type;
 
+use crate::model::time::from_millis;
 use crate::queue::api::{DeadLetter, QueueError};
 use crate::queue::postgres::backend::PostgresBackend;
 
@@ -76,10 +77,7 @@ impl PostgresBackend {
             .await?;
         Ok(rows
             .iter()
-            .map(|r| {
-                let ms = r.get::<_, i64>(1).max(0) as u64;
-                (UNIX_EPOCH + Duration::from_millis(ms), r.get(0))
-            })
+            .map(|r| (from_millis(r.get(1)), r.get(0)))
             .collect())
     }
 
@@ -106,6 +104,6 @@ fn dead_letter_of(r: &Row) -> DeadLetter {
         reason: r.get(2),
         deliveries: r.get::<_, i32>(3).max(0) as u64,
         worker: r.get(4),
-        at: UNIX_EPOCH + Duration::from_millis(r.get::<_, i64>(5).max(0) as u64),
+        at: from_millis(r.get(5)),
     }
 }

@@ -1,7 +1,7 @@
 //! The caller's side of the PostgreSQL queue: enqueue, wait for an outcome,
 //! status, cancel, decide.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use tokio_postgres::types::Type;
 
@@ -10,6 +10,7 @@ use crate::model::approval::Decision;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
+use crate::model::time::from_millis;
 use crate::queue::api::{
     AwaitingApproval, Cancelled, Decided, Heartbeat, JobProgress, Outcome, Queue, QueueError,
     QueueStatus, check_job, delay_until,
@@ -236,7 +237,7 @@ impl Queue for PostgresBackend {
                 .into_iter()
                 .map(|(worker, ms)| Heartbeat {
                     worker,
-                    alive_until: UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64),
+                    alive_until: from_millis(ms),
                 })
                 .collect();
             status.awaiting_approval = raw
@@ -244,7 +245,7 @@ impl Queue for PostgresBackend {
                 .into_iter()
                 .map(|(job_id, ms)| AwaitingApproval {
                     job_id,
-                    deadline: UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64),
+                    deadline: from_millis(ms),
                 })
                 .collect();
             Ok(status)

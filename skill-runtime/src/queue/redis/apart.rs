@@ -10,6 +10,7 @@ use redis::Value;
 
 use crate::queue::api::{DeadLetter, QueueError};
 use crate::queue::redis::backend::RedisBackend;
+use crate::queue::redis::keys::Part;
 use crate::queue::redis::reply::{field, int, items, score_time, text};
 
 impl RedisBackend {
@@ -75,25 +76,40 @@ impl RedisBackend {
         &self,
         limit: usize,
     ) -> Result<Vec<(SystemTime, String)>, QueueError> {
+        let soonest = self.soonest(|p| &p.delayed, limit).await?;
+        // A member is the priority's index, a newline, the message.
+        Ok(soonest
+            .into_iter()
+            .filter_map(|(due, m)| Some((due, m.split_once('\n')?.1.to_owned())))
+            .collect())
+    }
+
+    /// The `limit` members of every partition's sorted set `set` (scored by
+    /// a time) with the soonest times, soonest first, with their times.
+    pub(super) async fn soonest(
+        &self,
+        set: impl Fn(&Part) -> &String,
+        limit: usize,
+    ) -> Result<Vec<(SystemTime, String)>, QueueError> {
         let mut all = Vec::new();
         for part in &self.inner.keys.parts {
             let reply: Value = self
                 .inner
                 .query(
                     redis::cmd("ZRANGE")
-                        .arg(&part.delayed)
+                        .arg(set(part))
                         .arg(0)
                         .arg(limit.saturating_sub(1))
                         .arg("WITHSCORES"),
                 )
                 .await?;
-            all.extend(items(&reply).chunks(2).filter_map(|p| {
-                // A member is the priority's index, a newline, the message.
-                let message = text(p.first()?)?.split_once('\n')?.1.to_owned();
-                Some((score_time(p.get(1)?)?, message))
-            }));
+            all.extend(
+                items(&reply)
+                    .chunks(2)
+                    .filter_map(|p| Some((score_time(p.get(1)?)?, text(p.first()?)?))),
+            );
         }
-        all.sort_by_key(|(due, _)| *due);
+        all.sort_by_key(|(at, _)| *at);
         all.truncate(limit);
         Ok(all)
     }

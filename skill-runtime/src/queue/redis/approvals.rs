@@ -14,7 +14,7 @@ use crate::queue::api::{AwaitingApproval, Decided, QueueError, QueueStatus};
 use crate::queue::redis::backend::RedisBackend;
 use crate::queue::redis::conn::GROUP;
 use crate::queue::redis::keys::index;
-use crate::queue::redis::reply::{int, items, score_time, text};
+use crate::queue::redis::reply::{int, items, text};
 use crate::queue::source::{Delivery, Parking};
 
 impl RedisBackend {
@@ -110,29 +110,11 @@ impl RedisBackend {
 
     /// The jobs parked for approval, soonest deadline first.
     pub(super) async fn awaiting(&self) -> Result<Vec<AwaitingApproval>, QueueError> {
-        let mut all = Vec::new();
-        for part in &self.inner.keys.parts {
-            let reply: Value = self
-                .inner
-                .query(
-                    redis::cmd("ZRANGE")
-                        .arg(&part.awaiting)
-                        .arg(0)
-                        .arg(QueueStatus::LISTED - 1)
-                        .arg("WITHSCORES"),
-                )
-                .await?;
-            all.extend(items(&reply).chunks(2).filter_map(|p| {
-                let id = p.first().and_then(text)?;
-                Some(AwaitingApproval {
-                    job_id: id,
-                    deadline: score_time(p.get(1)?)?,
-                })
-            }));
-        }
-        all.sort_by_key(|a| a.deadline);
-        all.truncate(QueueStatus::LISTED);
-        Ok(all)
+        let soonest = self.soonest(|p| &p.awaiting, QueueStatus::LISTED).await?;
+        Ok(soonest
+            .into_iter()
+            .map(|(deadline, job_id)| AwaitingApproval { job_id, deadline })
+            .collect())
     }
 
     /// The messages of parked jobs `ids`, in order (`None` for one not

@@ -9,6 +9,7 @@ use crate::model::approval::Decision;
 use crate::model::caller::Priority;
 use crate::model::envelope::JobEnvelope;
 use crate::model::id::Id;
+use crate::model::time::from_millis;
 use crate::queue::api::{
     Cancelled, Decided, Heartbeat, JobProgress, Outcome, Queue, QueueError, QueueStatus, check_job,
     delay_until,
@@ -396,7 +397,7 @@ impl Queue for RedisBackend {
                 .into_iter()
                 .map(|(worker, until)| Heartbeat {
                     worker,
-                    alive_until: UNIX_EPOCH + Duration::from_millis(until.max(0) as u64),
+                    alive_until: from_millis(until),
                 })
                 .collect();
             // Reports of workers still alive (a dead worker's job goes to

@@ -1,6 +1,6 @@
 //! Reading Redis replies: strings, integers, arrays, and stream entries.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use redis::Value;
 
@@ -74,5 +74,5 @@ pub(super) fn score_time(v: &Value) -> Option<SystemTime> {
         Value::Double(ms) => *ms,
         other => text(other)?.parse().ok()?,
     };
-    Some(UNIX_EPOCH + Duration::from_millis(ms.max(0.0) as u64))
+    Some(crate::model::time::from_millis(ms as i64))
 }
