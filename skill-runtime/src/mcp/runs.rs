@@ -151,18 +151,23 @@ impl Runs {
         });
         let told = watch.progress.take();
         let (runs, subscribers, id) = (self.clone(), subscribers.clone(), job_id.clone());
-        let owner = caller.principal();
         watch = watch.on_progress(move |p| {
             if let Some(told) = &told {
                 told(p);
             }
+            // Its owner, named only when someone follows the run (a call
+            // nobody follows pays nothing for it).
+            let mut owner = None;
             if let Some(run) = lock(&runs.in_flight).iter_mut().find(|r| r.job_id == id) {
                 run.progress = Some(p.clone());
+                if subscribers.any() {
+                    owner = Some(run.caller.principal());
+                }
             }
-            if subscribers.any() {
+            if let Some(owner) = owner {
                 let uri = uri_of(id.as_str());
                 if subscribers.wanted(&uri) {
-                    let (subscribers, owner) = (subscribers.clone(), owner.clone());
+                    let subscribers = subscribers.clone();
                     tokio::spawn(async move { subscribers.updated(&uri, Some(&owner)).await });
                 }
             }
