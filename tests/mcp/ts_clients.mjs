@@ -2,8 +2,9 @@
 // over Streamable HTTP: v1 (`@modelcontextprotocol/sdk` 1.32, 2025-11-25
 // sessions) and v2 (`@modelcontextprotocol/client` 2.3, 2026-07-28
 // stateless requests). Each lists the tools and calls every one of them
-// with valid arguments, the long `count_slowly` with progress too; the SDKs
-// check each structured result against the tool's output schema. Exits
+// with valid arguments, the long `count_slowly` with progress too, and v1
+// runs it as a 2025-11-25 task as well; the SDKs check each structured
+// result against the tool's output schema. Exits
 // non-zero on the first failure.
 //
 //   node tests/mcp/ts_clients.mjs http://127.0.0.1:PORT/mcp
@@ -80,10 +81,66 @@ async function session(era, client, transport) {
     : await client.callTool(call, { onprogress });
   check(counted.structuredContent?.counted === 10 && progress.length >= 3 && progress.at(-1) === 10,
     `${era}: count_slowly counts to 10 with ${progress.length} progress notifications`);
+  if (era === "v1") await tasks(client, tools);
   const bad = await client.callTool({ name: "echo", arguments: { message: 5 } });
   check(bad.isError && JSON.stringify(bad.content).includes("/message"), `${era}: a schema violation is a tool error with its path`);
   await client.close();
   return version;
+}
+
+// 2025-11-25's tasks (the SDK's `experimental.tasks`): the long tool says
+// it may run as one, a call that asks for one gets a task it polls with
+// tasks/get and reads with tasks/result, a task is cancelled with
+// tasks/cancel, and a task id that is not the caller's is unknown.
+async function tasks(client, tools) {
+  const long = tools.find((t) => t.name === "count_slowly");
+  check(long.execution?.taskSupport === "optional" && client.getServerCapabilities().tasks?.requests?.tools?.call,
+    "v1: the server offers tasks for tools/call, count_slowly may run as one");
+  const quick = ["echo", "normalize_handle", "ai_cos_vlevel_calc"];
+  check(tools.filter((t) => quick.includes(t.name)).every((t) => !t.execution),
+    `v1: quick tools say nothing of tasks (long ones: ${tools.filter((t) => t.execution).map((t) => t.name).join(", ")})`);
+  const seen = [];
+  for await (const m of client.experimental.tasks.callToolStream({ name: "count_slowly", arguments: { to: 6, step_ms: 150 } })) {
+    seen.push(m);
+    if (m.type === "error") fail(`v1: count_slowly as a task: ${m.error}`);
+  }
+  const created = seen.find((m) => m.type === "taskCreated");
+  const result = seen.at(-1);
+  check(created && created.task.status === "working" && typeof created.task.ttl === "number",
+    `v1: count_slowly answered with a task ${created?.task.taskId}`);
+  check(seen.some((m) => m.type === "taskStatus" && m.task.status === "working")
+      && seen.some((m) => m.type === "taskStatus" && m.task.status === "completed"),
+    `v1: the task polled from working to completed (${seen.map((m) => m.task?.status ?? m.type).join(", ")})`);
+  check(result.type === "result" && result.result.structuredContent?.counted === 6
+      && result.result._meta?.["io.modelcontextprotocol/related-task"]?.taskId === created.task.taskId,
+    "v1: tasks/result gives the tool's result, tied to its task");
+  // Cancelled while it runs.
+  const stream = client.experimental.tasks.callToolStream({ name: "count_slowly", arguments: { to: 100, step_ms: 100 } });
+  const first = (await stream.next()).value;
+  check(first.type === "taskCreated", "v1: a second task is created");
+  const id = first.task.taskId;
+  const cancelled = await client.experimental.tasks.cancelTask(id);
+  let state = cancelled;
+  for (let i = 0; i < 50 && state.status !== "cancelled"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    state = await client.experimental.tasks.getTask(id);
+  }
+  check(state.status === "cancelled", `v1: tasks/cancel stops the task (${cancelled.status}, then ${state.status})`);
+  await stream.return();
+  let again;
+  try {
+    await client.experimental.tasks.cancelTask(id);
+  } catch (e) {
+    again = e;
+  }
+  check(again && String(again).includes("already ended"), `v1: a task that ended cannot be cancelled: ${again}`);
+  let unknown;
+  try {
+    await client.experimental.tasks.getTask(id.replace(/\.[^.]*$/, ".forged"));
+  } catch (e) {
+    unknown = e;
+  }
+  check(unknown && String(unknown).includes("no task"), `v1: a forged task id is unknown: ${unknown}`);
 }
 
 const info = { name: "ts-clients", version: "1.0.0" };

@@ -21,7 +21,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::mcp::published::Args;
 use crate::mcp::resources;
-use crate::mcp::results::outcome_result;
 use crate::mcp::runs::{self, ARTIFACT_TEMPLATE, RUN_TEMPLATE};
 use crate::mcp::server::McpServer;
 #[cfg(feature = "otel")]
@@ -361,13 +360,7 @@ impl ServerHandler for McpServer {
             };
             let caller = self.caller_of(&context);
             tasks
-                .get(&request.task_id, caller, |o| {
-                    let blocks = o
-                        .result
-                        .as_ref()
-                        .is_some_and(|r| self.answers_blocks(&r.skill));
-                    outcome_result(o, self.result_ids, blocks)
-                })
+                .get(&request.task_id, caller, |o| self.outcome_answer(o))
                 .await
         })
         .await

@@ -211,7 +211,8 @@ impl McpServer {
 
     /// Run long calls as MCP tasks on `queue` (see [`tasks`](crate::mcp::tasks)):
     /// a client that declared the `io.modelcontextprotocol/tasks` extension
-    /// gets a task for a tool whose skill may run past
+    /// (2026-07-28), or a 2025-11-25 HTTP session's call with a `task`
+    /// parameter, gets a task for a tool whose skill may run past
     /// [`TASK_AFTER`](crate::mcp::tasks::TASK_AFTER), and reads it with
     /// `tasks/get`; on a Redis queue, from any server of the fleet.
     pub fn with_tasks(mut self, queue: Arc<dyn Queue>) -> McpServer {
@@ -435,7 +436,7 @@ impl McpServer {
                 route: Route::Serve { name, version },
                 ..
             } = listed
-            && tasks::declared(&context)
+            && let Some(asked) = tasks::asked(&context)
         {
             let params = Value::Object(request.arguments.unwrap_or_default());
             let job = traced(JobEnvelope::of(
@@ -444,9 +445,17 @@ impl McpServer {
                 params,
                 caller.clone(),
             ));
-            return Ok(CallToolResponse::Task(
-                tasks.create(job, caller, decision).await?,
-            ));
+            let created = tasks.create(job, caller, decision).await?;
+            return Ok(match asked {
+                tasks::Asked::Extension => CallToolResponse::Task(created),
+                // rmcp lets a task through only to a client that declared
+                // the extension: carried in a result the HTTP transport
+                // turns into 2025-11-25's answer.
+                #[cfg(feature = "mcp-http")]
+                tasks::Asked::Params => {
+                    CallToolResponse::Complete(crate::mcp::tasks_2025::carried(&created))
+                }
+            });
         }
         let logs = self.logs_for(&context, listed, request.arguments.as_ref());
         watched(&context, logs, |watch| {
@@ -553,6 +562,13 @@ impl McpServer {
         }
         let _ = context;
         &self.caller
+    }
+
+    /// The caller of an HTTP request: the one its transport authenticated,
+    /// else the server's own (as [`McpServer::caller_of`]).
+    #[cfg(feature = "mcp-http")]
+    pub(crate) fn caller_in<'a>(&'a self, parts: &'a hyper::http::request::Parts) -> &'a Caller {
+        parts.extensions.get::<Caller>().unwrap_or(&self.caller)
     }
 }
 

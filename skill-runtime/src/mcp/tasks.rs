@@ -36,18 +36,39 @@ use crate::queue::api::{Cancelled, Outcome, Queue};
 /// that declared the extension.
 pub const TASK_AFTER: Duration = Duration::from_secs(60);
 
-/// Whether the request's client declared the tasks extension in the form
-/// its protocol revision defines. The extension is 2026-07-28's: a client
-/// on an earlier revision that lists it anyway (the MCP Inspector on
-/// 2025-11-25) reads results without `resultType`, so a task handle would
+/// How a request's client asked for a task, in the form its protocol
+/// revision defines: on 2026-07-28, by declaring the extension; on
+/// 2025-11-25, by the call's own `params.task` ([`TaskAsked`], read by the
+/// HTTP transport; `tasks_2025.rs` answers in that revision's form). A
+/// client on 2025-11-25 that lists the 2026-07-28 extension anyway (the MCP
+/// Inspector) reads results without `resultType`, so a task handle would
 /// look to it like a result with no content; it is answered inline.
-pub(crate) fn declared(context: &RequestContext<RoleServer>) -> bool {
-    context
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// 2026-07-28's extension.
+    Extension,
+    /// 2025-11-25's `params.task`.
+    #[cfg(feature = "mcp-http")]
+    Params,
+}
+
+/// How the client of `context`'s request asked for a task, if it did.
+pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
+    #[cfg(feature = "mcp-http")]
+    if context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .is_some_and(|p| p.extensions.get::<TaskAsked>().is_some())
+    {
+        return Some(Asked::Params);
+    }
+    let extension = context
         .protocol_version()
         .is_some_and(|v| !v.has_initialize())
         && context
             .client_capabilities()
-            .is_some_and(|c| c.supports_tasks())
+            .is_some_and(|c| c.supports_tasks());
+    extension.then_some(Asked::Extension)
 }
 
 /// How often a client is told to poll.
@@ -58,6 +79,20 @@ pub(crate) struct Tasks {
     pub(crate) queue: std::sync::Arc<dyn Queue>,
     pub(crate) seals: std::sync::Arc<Seals>,
 }
+
+/// A task as it stands ([`Tasks::look`]).
+pub(crate) struct Looked {
+    pub(crate) task: Task,
+    /// Its job's outcome, once the job ended.
+    pub(crate) outcome: Option<Outcome>,
+}
+
+/// Put in an HTTP request's extensions by the transport when a client on
+/// 2025-11-25 asked for its `tools/call` to run as a task (`params.task`,
+/// which rmcp does not read): the form of asking that revision defines.
+#[cfg(feature = "mcp-http")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TaskAsked;
 
 impl Tasks {
     /// Queue `job` for `caller` (with the decision a person gave already, if
@@ -90,18 +125,20 @@ impl Tasks {
         ))))
     }
 
-    /// The state of task `task_id`, for `caller`; `result` turns an outcome's
-    /// result into the tool's.
-    pub(crate) async fn get(
+    /// Task `task_id` of `caller` as it stands, once its job ended or `wait`
+    /// passed: its state in 2026-07-28's words (a job that ended any way but
+    /// cancelled is `completed`, its result saying how), and the job's
+    /// outcome once it ended.
+    pub(crate) async fn look(
         &self,
         task_id: &str,
         caller: &Caller,
-        result: impl Fn(&Outcome) -> CallToolResult,
-    ) -> Result<GetTaskResult, ErrorData> {
+        wait: Duration,
+    ) -> Result<Looked, ErrorData> {
         let (job_id, created) = open(&self.seals, task_id, caller).await?;
         let outcome = self
             .queue
-            .outcome(job_id, Duration::ZERO)
+            .outcome(job_id, wait)
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let created = format_time(created);
@@ -113,19 +150,35 @@ impl Tasks {
                 format_time(updated),
             ))
         };
-        let detailed = match outcome {
+        let task = match &outcome {
             None => {
                 let progress = self.queue.progress(job_id).await.ok().flatten();
                 let mut t = task(TaskStatus::Working, SystemTime::now());
                 if let Some(p) = progress {
                     t = t.with_status_message(p.progress.to_string());
                 }
-                DetailedTask::new(t, TaskPayload::Working)
+                t
             }
-            Some(o) if o.status == RunStatus::Cancelled => DetailedTask::new(
-                task(TaskStatus::Cancelled, o.completed_at),
-                TaskPayload::Cancelled,
-            ),
+            Some(o) if o.status == RunStatus::Cancelled => {
+                task(TaskStatus::Cancelled, o.completed_at)
+            }
+            Some(o) => task(TaskStatus::Completed, o.completed_at),
+        };
+        Ok(Looked { task, outcome })
+    }
+
+    /// The state of task `task_id`, for `caller`; `result` turns an outcome's
+    /// result into the tool's.
+    pub(crate) async fn get(
+        &self,
+        task_id: &str,
+        caller: &Caller,
+        result: impl Fn(&Outcome) -> CallToolResult,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let Looked { task, outcome } = self.look(task_id, caller, Duration::ZERO).await?;
+        let payload = match outcome {
+            None => TaskPayload::Working,
+            Some(o) if o.status == RunStatus::Cancelled => TaskPayload::Cancelled,
             Some(o) => {
                 let r = serde_json::to_value(result(&o)).unwrap_or_default();
                 let Value::Object(r) = r else {
@@ -134,13 +187,10 @@ impl Tasks {
                         None,
                     ));
                 };
-                DetailedTask::new(
-                    task(TaskStatus::Completed, o.completed_at),
-                    TaskPayload::Completed { result: r },
-                )
+                TaskPayload::Completed { result: r }
             }
         };
-        Ok(GetTaskResult::new(detailed))
+        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
     }
 
     /// `task` with the poll interval, and how long it is kept: as long as

@@ -1,12 +1,14 @@
 //! What each caller sees of the server's tools: the tools it may list and
 //! call, their registry entries, and the permissions they need.
 
-use rmcp::model::Tool;
+use rmcp::model::{CallToolResult, Tool};
 
 use crate::mcp::listed::{Listed, Route, lacking};
 use crate::mcp::resources;
+use crate::mcp::results::outcome_result;
 use crate::mcp::server::McpServer;
 use crate::model::caller::Caller;
+use crate::queue::api::Outcome;
 
 impl McpServer {
     /// The tools `caller` sees: those whose MCP permissions it holds.
@@ -55,6 +57,15 @@ impl McpServer {
         self.tools
             .iter()
             .any(|t| t.blocks && matches!(t.route, Route::Serve { name, .. } if name == skill))
+    }
+
+    /// The tool result a task's ended job stands for, by its `outcome`.
+    pub(crate) fn outcome_answer(&self, outcome: &Outcome) -> CallToolResult {
+        let blocks = outcome
+            .result
+            .as_ref()
+            .is_some_and(|r| self.answers_blocks(&r.skill));
+        outcome_result(outcome, self.result_ids, blocks)
     }
 
     pub(crate) fn listed(&self, name: &str) -> Option<&Listed> {

@@ -12,7 +12,8 @@
 //! In `direct`, the hot path: a plain stateless `tools/call` answered
 //! without rmcp's per-request machinery, as rmcp would answer it.
 //! In `sessions`, rmcp's sessions with a cap (the least recently used one is
-//! closed to admit a new one; rmcp closes an idle one on its own).
+//! closed to admit a new one; rmcp closes an idle one on its own). In
+//! `task_wire`, what a 2025-11-25 session says of tasks that rmcp cannot read.
 
 mod answers;
 mod conns;
@@ -21,6 +22,7 @@ mod rates;
 pub(crate) mod reply;
 mod service;
 mod sessions;
+mod task_wire;
 
 use hyper::Request;
 use hyper::body::Incoming;

@@ -22,10 +22,11 @@ pub(super) fn rpc_error(
     Response::builder()
         .status(status)
         .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(
-            Full::new(Bytes::from(body.to_string()))
-                .map_err(|e| match e {})
-                .boxed(),
-        )
+        .body(full(body.to_string()))
         .expect("a status, a header and a body make a response")
+}
+
+/// `text` as a whole body.
+pub(super) fn full(text: String) -> Body {
+    Full::new(Bytes::from(text)).map_err(|e| match e {}).boxed()
 }

@@ -20,6 +20,7 @@ use super::direct::{Hosts, direct};
 use super::rates::CallerRates;
 use super::reply::{Body, rpc_error};
 use super::sessions::CappedSessions;
+use super::task_wire;
 use crate::mcp::limits::{HttpLimits, LOOPBACK_HOSTS, LOOPBACK_ORIGINS};
 use crate::mcp::server::McpServer;
 use crate::model::caller::Caller;
@@ -63,7 +64,7 @@ impl McpService {
             .iter()
             .map(|h| (*h).to_owned())
             .chain(limits.allowed_hosts.iter().cloned());
-        let sessions = Arc::new(CappedSessions::new(&limits));
+        let sessions = Arc::new(CappedSessions::new(&limits, &server));
         let served = server.clone();
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(origins)
@@ -252,7 +253,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (rmcp, limits) = (&shared.rmcp, &*shared.limits);
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes = match read_body(&parts, body, limits).await {
         Ok(bytes) => bytes,
         Err(refused) => return refused,
@@ -296,6 +297,14 @@ where
             .is_ok_and(|id| shared.sessions.belongs(id, caller.as_ref()))
     {
         return no_session();
+    }
+    if let Some(id) = &session
+        && let Ok(id) = id.to_str()
+        && shared.sessions.tasks_2025(id)
+        && let Some(answer) = task_wire::read(&shared.server, &mut parts, &bytes).await
+    {
+        drop(busy);
+        return answer;
     }
     let answer = through_rmcp(rmcp, parts, bytes, busy).await;
     if session.is_none()

@@ -5,7 +5,9 @@
 //! `tools/call` itself (`direct.rs`) is kept here too: the protocol version
 //! the session negotiated, whether its client can be asked nothing and
 //! asked for no log lines, and its calls in flight, for the client's
-//! `notifications/cancelled`.
+//! `notifications/cancelled`. A session on 2025-11-25, on a server that runs
+//! tasks, has rmcp's answers put in that revision's form of tasks
+//! (`tasks_2025.rs`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, CustomResult, JsonRpcResponse,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -24,6 +27,8 @@ use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, Session
 
 use crate::contract::watch::Cancel;
 use crate::mcp::limits::HttpLimits;
+use crate::mcp::server::McpServer;
+use crate::mcp::tasks_2025;
 use crate::model::caller::Caller;
 
 /// rmcp's in-memory sessions, at most [`HttpLimits::max_sessions`] of them:
@@ -43,6 +48,9 @@ pub(super) struct CappedSessions {
     /// since `started`.
     swept: AtomicU64,
     started: Instant,
+    /// The server, when it offers tasks to sessions on 2025-11-25: it puts
+    /// their answers in that revision's form.
+    tasks_2025: Option<McpServer>,
 }
 
 struct Session {
@@ -61,6 +69,8 @@ struct Session {
     /// Its calls answered by the endpoint and still running, by request id
     /// as JSON text.
     calls: Vec<(String, Cancel)>,
+    /// Whether it has tasks in 2025-11-25's form.
+    tasks_2025: bool,
 }
 
 /// What a session's plain `tools/call` is answered with, when the endpoint
@@ -71,7 +81,7 @@ pub(super) struct Plain {
 }
 
 impl CappedSessions {
-    pub(super) fn new(limits: &HttpLimits) -> CappedSessions {
+    pub(super) fn new(limits: &HttpLimits, server: &McpServer) -> CappedSessions {
         let mut inner = LocalSessionManager::default();
         // Idleness is ours to judge: a call answered by the endpoint never
         // reaches rmcp's session worker.
@@ -84,6 +94,24 @@ impl CappedSessions {
             clock: AtomicU64::new(0),
             swept: AtomicU64::new(0),
             started: Instant::now(),
+            tasks_2025: server.offers_tasks_2025().then(|| server.clone()),
+        }
+    }
+
+    /// Whether session `id` has tasks in 2025-11-25's form.
+    pub(super) fn tasks_2025(&self, id: &str) -> bool {
+        self.tasks_2025.is_some() && self.lock().get(id).is_some_and(|s| s.tasks_2025)
+    }
+
+    /// Session `id`'s answers `events`, put in 2025-11-25's form of tasks
+    /// when the session has them.
+    fn answers<S>(&self, id: &SessionId, events: S) -> Reshaped<S> {
+        Reshaped {
+            events,
+            server: self
+                .tasks_2025
+                .clone()
+                .filter(|_| self.lock().get(id).is_some_and(|s| s.tasks_2025)),
         }
     }
 
@@ -301,6 +329,7 @@ impl SessionManager for CappedSessions {
                 version: None,
                 plain: false,
                 calls: Vec::new(),
+                tasks_2025: false,
             },
         );
         Ok((id, transport))
@@ -313,13 +342,23 @@ impl SessionManager for CappedSessions {
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         self.touch(id);
         let plain = asks_nothing(&message);
-        let answer = self.inner.initialize_session(id, message).await?;
-        if let ServerJsonRpcMessage::Response(r) = &answer
+        let mut answer = self.inner.initialize_session(id, message).await?;
+        if let ServerJsonRpcMessage::Response(r) = &mut answer
             && let ServerResult::InitializeResult(i) = &r.result
-            && let Some(s) = self.lock().get_mut(id)
         {
-            s.version = Some(i.protocol_version.as_str().into());
-            s.plain = plain;
+            let version = i.protocol_version.as_str();
+            let tasks_2025 = version == tasks_2025::VERSION;
+            if let Some(s) = self.lock().get_mut(id) {
+                s.version = Some(version.into());
+                s.plain = plain;
+                s.tasks_2025 = tasks_2025;
+            }
+            if tasks_2025
+                && let Some(server) = &self.tasks_2025
+                && let Some(reshaped) = server.initialized_2025(i)
+            {
+                r.result = ServerResult::CustomResult(CustomResult(reshaped));
+            }
         }
         Ok(answer)
     }
@@ -340,7 +379,8 @@ impl SessionManager for CappedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         self.heard(id, &message);
-        self.inner.create_stream(id, message).await
+        let events = self.inner.create_stream(id, message).await?;
+        Ok(self.answers(id, events))
     }
 
     async fn accept_message(
@@ -368,10 +408,11 @@ impl SessionManager for CappedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         let replay = self.inner.resume(id, last_event_id.clone()).await?;
-        Ok(After {
+        let replay = After {
             events: Box::pin(replay),
             last: Some(last_event_id),
-        })
+        };
+        Ok(self.answers(id, replay))
     }
 
     async fn restore_session(
@@ -414,4 +455,54 @@ impl Stream for After {
             return next;
         }
     }
+}
+
+/// A session's answers: those rmcp gives in 2026-07-28's form of tasks put
+/// in 2025-11-25's, when `server` is there to do it.
+struct Reshaped<S> {
+    events: S,
+    server: Option<McpServer>,
+}
+
+impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Reshaped<S> {
+    type Item = ServerSseMessage;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<ServerSseMessage>> {
+        let this = &mut *self;
+        let next = std::pin::Pin::new(&mut this.events).poll_next(cx);
+        match (next, &this.server) {
+            (std::task::Poll::Ready(Some(m)), Some(server)) => {
+                std::task::Poll::Ready(Some(reshaped(m, server)))
+            }
+            (next, _) => next,
+        }
+    }
+}
+
+/// `event` in 2025-11-25's form of tasks: a tool list says which tools may
+/// run as tasks, a task's creation is `{task}`.
+fn reshaped(mut event: ServerSseMessage, server: &McpServer) -> ServerSseMessage {
+    let Some(message) = &event.message else {
+        return event;
+    };
+    let ServerJsonRpcMessage::Response(r) = &**message else {
+        return event;
+    };
+    let result = match &r.result {
+        ServerResult::ListToolsResult(list) => server.tools_2025(list),
+        ServerResult::CallToolResult(result) => tasks_2025::created(result),
+        _ => None,
+    };
+    if let Some(result) = result {
+        let response = JsonRpcResponse {
+            jsonrpc: r.jsonrpc,
+            id: r.id.clone(),
+            result: ServerResult::CustomResult(CustomResult(result)),
+        };
+        event.message = Some(Arc::new(ServerJsonRpcMessage::Response(response)));
+    }
+    event
 }

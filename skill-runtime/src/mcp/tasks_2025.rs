@@ -1,0 +1,202 @@
+//! Tasks in the form 2025-11-25 defines them (experimental in that revision),
+//! for its clients (the TypeScript SDK's `experimental.tasks`): the server
+//! declares `tasks.requests.tools.call` and `tasks.cancel`, and each long
+//! tool `execution.taskSupport: "optional"`; a `tools/call` whose
+//! `params.task` asks for one ([`TaskAsked`](crate::mcp::tasks::TaskAsked))
+//! is answered `{task}`; `tasks/get` answers the task, `tasks/result` the
+//! tool's result once the job ended (waiting for it), `tasks/cancel` the task
+//! after asking its job to stop. The same tasks as 2026-07-28's
+//! ([`Tasks`](crate::mcp::tasks::Tasks): a job of the queue, its id sealed
+//! to its caller), in that revision's words: `ttl` and `pollInterval`, no
+//! `resultType`, and a job that ended in error is `failed`, its message the
+//! task's `statusMessage`.
+//!
+//! rmcp 3.11 knows tasks only as 2026-07-28 has them (and lets a task
+//! handle through only to a client that declared that extension), so what
+//! differs is written here as JSON, and the HTTP transport (sessions are
+//! 2025-11-25's) puts it on the wire: the `tasks/*` requests answered here,
+//! and rmcp's answers to `initialize`, `tools/list` and a task's creation
+//! (carried to it in a result's `_meta`) reshaped (`http/sessions.rs`). Over stdio no task is offered on 2025-11-25.
+//! `tasks/list` is not offered: a task is its caller's by a seal on its id,
+//! not by a list the server keeps.
+
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, CreateTaskResult, InitializeResult, ListToolsResult, Task};
+use serde_json::{Value, json};
+
+use crate::mcp::server::McpServer;
+use crate::mcp::tasks::Looked;
+use crate::model::caller::Caller;
+use crate::model::record::RunStatus;
+
+/// The revision whose sessions get tasks in this form.
+pub(crate) const VERSION: &str = "2025-11-25";
+
+/// How long a `tasks/result` waits on the queue at a time, until its job ends.
+const RESULT_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a `tasks/cancel` waits for its job to stop before it answers.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
+
+/// The key of `_meta` that ties a message to its task.
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+
+/// The requests of this form answered from the tasks themselves.
+pub(crate) fn answered(method: &str) -> Option<&'static str> {
+    match method {
+        "tasks/get" => Some("tasks/get"),
+        "tasks/result" => Some("tasks/result"),
+        "tasks/cancel" => Some("tasks/cancel"),
+        _ => None,
+    }
+}
+
+impl McpServer {
+    /// Whether this server offers tasks in this form.
+    pub(crate) fn offers_tasks_2025(&self) -> bool {
+        self.tasks.is_some()
+    }
+
+    /// The answer to `method` (one [`answered`] names) about task `task_id`,
+    /// for `caller`.
+    pub(crate) async fn task_request_2025(
+        &self,
+        method: &str,
+        task_id: &str,
+        caller: &Caller,
+    ) -> Result<Value, ErrorData> {
+        let Some(tasks) = &self.tasks else {
+            return Err(ErrorData::method_not_found::<rmcp::model::GetTaskMethod>());
+        };
+        match method {
+            "tasks/get" => Ok(task(&tasks.look(task_id, caller, Duration::ZERO).await?)),
+            "tasks/result" => loop {
+                let looked = tasks.look(task_id, caller, RESULT_WAIT).await?;
+                let Some(outcome) = &looked.outcome else {
+                    continue;
+                };
+                let mut result = serde_json::to_value(self.outcome_answer(outcome))
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                if let Some(result) = result.as_object_mut() {
+                    let meta = result.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert(RELATED.to_owned(), json!({ "taskId": task_id }));
+                    }
+                }
+                break Ok(result);
+            },
+            "tasks/cancel" => {
+                let looked = tasks.look(task_id, caller, Duration::ZERO).await?;
+                if let Some(o) = &looked.outcome {
+                    return Err(ErrorData::invalid_params(
+                        format!(
+                            "task `{task_id}` already ended ({}): a task that ended cannot \
+                             be cancelled",
+                            o.status
+                        ),
+                        Some(json!({ "taskId": task_id })),
+                    ));
+                }
+                tasks.cancel(task_id, caller).await?;
+                // The job stops at its next await point; what it ended as
+                // is what is answered (still `working` if it has not yet).
+                Ok(task(&tasks.look(task_id, caller, CANCEL_WAIT).await?))
+            }
+            _ => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("`{method}` is not a task request"),
+                None,
+            )),
+        }
+    }
+
+    /// rmcp's answer to `initialize` on this revision, with the tasks
+    /// capability.
+    pub(crate) fn initialized_2025(&self, answer: &InitializeResult) -> Option<Value> {
+        let mut answer = serde_json::to_value(answer).ok()?;
+        let capabilities = answer.get_mut("capabilities")?.as_object_mut()?;
+        capabilities.insert(
+            "tasks".to_owned(),
+            json!({ "cancel": {}, "requests": { "tools": { "call": {} } } }),
+        );
+        Some(answer)
+    }
+
+    /// rmcp's answer to `tools/list` on this revision, each long tool saying
+    /// it may run as a task.
+    pub(crate) fn tools_2025(&self, answer: &ListToolsResult) -> Option<Value> {
+        let mut answer = serde_json::to_value(answer).ok()?;
+        for tool in answer.get_mut("tools")?.as_array_mut()? {
+            let long = tool
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|name| self.listed(name))
+                .is_some_and(|l| l.task);
+            if long && let Some(tool) = tool.as_object_mut() {
+                tool.insert("execution".to_owned(), json!({ "taskSupport": "optional" }));
+            }
+        }
+        Some(answer)
+    }
+}
+
+/// The `_meta` key of the result that carries a task's creation from the
+/// handler to the transport (rmcp lets no task through to a client on this
+/// revision); the transport answers [`created`] in its place.
+const CARRIED: &str = "io.skill-runtime/task-created";
+
+/// A task's creation, carried in a result.
+pub(crate) fn carried(answer: &CreateTaskResult) -> CallToolResult {
+    let mut carrier = CallToolResult::success(Vec::new());
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        CARRIED.to_owned(),
+        json!({ "task": fields(&answer.task, "working", None) }),
+    );
+    carrier.meta = Some(rmcp::model::MetaObject(meta));
+    carrier
+}
+
+/// The creation a result [`carried`], in this revision's form.
+pub(crate) fn created(result: &CallToolResult) -> Option<Value> {
+    result.meta.as_ref()?.0.get(CARRIED).cloned()
+}
+
+/// `looked` in this revision's form.
+fn task(looked: &Looked) -> Value {
+    let t = &looked.task;
+    let (status, message) = match &looked.outcome {
+        None => ("working", t.status_message.clone()),
+        Some(o) => match o.status {
+            RunStatus::Succeeded => ("completed", None),
+            RunStatus::Cancelled => ("cancelled", None),
+            RunStatus::Failed | RunStatus::Expired | RunStatus::Skipped => (
+                "failed",
+                Some(match &o.error {
+                    Some(e) => format!("{} (code: {})", e.message, e.code),
+                    None => format!("the job ended {}", o.status),
+                }),
+            ),
+        },
+    };
+    fields(t, status, message)
+}
+
+fn fields(t: &Task, status: &str, message: Option<String>) -> Value {
+    let mut task = json!({
+        "taskId": t.task_id,
+        "status": status,
+        "createdAt": t.created_at,
+        "lastUpdatedAt": t.last_updated_at,
+        "ttl": t.ttl_ms,
+    });
+    if let Some(ms) = t.poll_interval_ms {
+        task["pollInterval"] = json!(ms);
+    }
+    if let Some(m) = message {
+        task["statusMessage"] = json!(m);
+    }
+    task
+}
