@@ -147,7 +147,9 @@ fn mcp_inspector_cli_lists_and_calls() {
 /// pins them): v1 (`@modelcontextprotocol/sdk`, 2025-11-25 sessions) and v2
 /// (`@modelcontextprotocol/client`, 2026-07-28) list the tools and call every
 /// example tool over Streamable HTTP, `count_slowly` with progress too, each
-/// structured result checked by the SDK against the tool's output schema
+/// structured result checked by the SDK against the tool's output schema,
+/// and v1 runs `count_slowly` as a 2025-11-25 task; every message the server
+/// sends v1 is checked against the official 2025-11-25 schema
 /// (tests/mcp/ts_clients.mjs says what each check is).
 #[test]
 fn typescript_sdk_both_eras_call_every_tool() {
@@ -192,9 +194,11 @@ fn typescript_sdk_both_eras_call_every_tool() {
         server.args(["--grant", grant]);
     }
     let (server, _) = skill_tests::mcp_http::launch(server);
+    let log = work.join("v1-session.jsonl");
     let out = Command::new(&node)
         .arg(root().join("tests/mcp/ts_clients.mjs"))
         .arg(format!("http://{}/mcp", server.addr))
+        .arg(&log)
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -202,5 +206,22 @@ fn typescript_sdk_both_eras_call_every_tool() {
         out.status.success() && stdout.contains("ok: both TypeScript SDK eras"),
         "the TypeScript SDK checks failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // Every message the server sent the v1 session, its tasks' included,
+    // against the official 2025-11-25 schema.
+    let checked = Command::new("python3")
+        .current_dir(root().join("tests/mcp"))
+        .args([
+            "-c",
+            "import sys, client_e2e; client_e2e.validate_log(sys.argv[1], '2025-11-25')",
+        ])
+        .arg(&log)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        checked.status.success(),
+        "the v1 session's messages do not conform to the 2025-11-25 schema:\n{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
     );
 }

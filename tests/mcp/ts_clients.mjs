@@ -7,8 +7,13 @@
 // result against the tool's output schema. Exits
 // non-zero on the first failure.
 //
-//   node tests/mcp/ts_clients.mjs http://127.0.0.1:PORT/mcp
+// With a second argument, every message of the v1 session, the client's and
+// the server's, is written there as JSON lines for tests/mcp/client_e2e.py's
+// check against the official 2025-11-25 schema.
+//
+//   node tests/mcp/ts_clients.mjs http://127.0.0.1:PORT/mcp [LOG]
 
+import { writeFileSync } from "node:fs";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from "@modelcontextprotocol/client";
@@ -143,7 +148,56 @@ async function tasks(client, tools) {
   check(unknown && String(unknown).includes("no task"), `v1: a forged task id is unknown: ${unknown}`);
 }
 
+// The messages of a session, as fetch carries them: each request body, and
+// each answer (a JSON body, or the events of a stream, read from a copy of
+// the response as the SDK reads the original).
+const logged = [];
+const reading = [];
+function loggingFetch(to, init) {
+  if (typeof init?.body === "string") {
+    for (const m of [].concat(JSON.parse(init.body))) logged.push({ from: "client", message: m });
+  }
+  return fetch(to, init).then((response) => {
+    const type = response.headers.get("content-type") ?? "";
+    if (response.ok && (type.includes("json") || type.includes("event-stream"))) {
+      reading.push(read(response.clone(), type.includes("json")));
+    }
+    return response;
+  });
+}
+
+// Each message of `response`'s body as it arrives, until it ends or the
+// client closes it (a stream's read so far counts).
+async function read(response, json) {
+  const add = (text) => {
+    for (const m of [].concat(JSON.parse(text))) logged.push({ from: "server", message: m });
+  };
+  const decoder = new TextDecoder();
+  let buffered = "";
+  try {
+    for await (const chunk of response.body) {
+      buffered += decoder.decode(chunk, { stream: true });
+      if (json) continue;
+      let end;
+      while ((end = buffered.indexOf("\n\n")) >= 0) {
+        const event = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("");
+        if (data) add(data);
+      }
+    }
+  } catch {
+    return; // closed by the client
+  }
+  if (json && buffered) add(buffered);
+}
+
 const info = { name: "ts-clients", version: "1.0.0" };
-await session("v1", new V1Client(info), new V1Transport(url));
+const log = process.argv[3];
+await session("v1", new V1Client(info), new V1Transport(url, log ? { fetch: loggingFetch } : undefined));
+if (log) {
+  await Promise.all(reading);
+  writeFileSync(log, logged.map((e) => JSON.stringify(e)).join("\n") + "\n");
+}
 await session("v2", new V2Client(info), new V2Transport(url));
 console.log("ok: both TypeScript SDK eras");
