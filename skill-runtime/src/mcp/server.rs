@@ -452,9 +452,7 @@ impl McpServer {
                 // the extension: carried in a result the HTTP transport
                 // turns into 2025-11-25's answer.
                 #[cfg(feature = "mcp-http")]
-                tasks::Asked::Params => {
-                    CallToolResponse::Complete(crate::mcp::tasks_2025::carried(&created))
-                }
+                tasks::Asked::Params => CallToolResponse::Complete(tasks::carried(&created)),
             });
         }
         let logs = self.logs_for(&context, listed, request.arguments.as_ref());

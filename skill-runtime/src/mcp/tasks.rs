@@ -71,6 +71,27 @@ pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
     extension.then_some(Asked::Extension)
 }
 
+/// The `_meta` key of a result that carries a task's creation from the
+/// handler to the HTTP transport: rmcp lets a task handle through only to a
+/// client that declared the 2026-07-28 extension, and a 2025-11-25 client
+/// that asked for a task ([`Asked::Params`]) gets it in its revision's form
+/// (`tasks_2025::created`), written by the transport in place of this result.
+#[cfg(feature = "mcp-http")]
+pub(crate) const CARRIED: &str = "io.skill-runtime/task-created";
+
+/// `created`'s task, carried in a result (see [`CARRIED`]).
+#[cfg(feature = "mcp-http")]
+pub(crate) fn carried(created: &CreateTaskResult) -> CallToolResult {
+    let mut carrier = CallToolResult::success(Vec::new());
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        CARRIED.to_owned(),
+        serde_json::to_value(&created.task).unwrap_or_default(),
+    );
+    carrier.meta = Some(rmcp::model::MetaObject(meta));
+    carrier
+}
+
 /// How often a client is told to poll.
 const POLL_MS: u64 = 500;
 

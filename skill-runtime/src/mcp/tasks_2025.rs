@@ -23,11 +23,11 @@
 use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, CreateTaskResult, InitializeResult, ListToolsResult, Task};
+use rmcp::model::{CallToolResult, InitializeResult, ListToolsResult, Task};
 use serde_json::{Value, json};
 
 use crate::mcp::server::McpServer;
-use crate::mcp::tasks::Looked;
+use crate::mcp::tasks::{CARRIED, Looked};
 use crate::model::caller::Caller;
 use crate::model::record::RunStatus;
 
@@ -142,26 +142,12 @@ impl McpServer {
     }
 }
 
-/// The `_meta` key of the result that carries a task's creation from the
-/// handler to the transport (rmcp lets no task through to a client on this
-/// revision); the transport answers [`created`] in its place.
-const CARRIED: &str = "io.skill-runtime/task-created";
-
-/// A task's creation, carried in a result.
-pub(crate) fn carried(answer: &CreateTaskResult) -> CallToolResult {
-    let mut carrier = CallToolResult::success(Vec::new());
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        CARRIED.to_owned(),
-        json!({ "task": fields(&answer.task, "working", None) }),
-    );
-    carrier.meta = Some(rmcp::model::MetaObject(meta));
-    carrier
-}
-
-/// The creation a result [`carried`], in this revision's form.
+/// The creation a result carries ([`carried`](crate::mcp::tasks::carried)),
+/// in this revision's form.
 pub(crate) fn created(result: &CallToolResult) -> Option<Value> {
-    result.meta.as_ref()?.0.get(CARRIED).cloned()
+    let task = result.meta.as_ref()?.0.get(CARRIED)?;
+    let task: Task = serde_json::from_value(task.clone()).ok()?;
+    Some(json!({ "task": fields(&task, "working", None) }))
 }
 
 /// `looked` in this revision's form.
