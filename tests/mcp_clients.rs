@@ -150,7 +150,9 @@ fn mcp_inspector_cli_lists_and_calls() {
 /// structured result checked by the SDK against the tool's output schema,
 /// and v1 runs `count_slowly` as a 2025-11-25 task; every message the server
 /// sends v1 is checked against the official 2025-11-25 schema
-/// (tests/mcp/ts_clients.mjs says what each check is).
+/// (tests/mcp/ts_clients.mjs says what each check is). Then the official
+/// tasks client (`@modelcontextprotocol/ext-tasks`) runs, settles and cancels
+/// tasks in both eras (tests/mcp/ext_tasks.mjs).
 #[test]
 fn typescript_sdk_both_eras_call_every_tool() {
     run_ok(cargo().args(["build", "-q", "-p", "skill-examples"]));
@@ -205,6 +207,18 @@ fn typescript_sdk_both_eras_call_every_tool() {
     assert!(
         out.status.success() && stdout.contains("ok: both TypeScript SDK eras"),
         "the TypeScript SDK checks failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The official tasks client, in both eras, on the same server.
+    let out = Command::new(&node)
+        .arg(root().join("tests/mcp/ext_tasks.mjs"))
+        .arg(format!("http://{}/mcp", server.addr))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ok: the tasks client in both eras"),
+        "the tasks client's checks failed:\n--- stdout\n{stdout}\n--- stderr\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     // Every message the server sent the v1 session, its tasks' included,
