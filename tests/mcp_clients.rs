@@ -148,7 +148,8 @@ fn mcp_inspector_cli_lists_and_calls() {
 /// (`@modelcontextprotocol/client`, 2026-07-28) list the tools and call every
 /// example tool over Streamable HTTP, `count_slowly` with progress too, each
 /// structured result checked by the SDK against the tool's output schema,
-/// and v1 runs `count_slowly` as a 2025-11-25 task; every message the server
+/// and v1 runs `count_slowly` as a 2025-11-25 task, over HTTP and over
+/// stdio; every message the server
 /// sends v1 is checked against the official 2025-11-25 schema
 /// (tests/mcp/ts_clients.mjs says what each check is). Then the official
 /// tasks client (`@modelcontextprotocol/ext-tasks`) runs, settles and cancels
@@ -197,10 +198,22 @@ fn typescript_sdk_both_eras_call_every_tool() {
     }
     let (server, _) = skill_tests::mcp_http::launch(server);
     let log = work.join("v1-session.jsonl");
+    // The same server over stdio, started by the client (tasks there too).
+    let stdio = serde_json::json!([
+        root().join("target/debug/skill-examples"),
+        "mcp",
+        "--role",
+        "executor",
+        "--grant",
+        "seo:read",
+        "--data",
+        work.join("data"),
+    ]);
     let out = Command::new(&node)
         .arg(root().join("tests/mcp/ts_clients.mjs"))
         .arg(format!("http://{}/mcp", server.addr))
         .arg(&log)
+        .env("SKILL_SERVER", stdio.to_string())
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -16,6 +16,7 @@
 import { writeFileSync } from "node:fs";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from "@modelcontextprotocol/client";
 
 const url = new URL(process.argv[2]);
@@ -97,32 +98,32 @@ async function session(era, client, transport) {
 // it may run as one, a call that asks for one gets a task it polls with
 // tasks/get and reads with tasks/result, a task is cancelled with
 // tasks/cancel, and a task id that is not the caller's is unknown.
-async function tasks(client, tools) {
+async function tasks(client, tools, era = "v1") {
   const long = tools.find((t) => t.name === "count_slowly");
   check(long.execution?.taskSupport === "optional" && client.getServerCapabilities().tasks?.requests?.tools?.call,
-    "v1: the server offers tasks for tools/call, count_slowly may run as one");
+    `${era}: the server offers tasks for tools/call, count_slowly may run as one`);
   const quick = ["echo", "normalize_handle", "ai_cos_vlevel_calc"];
   check(tools.filter((t) => quick.includes(t.name)).every((t) => !t.execution),
-    `v1: quick tools say nothing of tasks (long ones: ${tools.filter((t) => t.execution).map((t) => t.name).join(", ")})`);
+    `${era}: quick tools say nothing of tasks (long ones: ${tools.filter((t) => t.execution).map((t) => t.name).join(", ")})`);
   const seen = [];
   for await (const m of client.experimental.tasks.callToolStream({ name: "count_slowly", arguments: { to: 6, step_ms: 150 } })) {
     seen.push(m);
-    if (m.type === "error") fail(`v1: count_slowly as a task: ${m.error}`);
+    if (m.type === "error") fail(`${era}: count_slowly as a task: ${m.error}`);
   }
   const created = seen.find((m) => m.type === "taskCreated");
   const result = seen.at(-1);
   check(created && created.task.status === "working" && typeof created.task.ttl === "number",
-    `v1: count_slowly answered with a task ${created?.task.taskId}`);
+    `${era}: count_slowly answered with a task ${created?.task.taskId}`);
   check(seen.some((m) => m.type === "taskStatus" && m.task.status === "working")
       && seen.some((m) => m.type === "taskStatus" && m.task.status === "completed"),
-    `v1: the task polled from working to completed (${seen.map((m) => m.task?.status ?? m.type).join(", ")})`);
+    `${era}: the task polled from working to completed (${seen.map((m) => m.task?.status ?? m.type).join(", ")})`);
   check(result.type === "result" && result.result.structuredContent?.counted === 6
       && result.result._meta?.["io.modelcontextprotocol/related-task"]?.taskId === created.task.taskId,
-    "v1: tasks/result gives the tool's result, tied to its task");
+    `${era}: tasks/result gives the tool's result, tied to its task`);
   // Cancelled while it runs.
   const stream = client.experimental.tasks.callToolStream({ name: "count_slowly", arguments: { to: 100, step_ms: 100 } });
   const first = (await stream.next()).value;
-  check(first.type === "taskCreated", "v1: a second task is created");
+  check(first.type === "taskCreated", `${era}: a second task is created`);
   const id = first.task.taskId;
   const cancelled = await client.experimental.tasks.cancelTask(id);
   let state = cancelled;
@@ -130,7 +131,7 @@ async function tasks(client, tools) {
     await new Promise((r) => setTimeout(r, 100));
     state = await client.experimental.tasks.getTask(id);
   }
-  check(state.status === "cancelled", `v1: tasks/cancel stops the task (${cancelled.status}, then ${state.status})`);
+  check(state.status === "cancelled", `${era}: tasks/cancel stops the task (${cancelled.status}, then ${state.status})`);
   await stream.return();
   let again;
   try {
@@ -138,14 +139,14 @@ async function tasks(client, tools) {
   } catch (e) {
     again = e;
   }
-  check(again && String(again).includes("already ended"), `v1: a task that ended cannot be cancelled: ${again}`);
+  check(again && String(again).includes("already ended"), `${era}: a task that ended cannot be cancelled: ${again}`);
   let unknown;
   try {
     await client.experimental.tasks.getTask(id.replace(/\.[^.]*$/, ".forged"));
   } catch (e) {
     unknown = e;
   }
-  check(unknown && String(unknown).includes("no task"), `v1: a forged task id is unknown: ${unknown}`);
+  check(unknown && String(unknown).includes("no task"), `${era}: a forged task id is unknown: ${unknown}`);
 }
 
 // The messages of a session, as fetch carries them: each request body, and
@@ -200,4 +201,15 @@ if (log) {
   writeFileSync(log, logged.map((e) => JSON.stringify(e)).join("\n") + "\n");
 }
 await session("v2", new V2Client(info), new V2Transport(url));
+
+// Over stdio too (SKILL_SERVER: the server's command line, as JSON): v1's
+// tasks on the same binary started as a client's child process.
+if (process.env.SKILL_SERVER) {
+  const [command, ...args] = JSON.parse(process.env.SKILL_SERVER);
+  const client = new V1Client(info);
+  await client.connect(new StdioClientTransport({ command, args, stderr: "ignore" }));
+  const { tools } = await client.listTools();
+  await tasks(client, tools, "v1 over stdio");
+  await client.close();
+}
 console.log("ok: both TypeScript SDK eras");

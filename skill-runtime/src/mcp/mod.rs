@@ -30,7 +30,6 @@ mod spans;
 mod stdio;
 mod subscribers;
 pub mod tasks;
-#[cfg(feature = "mcp-http")]
 mod tasks_2025;
 mod tools;
 mod watched;

@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 
 use crate::contract::watch::Watch;
-use rmcp::{ErrorData, RoleServer, ServiceExt};
+use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
 use crate::agent::runner::AgentRunner;
@@ -21,6 +21,7 @@ use crate::contract::watch::LogLevel;
 use crate::exec::policy::authorize::permission_list;
 use crate::exec::redact::redact_in_place;
 use crate::exec::runtime::{Runtime, approval_reason};
+use crate::mcp::agents;
 use crate::mcp::approval::{self, Asked};
 #[cfg(feature = "mcp-http")]
 use crate::mcp::auth::authenticator::Authenticator;
@@ -35,7 +36,6 @@ use crate::mcp::seal::Seals;
 use crate::mcp::subscribers::Subscribers;
 use crate::mcp::tasks::{self, Tasks};
 use crate::mcp::watched::{Logs, log_level, watched};
-use crate::mcp::{agents, stdio};
 use crate::model::caller::{Caller, Source};
 use crate::model::content::CONTENT_MARKER;
 use crate::model::envelope::JobEnvelope;
@@ -211,7 +211,7 @@ impl McpServer {
 
     /// Run long calls as MCP tasks on `queue` (see [`tasks`](crate::mcp::tasks)):
     /// a client that declared the `io.modelcontextprotocol/tasks` extension
-    /// (2026-07-28), or a 2025-11-25 HTTP session's call with a `task`
+    /// (2026-07-28), or a 2025-11-25 client's call with a `task`
     /// parameter, gets a task for a tool whose skill may run past
     /// [`TASK_AFTER`](crate::mcp::tasks::TASK_AFTER), and reads it with
     /// `tasks/get`; on a Redis queue, from any server of the fleet.
@@ -299,7 +299,6 @@ impl McpServer {
     }
 
     /// The caller of requests that bring none of their own.
-    #[cfg(feature = "mcp-http")]
     pub(crate) fn own_caller(&self) -> &Caller {
         &self.caller
     }
@@ -308,16 +307,6 @@ impl McpServer {
     /// (`notifications/resources/updated`); the number of sessions told.
     pub async fn resource_updated(&self, uri: &str) -> usize {
         self.subscribers.updated(uri, None).await
-    }
-
-    /// Serve over standard input and output until the client closes them.
-    /// Every frame gets an answer: a line that is not JSON, or over
-    /// 16 MiB, a parse error (-32700); a known method with params that do not
-    /// fit, -32602.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let running = self.serve(stdio::StdioFront::new()).await?;
-        running.waiting().await?;
-        Ok(())
     }
 
     /// Run one `tools/call` as the server's own caller (see
@@ -451,7 +440,6 @@ impl McpServer {
                 // rmcp lets a task through only to a client that declared
                 // the extension: carried in a result the HTTP transport
                 // turns into 2025-11-25's answer.
-                #[cfg(feature = "mcp-http")]
                 tasks::Asked::Params => CallToolResponse::Complete(tasks::carried(&created)),
             });
         }

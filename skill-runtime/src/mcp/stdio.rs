@@ -3,17 +3,25 @@
 //! answered with a parse error (-32700, `id` null: no id can be read from it);
 //! a request for a known method whose params do not fit is answered -32602
 //! here, where rmcp would take it for an unknown method. Notifications that do
-//! not parse are ignored, as the spec and rmcp do.
+//! not parse are ignored, as the spec and rmcp do. A client on 2025-11-25,
+//! on a server that runs tasks, gets them in that revision's form
+//! (`tasks_2025.rs`): its task requests answered here, rmcp's answers
+//! reshaped on their way out.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::RoleServer;
-use rmcp::model::ClientRequest;
+use rmcp::model::{ClientRequest, GetExtensions};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::{StdioReader, StdioWriter, Transport, stdio_pipes};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
+
+use crate::mcp::server::McpServer;
+use crate::mcp::tasks::TaskAsked;
+use crate::mcp::tasks_2025::{self, Said};
 
 /// The longest line read as a frame; a longer one is answered and skipped.
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -36,6 +44,19 @@ const KNOWN_METHODS: &[&str] = &[
     "logging/setLevel",
 ];
 
+impl McpServer {
+    /// Serve over standard input and output until the client closes them.
+    /// Every frame gets an answer: a line that is not JSON, or over
+    /// 16 MiB, a parse error (-32700); a known method with params that do not
+    /// fit, -32602.
+    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let front = StdioFront::new(&self);
+        let running = rmcp::ServiceExt::serve(self, front).await?;
+        running.waiting().await?;
+        Ok(())
+    }
+}
+
 pub(crate) struct StdioFront {
     input: BufReader<StdioReader>,
     output: Arc<Mutex<StdioWriter>>,
@@ -45,19 +66,71 @@ pub(crate) struct StdioFront {
     line: Vec<u8>,
     /// Whether the line being read is over the limit (its bytes are dropped).
     oversized: bool,
+    /// The server, when it runs tasks: a client on 2025-11-25 gets them in
+    /// that revision's form.
+    tasks_2025: Option<McpServer>,
+    /// Whether the client negotiated 2025-11-25 (set as `initialize` is
+    /// answered).
+    on_2025: Arc<AtomicBool>,
 }
 
 impl StdioFront {
     /// Over rmcp's stdio pipes: non-blocking FIFOs through tokio's IO driver
     /// where standard input and output are pipes (not the blocking thread
     /// pool, a task per read and per write).
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(server: &McpServer) -> Self {
         let (input, output) = stdio_pipes();
         StdioFront {
             input: BufReader::new(input),
             output: Arc::new(Mutex::new(output)),
             line: Vec::new(),
             oversized: false,
+            tasks_2025: server.offers_tasks_2025().then(|| server.clone()),
+            on_2025: Arc::default(),
+        }
+    }
+
+    /// What the line read says of tasks in 2025-11-25's form, for a client
+    /// on that revision: a call asking for a task is marked for the handler;
+    /// a task request is answered here, in a task of its own (a
+    /// `tasks/result` waits for its job), and `true` returned.
+    fn tasks_2025(&self, message: &mut RxJsonRpcMessage<RoleServer>) -> bool {
+        let Some(server) = &self.tasks_2025 else {
+            return false;
+        };
+        if !self.on_2025.load(Ordering::Relaxed) {
+            return false;
+        }
+        match tasks_2025::said(&self.line) {
+            None => false,
+            Some(Said::CallAsksTask) => {
+                if let rmcp::model::JsonRpcMessage::Request(r) = message {
+                    r.request.extensions_mut().insert(TaskAsked);
+                }
+                false
+            }
+            Some(Said::Request {
+                method,
+                id,
+                task_id,
+            }) => {
+                let (server, output) = (server.clone(), self.output.clone());
+                let task_id = task_id.map(std::borrow::Cow::into_owned);
+                tokio::spawn(async move {
+                    let caller = server.own_caller();
+                    let answer = server
+                        .task_answer_2025(
+                            method,
+                            id,
+                            task_id.as_deref(),
+                            caller,
+                            Default::default(),
+                        )
+                        .await;
+                    let _ = write_line(&output, &answer).await;
+                });
+                true
+            }
         }
     }
 
@@ -174,13 +247,31 @@ impl Transport<RoleServer> for StdioFront {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let output = self.output.clone();
+        let reshaped = self.tasks_2025.as_ref().and_then(|server| {
+            if let rmcp::model::JsonRpcMessage::Response(r) = &item
+                && let rmcp::model::ServerResult::InitializeResult(i) = &r.result
+            {
+                let on = i.protocol_version.as_str() == tasks_2025::VERSION;
+                self.on_2025.store(on, Ordering::Relaxed);
+            }
+            if !self.on_2025.load(Ordering::Relaxed) {
+                return None;
+            }
+            server.reshaped_2025(&item)
+        });
+        let item = reshaped.unwrap_or(item);
         async move { write_line(&output, &item).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let frame = if self.read_line().await? {
-                let frame = classify(&self.line);
+                let mut frame = classify(&self.line);
+                if let Frame::Message(m) = &mut frame
+                    && self.tasks_2025(m)
+                {
+                    frame = Frame::Ignore;
+                }
                 self.line.clear();
                 frame
             } else {

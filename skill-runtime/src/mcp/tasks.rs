@@ -39,7 +39,7 @@ pub const TASK_AFTER: Duration = Duration::from_secs(60);
 /// How a request's client asked for a task, in the form its protocol
 /// revision defines: on 2026-07-28, by declaring the extension; on
 /// 2025-11-25, by the call's own `params.task` ([`TaskAsked`], read by the
-/// HTTP transport; `tasks_2025.rs` answers in that revision's form). A
+/// transport; `tasks_2025.rs` answers in that revision's form). A
 /// client on 2025-11-25 that lists the 2026-07-28 extension anyway (the MCP
 /// Inspector) reads results without `resultType`, so a task handle would
 /// look to it like a result with no content; it is answered inline.
@@ -48,12 +48,15 @@ pub(crate) enum Asked {
     /// 2026-07-28's extension.
     Extension,
     /// 2025-11-25's `params.task`.
-    #[cfg(feature = "mcp-http")]
     Params,
 }
 
 /// How the client of `context`'s request asked for a task, if it did.
 pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
+    // Over stdio the mark is the request's; over HTTP, its HTTP request's.
+    if context.extensions.get::<TaskAsked>().is_some() {
+        return Some(Asked::Params);
+    }
     #[cfg(feature = "mcp-http")]
     if context
         .extensions
@@ -72,15 +75,13 @@ pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
 }
 
 /// The `_meta` key of a result that carries a task's creation from the
-/// handler to the HTTP transport: rmcp lets a task handle through only to a
+/// handler to the transport: rmcp lets a task handle through only to a
 /// client that declared the 2026-07-28 extension, and a 2025-11-25 client
 /// that asked for a task ([`Asked::Params`]) gets it in its revision's form
 /// (`tasks_2025::created`), written by the transport in place of this result.
-#[cfg(feature = "mcp-http")]
 pub(crate) const CARRIED: &str = "io.skill-runtime/task-created";
 
 /// `created`'s task, carried in a result (see [`CARRIED`]).
-#[cfg(feature = "mcp-http")]
 pub(crate) fn carried(created: &CreateTaskResult) -> CallToolResult {
     let mut carrier = CallToolResult::success(Vec::new());
     let mut meta = serde_json::Map::new();
@@ -108,10 +109,10 @@ pub(crate) struct Looked {
     pub(crate) outcome: Option<Outcome>,
 }
 
-/// Put in an HTTP request's extensions by the transport when a client on
-/// 2025-11-25 asked for its `tools/call` to run as a task (`params.task`,
-/// which rmcp does not read): the form of asking that revision defines.
-#[cfg(feature = "mcp-http")]
+/// Put in a request's extensions (over HTTP, its HTTP request's) by the
+/// transport when a client on 2025-11-25 asked for its `tools/call` to run
+/// as a task (`params.task`, which rmcp does not read): the form of asking
+/// that revision defines.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskAsked;
 

@@ -13,17 +13,24 @@
 //!
 //! rmcp 3.11 knows tasks only as 2026-07-28 has them (and lets a task
 //! handle through only to a client that declared that extension), so what
-//! differs is written here as JSON, and the HTTP transport (sessions are
-//! 2025-11-25's) puts it on the wire: the `tasks/*` requests answered here,
+//! differs is written here as JSON, and each transport puts it on the wire
+//! for a client on that revision (an HTTP session, `http/task_wire.rs` and
+//! `http/sessions.rs`; the stdio client, `stdio.rs`): what a message says of
+//! tasks read from its text ([`said`]), the `tasks/*` requests answered here,
 //! and rmcp's answers to `initialize`, `tools/list` and a task's creation
-//! (carried to it in a result's `_meta`) reshaped (`http/sessions.rs`). Over stdio no task is offered on 2025-11-25.
+//! (carried to it in a result's `_meta`) reshaped ([`McpServer::reshaped_2025`]).
 //! `tasks/list` is not offered: a task is its caller's by a seal on its id,
 //! not by a list the server keeps.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, InitializeResult, ListToolsResult, Task};
+use rmcp::model::{
+    CallToolResult, CustomResult, InitializeResult, JsonRpcResponse, ListToolsResult,
+    ServerJsonRpcMessage, ServerResult, Task,
+};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::mcp::server::McpServer;
@@ -53,7 +60,146 @@ pub(crate) fn answered(method: &str) -> Option<&'static str> {
     }
 }
 
+/// What a message of a client on this revision says of tasks.
+pub(crate) enum Said<'a> {
+    /// A `tools/call` that asks to run as a task.
+    CallAsksTask,
+    /// A task request ([`answered`] here): its id, and the task it names.
+    Request {
+        method: &'static str,
+        id: Value,
+        task_id: Option<Cow<'a, str>>,
+    },
+}
+
+/// The members of a message read here; the rest (a call's arguments) is
+/// skipped, not built.
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Value,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(default)]
+    task: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, rename = "taskId")]
+    task_id: Option<Cow<'a, str>>,
+}
+
+/// What message `text` says of tasks, if anything (rmcp does not keep a
+/// call's `params.task`, and knows no `tasks/result`). A notification, or a
+/// request without a usable id, is rmcp's to answer.
+pub(crate) fn said(text: &[u8]) -> Option<Said<'_>> {
+    // Most messages name no task at all: no parse for them.
+    if !text.windows(4).any(|w| w == b"task") {
+        return None;
+    }
+    let message: Message<'_> = serde_json::from_slice(text).ok()?;
+    let method = message.method?;
+    if method == "tools/call" {
+        return message
+            .params
+            .is_some_and(|p| p.task.is_some())
+            .then_some(Said::CallAsksTask);
+    }
+    let method = answered(&method)?;
+    let id = match message.id {
+        id @ (Value::String(_) | Value::Number(_)) => id,
+        _ => return None,
+    };
+    Some(Said::Request {
+        method,
+        id,
+        task_id: message.params.and_then(|p| p.task_id),
+    })
+}
+
+/// Where a request came from, for its span.
+#[cfg(feature = "otel")]
+pub(crate) type Via<'a> = crate::mcp::spans::Via<'a>;
+/// Where a request came from (spans are made with feature `otel` only).
+#[cfg(not(feature = "otel"))]
+pub(crate) type Via<'a> = std::marker::PhantomData<&'a ()>;
+
 impl McpServer {
+    /// The JSON-RPC response to task request `method` (`id`) about
+    /// `task_id`, for `caller`, answered in its span.
+    pub(crate) async fn task_answer_2025(
+        &self,
+        method: &'static str,
+        id: Value,
+        task_id: Option<&str>,
+        caller: &Caller,
+        via: Via<'_>,
+    ) -> Value {
+        let Some(task_id) = task_id else {
+            let message =
+                format!("`{method}` needs `params.taskId`: the task's id, as its creation gave it");
+            return json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32602, "message": message } });
+        };
+        let answer = self.task_request_2025(method, task_id, caller);
+        #[cfg(feature = "otel")]
+        let answer = {
+            use tracing::Instrument;
+            let (span, started) = crate::mcp::spans::span_of(&crate::mcp::spans::Call {
+                method,
+                name: None,
+                id: &id,
+                version: VERSION,
+                via,
+                meta: None,
+            });
+            let answer = answer.instrument(span.clone()).await;
+            let error = answer.as_ref().err().map(crate::mcp::spans::protocol_error);
+            crate::mcp::spans::ended(&span, started, method, None, error.as_deref());
+            answer
+        };
+        #[cfg(not(feature = "otel"))]
+        let answer = {
+            let _ = via;
+            answer.await
+        };
+        match answer {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(e) => {
+                let mut error = json!({ "code": e.code.0, "message": e.message });
+                if let Some(data) = e.data {
+                    error["data"] = data;
+                }
+                json!({ "jsonrpc": "2.0", "id": id, "error": error })
+            }
+        }
+    }
+
+    /// `message`, an answer rmcp gives a client on this revision, in this
+    /// revision's form where that differs (`initialize`, `tools/list`, a
+    /// task's creation); `None` where it does not.
+    pub(crate) fn reshaped_2025(
+        &self,
+        message: &ServerJsonRpcMessage,
+    ) -> Option<ServerJsonRpcMessage> {
+        let ServerJsonRpcMessage::Response(r) = message else {
+            return None;
+        };
+        let result = match &r.result {
+            ServerResult::InitializeResult(i) => self.initialized_2025(i)?,
+            ServerResult::ListToolsResult(list) => self.tools_2025(list)?,
+            ServerResult::CallToolResult(result) => created(result)?,
+            _ => return None,
+        };
+        Some(ServerJsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: r.jsonrpc,
+            id: r.id.clone(),
+            result: ServerResult::CustomResult(CustomResult(result)),
+        }))
+    }
+
     /// Whether this server offers tasks in this form.
     pub(crate) fn offers_tasks_2025(&self) -> bool {
         self.tasks.is_some()
@@ -112,9 +258,12 @@ impl McpServer {
         }
     }
 
-    /// rmcp's answer to `initialize` on this revision, with the tasks
-    /// capability.
+    /// rmcp's answer to `initialize`, with the tasks capability when it
+    /// negotiated this revision.
     pub(crate) fn initialized_2025(&self, answer: &InitializeResult) -> Option<Value> {
+        if answer.protocol_version.as_str() != VERSION {
+            return None;
+        }
         let mut answer = serde_json::to_value(answer).ok()?;
         let capabilities = answer.get_mut("capabilities")?.as_object_mut()?;
         capabilities.insert(

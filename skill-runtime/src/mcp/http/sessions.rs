@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, CustomResult, JsonRpcResponse,
-    ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, CustomResult, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -482,27 +482,12 @@ impl<S: Stream<Item = ServerSseMessage> + Unpin> Stream for Reshaped<S> {
     }
 }
 
-/// `event` in 2025-11-25's form of tasks: a tool list says which tools may
-/// run as tasks, a task's creation is `{task}`.
+/// `event` in 2025-11-25's form of tasks (`McpServer::reshaped_2025`).
 fn reshaped(mut event: ServerSseMessage, server: &McpServer) -> ServerSseMessage {
-    let Some(message) = &event.message else {
-        return event;
-    };
-    let ServerJsonRpcMessage::Response(r) = &**message else {
-        return event;
-    };
-    let result = match &r.result {
-        ServerResult::ListToolsResult(list) => server.tools_2025(list),
-        ServerResult::CallToolResult(result) => tasks_2025::created(result),
-        _ => None,
-    };
-    if let Some(result) = result {
-        let response = JsonRpcResponse {
-            jsonrpc: r.jsonrpc,
-            id: r.id.clone(),
-            result: ServerResult::CustomResult(CustomResult(result)),
-        };
-        event.message = Some(Arc::new(ServerJsonRpcMessage::Response(response)));
+    if let Some(message) = &event.message
+        && let Some(reshaped) = server.reshaped_2025(message)
+    {
+        event.message = Some(Arc::new(reshaped));
     }
     event
 }
