@@ -101,6 +101,20 @@ impl StdioFront {
         if !self.on_2025.load(Ordering::Relaxed) {
             return false;
         }
+        // Only these can say anything of tasks.
+        let rmcp::model::JsonRpcMessage::Request(r) = &*message else {
+            return false;
+        };
+        let may = match &r.request {
+            ClientRequest::CallToolRequest(_)
+            | ClientRequest::GetTaskRequest(_)
+            | ClientRequest::CancelTaskRequest(_) => true,
+            ClientRequest::CustomRequest(c) => c.method == "tasks/result",
+            _ => false,
+        };
+        if !may {
+            return false;
+        }
         match tasks_2025::said(&self.line) {
             None => false,
             Some(Said::CallAsksTask) => {

@@ -96,10 +96,9 @@ struct Params<'a> {
 /// call's `params.task`, and knows no `tasks/result`). A notification, or a
 /// request without a usable id, is rmcp's to answer.
 pub(crate) fn said(text: &[u8]) -> Option<Said<'_>> {
-    // Most messages name no task at all: no parse for them.
-    if !text.windows(4).any(|w| w == b"task") {
-        return None;
-    }
+    // Most messages name no task at all: no parse for them (`"task`
+    // begins both `"task"` and `"taskId"`).
+    memchr::memmem::find(text, b"\"task")?;
     let message: Message<'_> = serde_json::from_slice(text).ok()?;
     let method = message.method?;
     if method == "tools/call" {
