@@ -17,6 +17,7 @@ import { writeFileSync } from "node:fs";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from "@modelcontextprotocol/client";
 
 const url = new URL(process.argv[2]);
@@ -147,6 +148,17 @@ async function tasks(client, tools, era = "v1") {
     unknown = e;
   }
   check(unknown && String(unknown).includes("no task"), `${era}: a forged task id is unknown: ${unknown}`);
+  // A quick tool says nothing of tasks ("forbidden"): a call that asks for
+  // one anyway is refused with -32601, as the revision says.
+  let forbidden;
+  try {
+    await client.request({ method: "tools/call", params: { name: "echo", arguments: ARGUMENTS.echo, task: { ttl: 60000 } } },
+      CallToolResultSchema);
+  } catch (e) {
+    forbidden = e;
+  }
+  check(forbidden?.code === -32601 && String(forbidden).includes("does not run as a task"),
+    `${era}: a quick tool called as a task is refused: ${forbidden}`);
 }
 
 // The messages of a session, as fetch carries them: each request body, and

@@ -405,6 +405,21 @@ impl McpServer {
         // Refused before anyone is asked: a caller that may not call the
         // tool never puts a question to a person.
         let listed = self.admit(caller, &request.name)?;
+        let runs_as_task =
+            self.tasks.is_some() && listed.task && matches!(listed.route, Route::Serve { .. });
+        if !runs_as_task && tasks::asked_in_params(&context) {
+            // 2025-11-25: a tool that does not say it may run as a task
+            // (`execution.taskSupport` absent, so "forbidden") is refused
+            // to a call that asks for one, with the code that revision names.
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "tool `{}` does not run as a task (its `execution.taskSupport` is absent): call it without `params.task`",
+                    request.name
+                ),
+                Some(json!({ "tool": request.name })),
+            ));
+        }
         let mut decision = None;
         if let (Some(reason), Some(within)) = (listed.approval, self.asks) {
             let how = approval::Asking {

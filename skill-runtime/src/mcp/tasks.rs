@@ -53,16 +53,7 @@ pub(crate) enum Asked {
 
 /// How the client of `context`'s request asked for a task, if it did.
 pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
-    // Over stdio the mark is the request's; over HTTP, its HTTP request's.
-    if context.extensions.get::<TaskAsked>().is_some() {
-        return Some(Asked::Params);
-    }
-    #[cfg(feature = "mcp-http")]
-    if context
-        .extensions
-        .get::<hyper::http::request::Parts>()
-        .is_some_and(|p| p.extensions.get::<TaskAsked>().is_some())
-    {
+    if asked_in_params(context) {
         return Some(Asked::Params);
     }
     let extension = context
@@ -72,6 +63,24 @@ pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Asked> {
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
     extension.then_some(Asked::Extension)
+}
+
+/// Whether `context`'s request is a 2025-11-25 call that asks to run as a
+/// task ([`TaskAsked`]).
+pub(crate) fn asked_in_params(context: &RequestContext<RoleServer>) -> bool {
+    // Over stdio the mark is the request's; over HTTP, its HTTP request's.
+    if context.extensions.get::<TaskAsked>().is_some() {
+        return true;
+    }
+    #[cfg(feature = "mcp-http")]
+    if context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .is_some_and(|p| p.extensions.get::<TaskAsked>().is_some())
+    {
+        return true;
+    }
+    false
 }
 
 /// The `_meta` key of a result that carries a task's creation from the

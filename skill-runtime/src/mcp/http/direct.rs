@@ -11,7 +11,8 @@
 //! is exactly a JSON-RPC request of `tools/call` with no progress token, log
 //! level or answer to an earlier question; a tool that is a skill's, asks no
 //! person, does not run as a task and declares no parameter headers
-//! ([`McpServer::answers_directly`]). Then either
+//! ([`McpServer::answers_directly`]), nor asks to (2025-11-25's
+//! `params.task`, in a session that has tasks in that form). Then either
 //! - stateless (2026-07-28): no `Mcp-Session-Id`, `Mcp-Method` and `Mcp-Name`
 //!   saying what the body says, its `_meta` carrying the version and the
 //!   client's capabilities; or
@@ -143,6 +144,11 @@ pub(super) fn direct(
         Some(id) => {
             let plain = sessions.plain(id, parts.extensions.get::<Caller>())?;
             if *plain.version != *call.version {
+                return None;
+            }
+            // A call that asks to run as a task (2025-11-25's `params.task`,
+            // which rmcp's parameters do not keep) is the tasks' to answer.
+            if crate::mcp::tasks_2025::said(body).is_some() && sessions.tasks_2025(id) {
                 return None;
             }
             call.version = plain.version;
