@@ -103,6 +103,24 @@ fn the_endpoint_serves_beside_the_apps_routes() {
         String::from_utf8_lossy(&out.stderr)
     );
     let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // A second caller, with the same grant, to hold the first one's ids.
+    let out = Command::new(app())
+        .args([
+            "api-key",
+            "new",
+            "other-bot",
+            "--file",
+            keys.to_str().unwrap(),
+        ])
+        .args(["--grant", "obsidian:read"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other_key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     let mut redis = RedisServer::start("mounted");
     let m = start(&[
         "--api-keys",
@@ -181,6 +199,21 @@ fn the_endpoint_serves_beside_the_apps_routes() {
     assert_eq!(
         done["result"]["result"]["structuredContent"]["counted"], 3,
         "{done}"
+    );
+    // Another caller holding the task's id is told no such task is theirs.
+    let (_, body) = request(
+        addr,
+        "POST",
+        "/mcp",
+        &headers.replace(&key, &other_key),
+        &get,
+    );
+    let theirs = json_of(&body);
+    assert!(
+        theirs["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no task")),
+        "{theirs}"
     );
     drop(worker);
 

@@ -11,20 +11,11 @@
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
+import { check } from "./checks.mjs";
 
 const url = new URL(process.argv[2]);
 const info = { name: "ext-tasks", version: "1.0.0" };
 const MODERN = "2026-07-28";
-
-function fail(what) {
-  console.error(`FAIL: ${what}`);
-  process.exit(1);
-}
-
-function check(condition, what) {
-  if (!condition) fail(what);
-  console.log(`ok: ${what}`);
-}
 
 // The library's raw path for 2026-07-28: one POST per request, the headers
 // that revision asks for (the method, and the name, URI or task id it is

@@ -18,6 +18,7 @@ import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { check, fail } from "./checks.mjs";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from "@modelcontextprotocol/client";
 
 const url = new URL(process.argv[2]);
@@ -46,16 +47,6 @@ const ARGUMENTS = {
 // Refused by the server as started (role executor): a tool error, as a
 // client must be able to read it. The cache purge is an orchestrator's.
 const REFUSED = { ai_cos_rag_cache_purge: "(code: denied)" };
-
-function fail(what) {
-  console.error(`FAIL: ${what}`);
-  process.exit(1);
-}
-
-function check(condition, what) {
-  if (!condition) fail(what);
-  console.log(`ok: ${what}`);
-}
 
 async function session(era, client, transport) {
   await client.connect(transport);

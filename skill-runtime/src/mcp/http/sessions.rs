@@ -108,10 +108,7 @@ impl CappedSessions {
     fn answers<S>(&self, id: &SessionId, events: S) -> Reshaped<S> {
         Reshaped {
             events,
-            server: self
-                .tasks_2025
-                .clone()
-                .filter(|_| self.lock().get(id).is_some_and(|s| s.tasks_2025)),
+            server: self.tasks_2025.clone().filter(|_| self.tasks_2025(id)),
         }
     }
 
