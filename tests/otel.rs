@@ -310,14 +310,22 @@ fn one_trace_from_the_client_to_the_skill_and_through_the_fleet() {
         "the record names the trace"
     );
     let start = Instant::now();
-    // The runtime's lost records are observed too (none here).
-    while !["mcp.server.operation.duration", "skill.records.lost"]
-        .iter()
-        .all(|m| rx.metrics_text().contains(m))
-    {
+    // The runtime's lost records are observed too (none here), and each
+    // job's duration by skill and outcome (a success's on the histogram
+    // bound to the skill's attributes).
+    let wanted = [
+        "mcp.server.operation.duration",
+        "skill.records.lost",
+        "skill.job.duration",
+        "skill.outcome",
+        "succeeded",
+        "vlevel_calculator@1.0.0",
+        "search_notes@",
+    ];
+    while !wanted.iter().all(|m| rx.metrics_text().contains(m)) {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "no MCP duration metric"
+            "not all of {wanted:?} in the metrics"
         );
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -134,7 +134,7 @@ impl Runtime {
         crate::exec::trace::ended(
             &st.span,
             &crate::exec::trace::Ending {
-                skill: skill.map(|s| &s.label),
+                skill,
                 error_code: error.as_ref().map(|e| e.code.as_str()),
                 started_at: st.started_at,
                 duration,

@@ -74,8 +74,8 @@ pub(crate) fn agent_span(id: &str, job_id: &Id, trace_id: &Id) -> tracing::Span 
     expect(dead_code, reason = "read by the OpenTelemetry export")
 )]
 pub(crate) struct Ending<'a> {
-    /// `name@version`, when it resolved.
-    pub(crate) skill: Option<&'a std::sync::Arc<str>>,
+    /// The skill, when it resolved.
+    pub(crate) skill: Option<&'a crate::registry::skill::RegisteredSkill>,
     pub(crate) error_code: Option<&'a str>,
     pub(crate) started_at: std::time::SystemTime,
     pub(crate) duration: std::time::Duration,
@@ -127,6 +127,11 @@ pub(crate) fn current_traceparent() -> Option<TraceParent> {
 /// traceparent.
 #[cfg(feature = "otel")]
 fn current() -> Option<TraceParent> {
+    // Asked first: while no span is made, the span now entered is not
+    // looked up at all (a lookup in the subscriber's registry).
+    if !otel::spans_made() {
+        return None;
+    }
     otel::traceparent_of(&tracing::Span::current())
 }
 
@@ -212,12 +217,16 @@ pub(crate) mod otel {
     pub(crate) static COLLECTOR_DOWN: std::sync::atomic::AtomicBool =
         std::sync::atomic::AtomicBool::new(false);
 
+    /// Whether the layer makes OpenTelemetry spans now: export started and
+    /// the collector not known to be down.
+    pub(crate) fn spans_made() -> bool {
+        exporting() && !COLLECTOR_DOWN.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether `span` is one the layer made into an OpenTelemetry span:
-    /// export started, the collector not known to be down, `span` enabled.
+    /// [`spans_made`], `span` enabled.
     fn traced(span: &tracing::Span) -> bool {
-        exporting()
-            && !COLLECTOR_DOWN.load(std::sync::atomic::Ordering::Relaxed)
-            && !span.is_disabled()
+        spans_made() && !span.is_disabled()
     }
 
     /// Spans not made because the collector was down.
@@ -266,7 +275,7 @@ pub(crate) mod otel {
         if !traced(span) {
             return;
         }
-        if let Some((_, version)) = e.skill.and_then(|s| s.split_once('@')) {
+        if let Some((_, version)) = e.skill.and_then(|s| s.label.split_once('@')) {
             span.record("skill.version", version);
         }
         if e.attempts.len() > 1 {
@@ -300,14 +309,6 @@ pub(crate) mod otel {
             |cell: &'static OnceLock<Counter<u64>>, name: &'static str, what: &'static str| {
                 cell.get_or_init(|| meter().u64_counter(name).with_description(what).build())
             };
-        // The skill's label is shared, not copied, into the attribute.
-        let skill = KeyValue::new(
-            "skill.name",
-            match e.skill {
-                Some(label) => opentelemetry::Value::String(label.clone().into()),
-                None => opentelemetry::Value::from("unresolved"),
-            },
-        );
         let histogram = DURATION.get_or_init(|| {
             meter()
                 .f64_histogram("skill.job.duration")
@@ -316,15 +317,33 @@ pub(crate) mod otel {
                 .build()
         });
         let seconds = e.duration.as_secs_f64();
-        match e.error_code {
-            None => histogram.record(
+        // The skill's label is shared, not copied, into the attribute.
+        let skill_name = || {
+            KeyValue::new(
+                "skill.name",
+                match e.skill {
+                    Some(s) => opentelemetry::Value::String(s.label.clone().into()),
+                    None => opentelemetry::Value::from("unresolved"),
+                },
+            )
+        };
+        match (e.error_code, e.skill) {
+            // The common case, on the histogram bound to the skill's
+            // attributes at its first success.
+            (None, Some(s)) => s
+                .succeeded
+                .get_or_init(|| {
+                    histogram.bind(&[skill_name(), KeyValue::new("skill.outcome", "succeeded")])
+                })
+                .record(seconds),
+            (None, None) => histogram.record(
                 seconds,
-                &[skill.clone(), KeyValue::new("skill.outcome", "succeeded")],
+                &[skill_name(), KeyValue::new("skill.outcome", "succeeded")],
             ),
-            Some(code) => histogram.record(
+            (Some(code), _) => histogram.record(
                 seconds,
                 &[
-                    skill.clone(),
+                    skill_name(),
                     KeyValue::new("skill.outcome", "failed"),
                     KeyValue::new("error.type", code.to_owned()),
                 ],
@@ -337,7 +356,7 @@ pub(crate) mod otel {
                 "skill.job.retries",
                 "Attempts after a job's first, by skill",
             );
-            c.add(retries, std::slice::from_ref(&skill));
+            c.add(retries, &[skill_name()]);
         }
         if e.replayed {
             let c = counter(
@@ -345,7 +364,7 @@ pub(crate) mod otel {
                 "skill.job.replayed",
                 "Jobs answered with an earlier job's result, by skill",
             );
-            c.add(1, std::slice::from_ref(&skill));
+            c.add(1, &[skill_name()]);
         }
         if e.error_code == Some("rate_limited") {
             let c = counter(
@@ -353,7 +372,7 @@ pub(crate) mod otel {
                 "skill.job.rate_limited",
                 "Jobs refused by their skill's rate limit, by skill",
             );
-            c.add(1, std::slice::from_ref(&skill));
+            c.add(1, &[skill_name()]);
         }
     }
 

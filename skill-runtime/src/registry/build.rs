@@ -214,6 +214,8 @@ impl Registry {
                 closure: d.closure,
                 takes_fields: AtomicBool::new(true),
                 shape,
+                #[cfg(feature = "otel")]
+                succeeded: std::sync::OnceLock::new(),
             });
         }
         if !problems.is_empty() {

@@ -41,6 +41,11 @@ pub struct RegisteredSkill {
     /// The input type's fields, as its decoder takes them
     /// (`contract/ordered.rs`).
     pub(crate) shape: Shape,
+    /// Its `skill.job.duration` histogram for successful jobs, bound to
+    /// its attributes at its first such job (`exec/trace.rs`): a job then
+    /// records its duration without the attribute set being hashed.
+    #[cfg(feature = "otel")]
+    pub(crate) succeeded: std::sync::OnceLock<opentelemetry::metrics::BoundHistogram<f64>>,
 }
 
 impl RegisteredSkill {
