@@ -25,15 +25,16 @@ pub(crate) fn job_span(
     let span = tracing::info_span!(
         "skill",
         otel.name = %format_args!("skill {skill}"),
-        skill = %skill,
+        // As text, not `%` (Display): the OpenTelemetry bridge copies a
+        // `str`, and formats a Display value through `fmt`. The id stays a
+        // Display: made text only when a layer records it.
+        skill = skill,
         job_id = %job_id,
         intent = tracing::field::Empty,
         caller.role = tracing::field::Empty,
         outcome = tracing::field::Empty,
         error.type = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-        skill.version = tracing::field::Empty,
-        attempts = tracing::field::Empty,
         skill.arguments = tracing::field::Empty,
         skill.result = tracing::field::Empty,
     );
@@ -275,11 +276,14 @@ pub(crate) mod otel {
         if !traced(span) {
             return;
         }
-        if let Some((_, version)) = e.skill.and_then(|s| s.label.split_once('@')) {
-            span.record("skill.version", version);
+        // Set on the OpenTelemetry span directly: a `record` goes through
+        // every layer and the bridge's field visitor, and copies the text
+        // (the manifest's version is static).
+        if let Some(s) = e.skill {
+            span.set_attribute("skill.version", s.entry.manifest.version);
         }
         if e.attempts.len() > 1 {
-            span.record("attempts", e.attempts.len());
+            span.set_attribute("attempts", e.attempts.len() as i64);
         }
         if RECORD_ARGUMENTS.load(std::sync::atomic::Ordering::Relaxed) {
             span.record("skill.arguments", e.params.to_string());
