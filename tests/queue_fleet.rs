@@ -1702,7 +1702,7 @@ fn a_primary_killed_under_load_loses_no_acknowledged_job() {
 }
 
 /// A cluster whose nodes need a password: the URL's credentials reach every
-/// node (those the client finds on its own too, and the one idle workers
+/// node (those the client finds on its own too, and those idle workers
 /// listen on), jobs run, and the password is never shown.
 #[test]
 fn a_cluster_behind_a_password_serves_and_never_shows_it() {
@@ -1723,6 +1723,18 @@ fn a_cluster_behind_a_password_serves_and_never_shows_it() {
     assert_eq!(outbox(&data).len(), 20);
     let status = rt.block_on(b.status()).unwrap();
     assert_eq!(status.workers, vec![w.name.clone()], "{status:?}");
+    // The idle worker listens to each partition's shard channel, on a node
+    // that serves the channel's slot (a shard channel's subscribers are
+    // counted by that node alone).
+    for i in 0..8 {
+        let channel = format!("skill:{{default.{i}}}:wake");
+        let heard: u64 = cluster
+            .on_every_node(&["PUBSUB", "SHARDNUMSUB", &channel])
+            .iter()
+            .filter_map(|said| said.lines().nth(1)?.trim().parse::<u64>().ok())
+            .sum();
+        assert_eq!(heard, 1, "{channel}");
+    }
     // A wrong password is refused, and not shown either.
     let wrong = url.replace("s3cret-pw", "wrong-pw");
     let said = Command::new(app())

@@ -300,6 +300,16 @@ impl RedisCluster {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `redis-cli ARGS...` on each live node, without following
+    /// redirections: what each node answers for itself.
+    pub fn on_every_node(&self, args: &[&str]) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .map(|n| n.cli(args))
+            .collect()
+    }
+
     /// Empty every primary (their replicas follow).
     pub fn flush(&self) {
         for port in self.primaries() {

@@ -83,7 +83,7 @@ impl RedisBackend {
             _ => Decided::Unknown,
         };
         if matches!(decided, Decided::Released) {
-            self.inner.wake().await;
+            self.inner.wake(part).await;
         }
         Ok(decided)
     }
@@ -100,10 +100,11 @@ impl RedisBackend {
                 .eval(&self.inner.scripts.expire_approvals, &keys, &["100"], false)
                 .await
                 .map_err(|e| self.inner.error(e))?;
-            moved += int(&reply).unwrap_or(0).max(0) as u64;
-        }
-        if moved > 0 {
-            self.inner.wake().await;
+            let here = int(&reply).unwrap_or(0).max(0) as u64;
+            if here > 0 {
+                self.inner.wake(part).await;
+            }
+            moved += here;
         }
         Ok(moved)
     }

@@ -6,14 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use redis::{Cmd, FromRedisValue, Pipeline, Script, Value};
 use tokio::sync::watch;
 
 use crate::exec::policy::idempotency::IdempotencyConfig;
 use crate::queue::SecretUrl;
 use crate::queue::api::{MAX_DELIVERIES, QueueError, check_store};
-use crate::queue::redis::keys::Keys;
+use crate::queue::redis::keys::{Keys, Part};
 use crate::queue::redis::link::{Client, Link};
 use crate::queue::redis::scripts;
 use crate::sync::lock;
@@ -346,13 +345,13 @@ impl Conn {
         self.acked(cmd, true).await.map_err(|e| self.error(e))
     }
 
-    /// On a cluster, tell idle workers that a job is in line (they cannot
-    /// block on every partition at once); nothing on one server, whose
-    /// workers block on the streams themselves.
-    pub(super) async fn wake(&self) {
-        if let Some(channel) = &self.keys.wake
+    /// On a cluster, tell idle workers that a job is in line in partition
+    /// `part` (they cannot block on every partition at once); nothing on
+    /// one server, whose workers block on the streams themselves.
+    pub(super) async fn wake(&self, part: &Part) {
+        if let Some(channel) = &part.wake
             && let Err(e) = self
-                .query::<Value>(redis::cmd("PUBLISH").arg(channel).arg("1"))
+                .query::<Value>(redis::cmd("SPUBLISH").arg(channel).arg("1"))
                 .await
         {
             tracing::debug!("cannot wake idle workers: {e}");
@@ -466,37 +465,41 @@ impl Conn {
     }
 }
 
-/// Listen to `channel`, where jobs queued on a cluster are announced: the
-/// receiver changes on each announcement. The subscription is made again
-/// (on another node when its node is gone) until the receiver is dropped.
-pub(super) async fn listen(conn: Arc<Conn>, channel: String) -> watch::Receiver<u64> {
+/// Listen to `channels`, the shard channels where jobs put in line on a
+/// cluster are announced: the receiver changes on each announcement (and
+/// on each subscription made again after a failover, when something may
+/// have been missed). The client keeps the subscriptions on the nodes that
+/// serve the channels' slots; were its connection lost, it is made again,
+/// until the receiver is dropped.
+pub(super) async fn listen(conn: Arc<Conn>, channels: Vec<String>) -> watch::Receiver<u64> {
     let (tx, rx) = watch::channel(0u64);
-    let first = conn.client.subscribe(&channel).await;
+    // The first subscription before the source is handed out: a job queued
+    // right after is heard.
+    let first = conn.client.subscribe_shards(&channels).await;
     tokio::spawn(async move {
-        let mut pubsub = first.ok();
+        let mut subscribed = first.ok();
         loop {
-            let Some(sub) = pubsub.as_mut() else {
+            let Some((link, pushes)) = subscribed.as_mut() else {
                 tokio::select! {
                     () = tx.closed() => return,
                     () = tokio::time::sleep(Duration::from_millis(200)) => {}
                 }
-                pubsub = conn.client.subscribe(&channel).await.ok();
+                subscribed = conn.client.subscribe_shards(&channels).await.ok();
                 // Whatever was announced meanwhile is looked for.
                 tx.send_modify(|n| *n += 1);
                 continue;
             };
-            let mut messages = sub.on_message();
+            let _kept = link;
             loop {
                 tokio::select! {
                     () = tx.closed() => return,
-                    message = messages.next() => match message {
+                    push = pushes.recv() => match push {
                         Some(_) => tx.send_modify(|n| *n += 1),
                         None => break,
                     },
                 }
             }
-            drop(messages);
-            pubsub = None;
+            subscribed = None;
         }
     });
     rx

@@ -40,10 +40,16 @@ pub(super) struct Part {
     pub(super) records: String,
     /// The prefix of the job's own keys (outcome, id mark).
     jobs: String,
+    /// On a cluster, the shard channel a job put in line here is announced
+    /// on (idle workers listen to every partition's, as no blocking read
+    /// spans partitions). In the partition's slot: an announcement reaches
+    /// only the nodes that serve it, where a plain channel's reaches every
+    /// node of the cluster.
+    pub(super) wake: Option<String>,
 }
 
 impl Part {
-    fn new(queue_prefix: &str, jobs: &str, alive: &str) -> Part {
+    fn new(queue_prefix: &str, jobs: &str, alive: &str, clustered: bool) -> Part {
         let q = |name: &str| format!("{queue_prefix}:{name}");
         Part {
             streams: Priority::SERVED.map(|p| q(p.as_str())),
@@ -58,6 +64,7 @@ impl Part {
             alive: alive.to_owned(),
             records: format!("{jobs}:records"),
             jobs: jobs.to_owned(),
+            wake: clustered.then(|| q("wake")),
         }
     }
 
@@ -88,9 +95,6 @@ pub(super) struct Keys {
     pub(super) alive: String,
     /// The namespace's fencing-token counter (one server).
     pub(super) fence: String,
-    /// On a cluster, the channel a queued job is announced on: idle workers
-    /// listen to it, as no blocking read spans partitions.
-    pub(super) wake: Option<String>,
     pub(super) ns: String,
 }
 
@@ -99,11 +103,10 @@ impl Keys {
     pub(super) fn single(ns: &str, queue: &str) -> Keys {
         let alive = format!("{ns}:alive");
         Keys {
-            parts: vec![Part::new(&format!("{ns}:q:{queue}"), ns, &alive)],
+            parts: vec![Part::new(&format!("{ns}:q:{queue}"), ns, &alive, false)],
             schedules: format!("{ns}:q:{queue}:schedules"),
             alive,
             fence: format!("{ns}:fence"),
-            wake: None,
             ns: ns.to_owned(),
         }
     }
@@ -113,7 +116,7 @@ impl Keys {
         let parts = (0..n.max(1))
             .map(|i| {
                 let tagged = format!("{ns}:{{{queue}.{i}}}");
-                Part::new(&tagged, &tagged, &format!("{tagged}:workers"))
+                Part::new(&tagged, &tagged, &format!("{tagged}:workers"), true)
             })
             .collect();
         Keys {
@@ -121,13 +124,17 @@ impl Keys {
             schedules: format!("{ns}:q:{queue}:schedules"),
             alive: format!("{ns}:alive"),
             fence: format!("{ns}:fence"),
-            wake: Some(format!("{ns}:q:{queue}:wake")),
             ns: ns.to_owned(),
         }
     }
 
     pub(super) fn clustered_layout(&self) -> bool {
-        self.wake.is_some()
+        self.parts[0].wake.is_some()
+    }
+
+    /// On a cluster, every partition's announcement channel.
+    pub(super) fn wake_channels(&self) -> Vec<String> {
+        self.parts.iter().filter_map(|p| p.wake.clone()).collect()
     }
 
     /// The index of the partition job `job_id` belongs to.

@@ -1,7 +1,7 @@
 //! One Redis server or a Redis Cluster, behind one type: the client, the
 //! shared connection every request that does not block goes through, the
 //! connections a blocking request holds, and the subscription idle workers
-//! of a cluster listen on.
+//! of a cluster listen on (shard channels: `keys.rs`).
 //!
 //! A URL of one node is a server (`redis://h:6379/0`); several,
 //! comma-separated, are a cluster's nodes (`redis://h1:7000,redis://h2:7001`),
@@ -16,7 +16,11 @@ use redis::aio::{
 };
 use redis::cluster::{ClusterClient, ClusterClientBuilder};
 use redis::cluster_async::ClusterConnection;
-use redis::{AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use redis::{
+    AsyncConnectionConfig, Cmd, Pipeline, ProtocolVersion, PushInfo, RedisFuture, RedisResult,
+    Value,
+};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 /// How to reach the store.
 pub(super) enum Client {
@@ -30,8 +34,31 @@ pub(super) struct Cluster {
     /// The same nodes, for connections that block (no response timeout of
     /// the client's own: the caller bounds the wait).
     waiting: ClusterClient,
-    /// One client per node given, for the subscription.
-    nodes: Vec<redis::Client>,
+    /// The nodes given and the CA to check them with, for the clients that
+    /// listen (each hands its messages to a sender of its own).
+    nodes: Vec<String>,
+    ca: Option<Vec<u8>>,
+}
+
+/// A cluster's client reaching `nodes`, waiting `response` for an answer.
+fn cluster_client(nodes: &[String], ca: Option<&[u8]>, response: Duration) -> ClusterClientBuilder {
+    let mut b = ClusterClientBuilder::new(nodes.iter().map(String::as_str))
+        .connection_timeout(Duration::from_secs(2))
+        .response_timeout(response)
+        .retries(6)
+        .min_retry_wait(50)
+        .max_retry_wait(2_000);
+    if let Some(ca) = ca {
+        b = b.certs(certs(ca.to_vec()));
+    }
+    b
+}
+
+fn certs(ca: Vec<u8>) -> redis::TlsCertificates {
+    redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(ca),
+    }
 }
 
 /// The URLs of a cluster's nodes, when `url` lists several; a node written
@@ -68,39 +95,18 @@ impl Client {
     /// A client of `url`, checking server certificates against `ca` (PEM)
     /// when given.
     pub(super) fn open(url: &str, ca: Option<Vec<u8>>) -> RedisResult<Client> {
-        let certs = |ca: Vec<u8>| redis::TlsCertificates {
-            client_tls: None,
-            root_cert: Some(ca),
-        };
         let Some(nodes) = nodes(url) else {
             return Ok(Client::Server(Box::new(match ca {
                 None => redis::Client::open(url)?,
                 Some(ca) => redis::Client::build_with_tls(url, certs(ca))?,
             })));
         };
-        let build = |response: Duration| {
-            let mut b = ClusterClientBuilder::new(nodes.iter().map(String::as_str))
-                .connection_timeout(Duration::from_secs(2))
-                .response_timeout(response)
-                .retries(6)
-                .min_retry_wait(50)
-                .max_retry_wait(2_000);
-            if let Some(ca) = &ca {
-                b = b.certs(certs(ca.clone()));
-            }
-            b.build()
-        };
-        let clients = nodes
-            .iter()
-            .map(|n| match &ca {
-                None => redis::Client::open(n.as_str()),
-                Some(ca) => redis::Client::build_with_tls(n.as_str(), certs(ca.clone())),
-            })
-            .collect::<RedisResult<Vec<_>>>()?;
+        let build = |response| cluster_client(&nodes, ca.as_deref(), response).build();
         Ok(Client::Cluster(Box::new(Cluster {
             client: build(Duration::from_secs(10))?,
             waiting: build(Duration::from_secs(3600))?,
-            nodes: clients,
+            nodes,
+            ca,
         })))
     }
 
@@ -144,24 +150,34 @@ impl Client {
         }
     }
 
-    /// A subscription to `channel` on the first node that answers (every
-    /// node of a cluster hears what is published on any).
-    pub(super) async fn subscribe(&self, channel: &str) -> RedisResult<redis::aio::PubSub> {
-        let clients: Vec<&redis::Client> = match self {
-            Client::Server(client) => vec![client],
-            Client::Cluster(c) => c.nodes.iter().collect(),
+    /// On a cluster, a subscription to the shard channels `channels`, each
+    /// on the node that serves its slot: every message, and every
+    /// confirmation of a subscription made again after a failover or a
+    /// change of slots (the client makes them), comes on the receiver, as
+    /// long as the connection is kept. One server has no shard channels.
+    pub(super) async fn subscribe_shards(
+        &self,
+        channels: &[String],
+    ) -> RedisResult<(ClusterConnection, UnboundedReceiver<PushInfo>)> {
+        let Client::Cluster(c) = self else {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "shard channels are a cluster's",
+            )));
         };
-        let mut last = None;
-        for client in clients {
-            match client.get_async_pubsub().await {
-                Ok(mut pubsub) => match pubsub.subscribe(channel).await {
-                    Ok(()) => return Ok(pubsub),
-                    Err(e) => last = Some(e),
-                },
-                Err(e) => last = Some(e),
-            }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut conn = cluster_client(&c.nodes, c.ca.as_deref(), Duration::from_secs(10))
+            .use_protocol(ProtocolVersion::RESP3)
+            .push_sender(tx)
+            .build()?
+            .get_async_connection()
+            .await?;
+        // One at a time: channels of different slots in one `SSUBSCRIBE`
+        // are refused.
+        for channel in channels {
+            conn.ssubscribe(channel).await?;
         }
-        Err(last.unwrap_or_else(|| redis::RedisError::from((redis::ErrorKind::Io, "no node"))))
+        Ok((conn, rx))
     }
 }
 

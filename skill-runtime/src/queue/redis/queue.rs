@@ -65,16 +65,17 @@ impl RedisBackend {
     /// whole, so a pipeline never meets a server that lacks it) queues
     /// nothing when its id was taken within the outcome's lifetime.
     fn enqueue_cmd(&self, message: &Message) -> redis::Cmd {
+        let part = self.inner.keys.part_of(&message.id);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(scripts::ENQUEUE)
             .arg(2)
             .arg(&message.stream)
-            .arg(self.inner.keys.part_of(&message.id).queued(&message.id))
+            .arg(part.queued(&message.id))
             .arg(&message.raw)
             .arg(self.inner.config.result_ttl.as_millis() as u64)
             .arg(&message.digest)
             .arg(message.id.as_str())
-            .arg(self.inner.keys.wake.as_deref().unwrap_or(""));
+            .arg(part.wake.as_deref().unwrap_or(""));
         cmd
     }
 
@@ -258,7 +259,7 @@ impl Queue for RedisBackend {
                 .arg(self.inner.config.result_ttl.as_millis() as u64);
             let reply: Value = self.inner.query(&cmd).await?;
             if int(&reply) == Some(1) {
-                self.inner.wake().await;
+                self.inner.wake(keys).await;
             }
             Ok(match int(&reply) {
                 Some(1) => Cancelled::Requested,

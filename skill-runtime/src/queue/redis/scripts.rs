@@ -8,7 +8,8 @@
 /// kept): the id is marked with the job's digest `ARGV[3]`. Every entry of
 /// a priority stream carries its job's id beside the message (`id`), which
 /// a take checks against the cancellations (`CLAIM`). On a cluster, the
-/// job is announced on channel `ARGV[5]` (idle workers listen there).
+/// job is announced on shard channel `ARGV[5]`, in the partition's slot
+/// (idle workers listen there).
 /// Returns the entry id; 0 when the same job was queued already (a request
 /// sent again after a lost reply does not queue it twice); -1 when another
 /// job holds the id.
@@ -19,7 +20,7 @@ if not held then
   -- is marked (a script's writes are not undone by a later error).
   local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1], 'id', ARGV[4])
   redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-  if ARGV[5] and ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], '1') end
+  if ARGV[5] and ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], '1') end
   return id
 end
 if held == ARGV[3] then return 0 end

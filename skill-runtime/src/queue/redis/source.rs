@@ -23,9 +23,9 @@ impl RedisBackend {
     /// the fleet; [`worker_name`](crate::queue::fleet::worker_name) makes one).
     pub async fn work_source(&self, worker: String) -> Result<RedisSource, QueueError> {
         self.inner.ensure_groups().await?;
-        let wake = match &self.inner.keys.wake {
-            Some(channel) => Some(listen(self.inner.clone(), channel.clone()).await),
-            None => None,
+        let wake = match self.inner.keys.clustered_layout() {
+            true => Some(listen(self.inner.clone(), self.inner.keys.wake_channels()).await),
+            false => None,
         };
         Ok(RedisSource {
             backend: self.clone(),
@@ -441,7 +441,7 @@ impl WorkSource for RedisSource {
                 true,
             )
             .await?;
-            b.wake().await;
+            b.wake(&b.keys.parts[i]).await;
             Ok(())
         })
     }
@@ -494,10 +494,11 @@ impl WorkSource for RedisSource {
                     .arg(&part.streams[3])
                     .arg(100);
                 let reply: Value = b.query(&cmd).await?;
-                moved += int(&reply).unwrap_or(0).max(0) as u64;
-            }
-            if moved > 0 {
-                b.wake().await;
+                let here = int(&reply).unwrap_or(0).max(0) as u64;
+                if here > 0 {
+                    b.wake(part).await;
+                }
+                moved += here;
             }
             let expired = self.backend.expire_approvals().await?;
             Ok(moved + expired)
