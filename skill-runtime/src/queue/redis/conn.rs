@@ -479,7 +479,9 @@ pub(super) async fn listen(conn: Arc<Conn>, channels: Vec<String>) -> watch::Rec
     tokio::spawn(async move {
         let mut subscribed = first.ok();
         loop {
-            let Some((link, pushes)) = subscribed.as_mut() else {
+            // The connection stays in `subscribed`: dropping it ends the
+            // subscriptions.
+            let Some((_, pushes)) = subscribed.as_mut() else {
                 tokio::select! {
                     () = tx.closed() => return,
                     () = tokio::time::sleep(Duration::from_millis(200)) => {}
@@ -489,7 +491,6 @@ pub(super) async fn listen(conn: Arc<Conn>, channels: Vec<String>) -> watch::Rec
                 tx.send_modify(|n| *n += 1);
                 continue;
             };
-            let _kept = link;
             loop {
                 tokio::select! {
                     () = tx.closed() => return,
