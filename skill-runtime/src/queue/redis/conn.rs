@@ -237,6 +237,20 @@ impl Conn {
             .query(&redis::cmd("PING"))
             .await
             .map_err(|e| fail(format!("cannot connect: {}", message(&e))))?;
+        if let Some(channel) = &conn.keys.parts[0].wake {
+            // Shard channels came with Redis 7.0: an older cluster is
+            // refused here, with the reason, not at each queueing. (A
+            // listening worker takes the message for one more look.)
+            let _: Value = conn
+                .query(redis::cmd("SPUBLISH").arg(channel).arg("0"))
+                .await
+                .map_err(|e| {
+                    fail(format!(
+                        "a Redis Cluster needs Redis 7.0 or later (idle workers listen on shard channels): {}",
+                        message(&e)
+                    ))
+                })?;
+        }
         conn.ensure_groups().await?;
         Ok(conn)
     }
