@@ -15,24 +15,8 @@ use serde_json::Value;
 use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::RunStatus;
-use skill_tests::fleet::{Kind, WorkerProcess, app, data_copy};
+use skill_tests::fleet::{Kind, WorkerProcess, api_key, app, data_copy};
 use skill_tests::root;
-
-/// A key for `name` in `file`, made by the CLI as an operator would.
-fn key(file: &std::path::Path, name: &str, extra: &[&str]) -> String {
-    let out = Command::new(app())
-        .args(["api-key", "new", name, "--file"])
-        .arg(file)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
 
 /// `skill-examples enqueue ARGS... --redis URL`: the job's id.
 fn enqueue(url: &str, args: &[&str]) -> String {
@@ -80,8 +64,8 @@ fn people_approve_deny_and_watch_jobs_in_a_browser(kind: Kind) {
     let url = store.url();
     let data = data_copy(&kind.tag("console"));
     let keys = data.join("console-keys.json");
-    let ann = key(&keys, "ann", &["--level", "admin"]);
-    let bob = key(&keys, "bob", &["--level", "read"]);
+    let ann = api_key(&keys, "ann", &["--level", "admin"]);
+    let bob = api_key(&keys, "bob", &["--level", "read"]);
     let data_dir = data.display().to_string();
     let _worker = WorkerProcess::start(
         &url,

@@ -8,12 +8,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skill_tests::fleet::{Kind, app};
+use skill_tests::fleet::{Kind, api_key, app};
 use skill_tests::issuer::{self, JwksServer, Key, claims};
 use skill_tests::mcp_http::{Server, launch};
 use skill_tests::{root, temp_dir};
@@ -125,22 +124,6 @@ fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "0"}}})
-}
-
-/// A new API key named `name` in `file`, with `options` (`--grant`,
-/// `--role`, ...): the key, as `api-key new` prints it once.
-fn api_key(file: &Path, name: &str, options: &[&str]) -> String {
-    let out = Command::new(app())
-        .args(["api-key", "new", name, "--file", file.to_str().unwrap()])
-        .args(options)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// A session opened with `token`: its id.

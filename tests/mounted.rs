@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use skill_tests::fleet::{RedisServer, WorkerProcess, app};
+use skill_tests::fleet::{RedisServer, WorkerProcess, api_key};
 use skill_tests::{cargo, root, run_ok, temp_dir};
 
 struct Mounted(Child, String);
@@ -86,41 +86,9 @@ fn json_of(body: &str) -> serde_json::Value {
 fn the_endpoint_serves_beside_the_apps_routes() {
     let dir = temp_dir("mounted");
     let keys = dir.join("keys.json");
-    let out = Command::new(app())
-        .args([
-            "api-key",
-            "new",
-            "app-bot",
-            "--file",
-            keys.to_str().unwrap(),
-        ])
-        .args(["--grant", "obsidian:read"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let key = api_key(&keys, "app-bot", &["--grant", "obsidian:read"]);
     // A second caller, with the same grant, to hold the first one's ids.
-    let out = Command::new(app())
-        .args([
-            "api-key",
-            "new",
-            "other-bot",
-            "--file",
-            keys.to_str().unwrap(),
-        ])
-        .args(["--grant", "obsidian:read"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let other_key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let other_key = api_key(&keys, "other-bot", &["--grant", "obsidian:read"]);
     let mut redis = RedisServer::start("mounted");
     let m = start(&[
         "--api-keys",

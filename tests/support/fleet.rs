@@ -183,6 +183,24 @@ fn ping(port: u16, password: Option<&str>) -> bool {
     s.read_exact(&mut buf).is_ok() && buf == expect
 }
 
+/// A new API key named `name` in `file`, with `options` (`--grant`,
+/// `--role`, `--level`, ...), made by the CLI as an operator would: the key,
+/// as `api-key new` prints it once.
+pub fn api_key(file: &Path, name: &str, options: &[&str]) -> String {
+    let out = Command::new(app())
+        .args(["api-key", "new", name, "--file"])
+        .arg(file)
+        .args(options)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 /// The example app's binary, built once per test binary.
 pub fn app() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
