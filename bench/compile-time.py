@@ -24,13 +24,17 @@ the times, does not move between runs.
 With --default-profile, the crates build with cargo's default dev profile
 (full debug info), as a user's crate does; otherwise with line tables only.
 
+With --optimized-macros, the workspace builds its procedural macros (and
+build scripts) optimized, `[profile.dev.build-override] opt-level = 3`, as a
+crate with many skills can choose to (docs/performance.md, "The edit loop").
+
 With --edit, the edit loop instead of clean builds: in each crate, one
 function body is edited (`limit.max(1)` <-> `limit.max(2)` in `search_{N/2}`)
 and the crate rebuilt incrementally, `cargo check` then `cargo build`, in
 ROUNDS interleaved rounds; medians and ratios to the plain crate (with
 --instructions, the instructions of the rustc of one more edit each).
 
-usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit]
+usage: python3 bench/compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit] [--optimized-macros]
        (defaults: 200 skills, 3 rounds)
 """
 import os
@@ -211,10 +215,12 @@ LABELS = {"bench-plain": "plain async fns", "bench-rmcp": "rmcp #[tool]s",
           "bench-hand": "by hand (serde)"}
 
 
-def write_workspace(n, default_profile=False, kinds=KINDS):
+def write_workspace(n, default_profile=False, kinds=KINDS, optimized_macros=False):
     WORK.mkdir(parents=True, exist_ok=True)
     runtime = ROOT / "skill-runtime"
     profile = "" if default_profile else '\n[profile.dev]\ndebug = "line-tables-only"\n'
+    if optimized_macros:
+        profile += '\n[profile.dev.build-override]\nopt-level = 3\n'
     (WORK / "Cargo.toml").write_text(
         '[workspace]\nresolver = "3"\nmembers = [' + ", ".join(f'"{k}"' for k in kinds) + ']\n' + profile
     )
@@ -350,15 +356,18 @@ def timed_clean_build(pkg):
 def main():
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    unknown = set(flags) - {"--instructions", "--default-profile", "--hand", "--edit"}
+    unknown = set(flags) - {"--instructions", "--default-profile", "--hand", "--edit", "--optimized-macros"}
     if unknown:
-        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit]")
+        sys.exit(f"unknown option {sorted(unknown)[0]}; usage: compile-time.py [N] [ROUNDS] [--instructions] [--default-profile] [--hand] [--edit] [--optimized-macros]")
     n = int(args[0]) if len(args) > 0 else 200
     rounds = int(args[1]) if len(args) > 1 else 3
     default_profile = "--default-profile" in flags
     kinds = KINDS + (HAND,) if "--hand" in flags else KINDS
-    write_workspace(n, default_profile, kinds)
+    optimized = "--optimized-macros" in flags
+    write_workspace(n, default_profile, kinds, optimized)
     profile = "cargo's default dev profile" if default_profile else "dev profile, line tables only"
+    if optimized:
+        profile += ", procedural macros optimized"
     print(f"building dependencies once (shared by every crate) in {WORK}, {profile} ...", flush=True)
     pkgs = [f"bench-{k}" for k in kinds]
     # One package at a time, as each is measured: a build of the whole
