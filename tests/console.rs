@@ -15,24 +15,8 @@ use serde_json::Value;
 use skill_runtime::queue::api::Queue;
 use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::RunStatus;
-use skill_tests::fleet::{Kind, WorkerProcess, api_key, app, data_copy};
+use skill_tests::fleet::{Kind, WorkerProcess, api_key, app, data_copy, enqueue_cli as enqueue};
 use skill_tests::root;
-
-/// `skill-examples enqueue ARGS... --redis URL`: the job's id.
-fn enqueue(url: &str, args: &[&str]) -> String {
-    let out = Command::new(app())
-        .arg("enqueue")
-        .args(args)
-        .args(["--redis", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
 
 /// What a record's approval stage says.
 fn approval_of(records: &[String], id: &str) -> String {

@@ -17,7 +17,9 @@ use skill_runtime::JobEnvelope;
 use skill_runtime::queue::api::{Cancelled, Outcome, Queue};
 use skill_runtime::queue::fleet::{Fleet, FleetConfig};
 use skill_runtime::record::RunStatus;
-use skill_tests::fleet::{Kind, RedisServer, WorkerProcess, app, data_copy, free_port};
+use skill_tests::fleet::{
+    Kind, RedisServer, WorkerProcess, app, data_copy, enqueue_cli, free_port,
+};
 use skill_tests::mcp_stdio::McpStdio;
 use skill_tests::root;
 
@@ -945,20 +947,7 @@ fn delayed_jobs_run_on_time_and_once_across_the_fleet(kind: Kind) {
     let rt = rt();
     let b = rt.block_on(backend(&url));
     let _w = workers(3, "4", &url, &data);
-    let enqueue = |args: &[&str]| {
-        let out = Command::new(app())
-            .arg("enqueue")
-            .args(args)
-            .args(["--redis", &url])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let enqueue = |args: &[&str]| enqueue_cli(&url, args);
     let queued_at = SystemTime::now();
     let id = enqueue(&["echo", r#"{"message": "later"}"#, "--delay", "2s"]);
     assert!(rt.block_on(b.status()).unwrap().delayed >= 1);

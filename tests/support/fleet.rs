@@ -187,16 +187,23 @@ fn ping(port: u16, password: Option<&str>) -> bool {
 /// `--role`, `--level`, ...), made by the CLI as an operator would: the key,
 /// as `api-key new` prints it once.
 pub fn api_key(file: &Path, name: &str, options: &[&str]) -> String {
-    let out = Command::new(app())
-        .args(["api-key", "new", name, "--file"])
-        .arg(file)
-        .args(options)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new(app())
+            .args(["api-key", "new", name, "--file"])
+            .arg(file)
+            .args(options),
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// `skill-examples enqueue ARGS... --redis URL`, as an operator would queue
+/// a job: the job's id, as the CLI prints it.
+pub fn enqueue_cli(url: &str, args: &[&str]) -> String {
+    let out = run_ok(
+        Command::new(app())
+            .arg("enqueue")
+            .args(args)
+            .args(["--redis", url]),
     );
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
